@@ -1,0 +1,168 @@
+"""Typed configuration: built-in defaults, overridden by a TOML file.
+
+Where the file comes from, in order:
+1. ``GRIMOIRE_BEHOLDER_CONFIG`` names it; if that file is missing it is a loud error (a typo
+   there must never silently open an empty library somewhere else).
+2. ``config.toml`` in the working directory, if present.
+3. Nothing: every key has a default, so the pipeline runs with zero edits.
+
+A relative ``db_path`` resolves against the config file's directory (or the working
+directory when there is no file). Unknown keys and wrong types are errors naming the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+CONFIG_ENV = "GRIMOIRE_BEHOLDER_CONFIG"
+CONFIG_FILENAME = "config.toml"
+
+# Allowed values for the keys that take one of a few words.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "retrieval_mode": ("hybrid", "vector", "keyword"),
+    "embedding_backend": ("embedded", "ollama", "fake"),
+    "llm_backend": ("none", "ollama", "fake"),
+    "fusion": ("rrf", "convex"),
+}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Every setting, with its default. See the configuration table in README.md."""
+
+    db_path: str = "book.db"
+    # models
+    embedding_backend: str = "embedded"
+    embedding_model: str = "all-MiniLM-L6-v2"
+    llm_backend: str = "none"
+    llm_model: str = "llama3.2:3b"
+    ollama_host: str = "http://localhost:11434"
+    ollama_timeout: float = 120.0
+    ollama_retries: int = 3
+    context_concurrency: int = 2
+    embed_batch_size: int = 32
+    # structure
+    chunk_size: int = 600
+    chunk_overlap: int = 80
+    section_split_tokens: int = 3000
+    # retrieval
+    top_k: int = 5
+    retrieval_mode: str = "hybrid"
+    candidate_pool_size: int = 50
+    rrf_k: int = 60
+    fusion: str = "rrf"
+    fusion_alpha: float = 0.5
+    # where the config came from (not a TOML key)
+    source: str | None = field(default=None, compare=False)
+    base_dir: str = field(default=".", compare=False)
+
+    @property
+    def database_path(self) -> Path:
+        """The absolute path of the SQLite file."""
+        path = Path(self.db_path).expanduser()
+        if not path.is_absolute():
+            path = Path(self.base_dir) / path
+        return path.resolve()
+
+    def with_overrides(self, **changes: Any) -> Config:
+        """A copy with some keys changed, validated like a file would be."""
+        return _validated(replace(self, **changes))
+
+
+_INTERNAL = {"source", "base_dir"}
+
+
+def _key_types() -> dict[str, type]:
+    hints = {"str": str, "int": int, "float": float, "bool": bool}
+    out: dict[str, type] = {}
+    for f in fields(Config):
+        if f.name in _INTERNAL:
+            continue
+        out[f.name] = hints[str(f.type).split("|")[0].strip()]
+    return out
+
+
+def _validated(cfg: Config) -> Config:
+    for key, allowed in CHOICES.items():
+        value = getattr(cfg, key)
+        if value not in allowed:
+            raise ConfigError(
+                f"config key '{key}' must be one of {', '.join(allowed)} (got {value!r})"
+            )
+    positive = ("chunk_size", "section_split_tokens", "embed_batch_size", "top_k",
+                "candidate_pool_size", "rrf_k", "context_concurrency")
+    for key in positive:
+        if getattr(cfg, key) < 1:
+            raise ConfigError(f"config key '{key}' must be at least 1 (got {getattr(cfg, key)})")
+    if cfg.chunk_overlap < 0 or cfg.chunk_overlap >= cfg.chunk_size:
+        raise ConfigError(
+            f"config key 'chunk_overlap' must be between 0 and chunk_size - 1 "
+            f"(got {cfg.chunk_overlap} with chunk_size {cfg.chunk_size})"
+        )
+    if not 0.0 <= cfg.fusion_alpha <= 1.0:
+        raise ConfigError(f"config key 'fusion_alpha' must be between 0 and 1 (got {cfg.fusion_alpha})")
+    if cfg.ollama_retries < 0 or cfg.ollama_timeout <= 0:
+        raise ConfigError("config keys 'ollama_retries' >= 0 and 'ollama_timeout' > 0 required")
+    return cfg
+
+
+def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
+                        base_dir: str = ".") -> Config:
+    """Build a validated Config from parsed TOML; errors name the offending key."""
+    types = _key_types()
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in types:
+            raise ConfigError(f"unknown config key '{key}'" + (f" in {source}" if source else ""))
+        want = types[key]
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            raise ConfigError(
+                f"config key '{key}' must be a {want.__name__} (got {type(value).__name__} "
+                f"{value!r})" + (f" in {source}" if source else "")
+            )
+        values[key] = value
+    return _validated(Config(source=source, base_dir=base_dir, **values))
+
+
+def find_config_file(config_path: str | os.PathLike[str] | None = None) -> Path | None:
+    """The config file to use, or None for built-in defaults. Raises if a named file is gone."""
+    if config_path is not None:
+        path = Path(config_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"config file not found: {path}")
+        return path
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        path = Path(env).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{CONFIG_ENV} names a config file that does not exist: {path}")
+        return path
+    local = Path.cwd() / CONFIG_FILENAME
+    return local if local.is_file() else None
+
+
+def load_config(config_path: str | os.PathLike[str] | None = None) -> Config:
+    """Load and validate the configuration (see the module docstring for the lookup order)."""
+    path = find_config_file(config_path)
+    if path is None:
+        return Config(base_dir=str(Path.cwd()))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    return config_from_mapping(data, source=str(path), base_dir=str(path.resolve().parent))
+
+
+def config_keys() -> list[str]:
+    """Every TOML key, for documentation checks."""
+    return [f.name for f in fields(Config) if f.name not in _INTERNAL]

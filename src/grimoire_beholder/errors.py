@@ -1,0 +1,52 @@
+"""User-facing errors.
+
+Every error the library raises on purpose is a :class:`GrimoireError` whose message is one
+line a person can act on. The adapters (CLI, MCP server) map these to an exit code or a tool
+error; anything else is a bug and is allowed to show a traceback.
+"""
+
+from __future__ import annotations
+
+
+class GrimoireError(Exception):
+    """Base class: a one-line, user-facing message."""
+
+    exit_code = 1
+
+
+class ConfigError(GrimoireError):
+    """The configuration file is missing, unreadable, or has a bad key or value."""
+
+    exit_code = 2
+
+
+class InputFileError(GrimoireError):
+    """A file cannot be ingested (missing, unsupported, empty, corrupt, encrypted, ...)."""
+
+
+class BookNotFoundError(GrimoireError):
+    """A book slug or id names no book in the library."""
+
+
+class SlugConflictError(GrimoireError):
+    """A different file would take a slug that is already in the library."""
+
+
+class NotFoundError(GrimoireError):
+    """A chapter or section index is out of range."""
+
+
+class StorageError(GrimoireError):
+    """The database cannot be opened, is read-only, full, or from an incompatible version."""
+
+
+class ModelError(GrimoireError):
+    """A model backend is unreachable, missing a model, or returned something unusable."""
+
+
+class EmbeddingMismatchError(ModelError):
+    """The library was embedded with a different model or dimension than configured."""
+
+
+class LibraryBusyError(GrimoireError):
+    """Another process holds the library's write lock (e.g. a second ingest)."""

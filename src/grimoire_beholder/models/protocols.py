@@ -1,0 +1,61 @@
+"""Narrow capabilities the pipeline needs from models; one small module per backend.
+
+The ingest pipeline and search depend only on these Protocols, never on a backend module, so
+a backend's heavy imports (onnxruntime, the ollama client) happen only when it is chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors."""
+
+    @property
+    def identity(self) -> str:
+        """Stable name stamped in the database, e.g. ``embedded:all-MiniLM-L6-v2``."""
+        ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def check(self) -> None:
+        """Raise ModelError with a fix (e.g. ``ollama pull …``) if the model cannot run."""
+        ...
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors for passages to be stored: shape (len(texts), dimension), L2-normalised."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Vector for a search query: shape (dimension,), L2-normalised."""
+        ...
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """A text-generation model used for section summaries and chunk contexts."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def check(self) -> None: ...
+
+    def generate(self, prompt: str, *, system: str | None = None, max_tokens: int = 256) -> str:
+        """The model's completion of ``prompt`` (stripped)."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores (query, passage) relevance; higher is more relevant."""
+
+    @property
+    def identity(self) -> str: ...
+
+    def score(self, query: str, passages: Sequence[str]) -> list[float]: ...

@@ -1,0 +1,69 @@
+"""The format-independent result of parsing: ParsedBook → ParsedChapter → ParsedSection → Block.
+
+Every parser (pdf, epub, markdown, text) yields this same structure, so everything after
+parsing (sectioning, chunking, storing) never looks at the file format again.
+
+Locations: a :class:`Block` carries where its text came from. PDFs set ``page`` to the
+1-based physical page. EPUBs set ``page`` to a synthetic page ordinal (one per ~1,024
+characters of text in reading order, strictly increasing) that stands in for pages.
+Markdown and text set ``line_start``/``line_end`` (1-based, inclusive) and leave ``page``
+None.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Block:
+    """One paragraph-like run of text (paragraph, list item, table row, code block)."""
+
+    text: str
+    page: int | None = None
+    page_end: int | None = None  # set when one paragraph runs across a page break
+    line_start: int | None = None
+    line_end: int | None = None
+
+    @property
+    def last_page(self) -> int | None:
+        return self.page_end if self.page_end is not None else self.page
+
+
+@dataclass
+class ParsedSection:
+    """A section: a title, its breadcrumb below the chapter, and its text blocks.
+
+    ``path`` is the list of headings from just below the chapter down to this section
+    (``["Setup", "Windows"]``); empty for the untitled lead-in of a chapter (the text
+    between the chapter heading and its first sub-heading), whose ``title`` is "".
+    """
+
+    title: str
+    path: list[str] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    anchor_page: int | None = None  # page the heading sits on, even when the section is empty
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(b.text for b in self.blocks)
+
+
+@dataclass
+class ParsedChapter:
+    title: str
+    sections: list[ParsedSection] = field(default_factory=list)
+    anchor_page: int | None = None
+
+
+@dataclass
+class ParsedBook:
+    title: str
+    author: str | None
+    source_type: str  # "pdf" | "epub" | "markdown" | "text"
+    source_path: str
+    chapters: list[ParsedChapter] = field(default_factory=list)
+    page_count: int | None = None  # physical pages (PDF) or synthetic pages (EPUB)
+    page_labels: dict[int, str] = field(default_factory=dict)  # physical page → printed label
+    line_count: int | None = None
+    warnings: list[str] = field(default_factory=list)  # said on stderr, never fatal

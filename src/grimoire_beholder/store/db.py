@@ -1,0 +1,148 @@
+"""Opening the SQLite library: WAL, foreign keys, busy timeout, FTS5 check, migrations.
+
+This package (``store``) is the only place in the project that speaks SQL.
+
+Migrations are keyed by ``PRAGMA user_version``: version N means the first N entries of
+``MIGRATIONS`` have been applied. Each migration runs in one transaction together with the
+``user_version`` bump, so a crash mid-migration leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+
+from ..errors import StorageError
+
+BUSY_TIMEOUT_MS = 30_000
+
+
+def _schema_v1(conn: sqlite3.Connection) -> None:
+    sql = resources.files(__package__).joinpath("schema.sql").read_text(encoding="utf-8")
+    for statement in _split_sql(sql):
+        conn.execute(statement)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Split a script of statements (no triggers) into single statements for ``execute``."""
+    statements, current = [], []
+    for line in script.splitlines():
+        stripped = line.split("--", 1)[0].rstrip()
+        if not stripped:
+            continue
+        current.append(stripped)
+        if stripped.endswith(";") and sqlite3.complete_statement("\n".join(current)):
+            statements.append("\n".join(current))
+            current = []
+    return statements
+
+
+# Forward migrations, applied in order; never edit one that has shipped, append a new one.
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _check_fts5(conn: sqlite3.Connection) -> None:
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp.fts5_probe")
+    except sqlite3.OperationalError as exc:
+        raise StorageError(
+            f"this Python's SQLite ({sqlite3.sqlite_version}) lacks FTS5, which the library "
+            "needs; use a Python built with FTS5 (the python.org and uv builds have it)"
+        ) from exc
+
+
+def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) the library database at ``path``.
+
+    ``read_only`` opens with SQLite's ``mode=ro``: no statement on that connection can
+    write, whatever the code above it does. A read-only open never creates or migrates.
+    """
+    path = Path(path)
+    if read_only:
+        if not path.is_file():
+            raise StorageError(f"no library database at {path} (ingest a book first)")
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open library database {path}: {exc}") from exc
+    else:
+        if not path.parent.is_dir():
+            raise StorageError(f"the library's directory does not exist: {path.parent}")
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open library database {path}: {exc}") from exc
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA foreign_keys = ON")
+        _check_fts5(conn)
+        if read_only:
+            _check_version(conn, path, allow_older=False)
+        else:
+            try:
+                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"cannot write to library database {path}: {exc}") from exc
+            if str(mode).lower() != "wal":
+                raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            _migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise StorageError(f"{path} is not a usable library database: {exc}") from exc
+    except StorageError:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool) -> int:
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise StorageError(
+            f"{path} was written by a newer grimoire-beholder (schema {version}, this one "
+            f"knows {SCHEMA_VERSION}); upgrade grimoire-beholder"
+        )
+    if version < SCHEMA_VERSION and not allow_older:
+        raise StorageError(
+            f"{path} uses an older schema ({version}); run any CLI command once to upgrade it"
+        )
+    return version
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    version = _check_version(conn, path, allow_older=True)
+    while version < SCHEMA_VERSION:
+        with transaction(conn):
+            # Re-read inside the write lock: another process may have migrated meanwhile.
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version >= SCHEMA_VERSION:
+                break
+            MIGRATIONS[version](conn)
+            conn.execute(f"PRAGMA user_version = {version + 1}")
+        version += 1
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception.
+
+    IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
+    instead of failing halfway through with a lock upgrade error.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")
