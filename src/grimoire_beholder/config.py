@@ -106,7 +106,9 @@ def _validated(cfg: Config) -> Config:
             f"(got {cfg.chunk_overlap} with chunk_size {cfg.chunk_size})"
         )
     if not 0.0 <= cfg.fusion_alpha <= 1.0:
-        raise ConfigError(f"config key 'fusion_alpha' must be between 0 and 1 (got {cfg.fusion_alpha})")
+        raise ConfigError(
+            f"config key 'fusion_alpha' must be between 0 and 1 (got {cfg.fusion_alpha})"
+        )
     if cfg.ollama_retries < 0 or cfg.ollama_timeout <= 0:
         raise ConfigError("config keys 'ollama_retries' >= 0 and 'ollama_timeout' > 0 required")
     return cfg

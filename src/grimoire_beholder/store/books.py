@@ -1,0 +1,207 @@
+"""Books and their structure: insert a parsed book whole, list, find, outline, delete."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from . import fts, vectors
+from .records import BookRow, NewBook, SectionRow
+
+_BOOK_COLUMNS = (
+    "id, slug, name, author, source_type, source_path, source_hash, source_size, "
+    "source_mtime, page_count, line_count, page_labels, added_at, updated_at"
+)
+
+
+def insert_book(conn: sqlite3.Connection, book: NewBook) -> int:
+    """Write a book with all its chapters, sections and (pending) chunks; return its id.
+
+    Call inside a transaction: the book appears whole or not at all.
+    """
+    cur = conn.execute(
+        """INSERT INTO books (slug, name, author, source_type, source_path, source_hash,
+                              source_size, source_mtime, page_count, line_count, page_labels)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (book.slug, book.name, book.author, book.source_type, book.source_path,
+         book.source_hash, book.source_size, book.source_mtime, book.page_count,
+         book.line_count, json.dumps({str(k): v for k, v in book.page_labels.items()})),
+    )
+    book_id = int(cur.lastrowid or 0)
+    for ci, chapter in enumerate(book.chapters):
+        ch_id = conn.execute(
+            "INSERT INTO chapters (book_id, chapter_index, title, page_start, page_end) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (book_id, ci, chapter.title, chapter.page_start, chapter.page_end),
+        ).lastrowid
+        for si, sec in enumerate(chapter.sections):
+            sec_id = conn.execute(
+                """INSERT INTO sections (book_id, chapter_id, chapter_index, section_index,
+                       title, breadcrumb, text, approx_tokens, page_start, page_end,
+                       line_start, line_end)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                (book_id, ch_id, ci, si, sec.title, sec.breadcrumb, sec.text,
+                 sec.approx_tokens, sec.page_start, sec.page_end, sec.line_start,
+                 sec.line_end),
+            ).lastrowid
+            conn.executemany(
+                """INSERT INTO chunks (book_id, section_id, chapter_index, section_index,
+                       chunk_index, text, char_start, char_end, approx_tokens, page_start,
+                       page_end, line_start, line_end, content_hash)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [(book_id, sec_id, ci, si, k, c.text, c.char_start, c.char_end,
+                  c.approx_tokens, c.page_start, c.page_end, c.line_start, c.line_end,
+                  c.content_hash) for k, c in enumerate(sec.chunks)],
+            )
+    return book_id
+
+
+def _book_from_row(row: sqlite3.Row) -> BookRow:
+    labels = {int(k): v for k, v in json.loads(row["page_labels"] or "{}").items()}
+    return BookRow(
+        id=row["id"], slug=row["slug"], name=row["name"], author=row["author"],
+        source_type=row["source_type"], source_path=row["source_path"],
+        source_hash=row["source_hash"], source_size=row["source_size"],
+        source_mtime=row["source_mtime"], page_count=row["page_count"],
+        line_count=row["line_count"], page_labels=labels, added_at=row["added_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _fill_counts(conn: sqlite3.Connection, books: list[BookRow]) -> list[BookRow]:
+    by_id = {b.id: b for b in books}
+    if not by_id:
+        return books
+    for book_id, n in conn.execute("SELECT book_id, count(*) FROM chapters GROUP BY book_id"):
+        if book_id in by_id:
+            by_id[book_id].chapters = n
+    for book_id, n, tokens, chars in conn.execute(
+        "SELECT book_id, count(*), sum(approx_tokens), sum(length(text)) FROM sections "
+        "GROUP BY book_id"
+    ):
+        if book_id in by_id:
+            by_id[book_id].sections = n
+            by_id[book_id].approx_tokens = tokens or 0
+            by_id[book_id].chars = chars or 0
+    for book_id, status, n in conn.execute(
+        "SELECT book_id, status, count(*) FROM chunks GROUP BY book_id, status"
+    ):
+        if book_id in by_id:
+            book = by_id[book_id]
+            book.status[status] = n
+            book.chunks += n
+    for book in books:
+        for status in ("pending", "contextualized", "embedded"):
+            book.status.setdefault(status, 0)
+    return books
+
+
+def list_books(conn: sqlite3.Connection) -> list[BookRow]:
+    """Every book with its chapter/section/chunk counts, in slug order."""
+    rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books ORDER BY slug").fetchall()
+    return _fill_counts(conn, [_book_from_row(r) for r in rows])
+
+
+def find_book(conn: sqlite3.Connection, slug_or_id: str | int) -> BookRow | None:
+    """A book by slug, or by numeric id (as int or digit string)."""
+    row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE slug = ?",
+                       (str(slug_or_id),)).fetchone()
+    if row is None and str(slug_or_id).strip().isdigit():
+        row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE id = ?",
+                           (int(str(slug_or_id).strip()),)).fetchone()
+    if row is None:
+        return None
+    return _fill_counts(conn, [_book_from_row(row)])[0]
+
+
+def find_book_by_hash(conn: sqlite3.Connection, source_hash: str) -> BookRow | None:
+    """A book whose source file had exactly these bytes (first by id)."""
+    row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = ? ORDER BY id",
+                       (source_hash,)).fetchone()
+    return _fill_counts(conn, [_book_from_row(row)])[0] if row else None
+
+
+def slugs(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT slug FROM books")}
+
+
+def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
+    """Remove a book and everything under it, FTS rows included. Call inside a transaction."""
+    fts.delete_book(conn, book_id)
+    conn.execute("DELETE FROM books WHERE id = ?", (book_id,))
+    vectors.clear_stamp_if_empty(conn)
+
+
+def touch_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
+               source_mtime: float) -> None:
+    """Record a new path/mtime for unchanged content (e.g. a moved file)."""
+    conn.execute(
+        "UPDATE books SET source_path = ?, source_mtime = ?, "
+        "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+        (source_path, source_mtime, book_id),
+    )
+
+
+def outline(conn: sqlite3.Connection, book_id: int) -> list[tuple[int, str, int | None,
+                                                                  int | None, list[SectionRow]]]:
+    """Chapters (index, title, page_start, page_end, sections without text) in order."""
+    chapters = conn.execute(
+        "SELECT chapter_index, title, page_start, page_end FROM chapters WHERE book_id = ? "
+        "ORDER BY chapter_index", (book_id,)).fetchall()
+    counts = {(r[0], r[1]): r[2] for r in conn.execute(
+        "SELECT chapter_index, section_index, count(*) FROM chunks WHERE book_id = ? "
+        "GROUP BY chapter_index, section_index", (book_id,))}
+    by_chapter: dict[int, list[SectionRow]] = {}
+    for r in conn.execute(
+        """SELECT s.chapter_index, s.section_index, ch.title AS chapter_title, s.title,
+                  s.breadcrumb, s.approx_tokens, s.page_start, s.page_end, s.line_start,
+                  s.line_end, s.summary
+           FROM sections s JOIN chapters ch ON ch.id = s.chapter_id
+           WHERE s.book_id = ? ORDER BY s.chapter_index, s.section_index""", (book_id,)):
+        by_chapter.setdefault(r["chapter_index"], []).append(SectionRow(
+            book_id=book_id, chapter_index=r["chapter_index"], section_index=r["section_index"],
+            chapter_title=r["chapter_title"], title=r["title"], breadcrumb=r["breadcrumb"],
+            text="", approx_tokens=r["approx_tokens"], page_start=r["page_start"],
+            page_end=r["page_end"], line_start=r["line_start"], line_end=r["line_end"],
+            summary=r["summary"], chunks=counts.get((r["chapter_index"], r["section_index"]), 0),
+        ))
+    return [(c["chapter_index"], c["title"], c["page_start"], c["page_end"],
+             by_chapter.get(c["chapter_index"], [])) for c in chapters]
+
+
+def get_section(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+                section_index: int) -> SectionRow | None:
+    """One section with its full text and summary."""
+    r = conn.execute(
+        """SELECT s.*, ch.title AS chapter_title,
+                  (SELECT count(*) FROM chunks c WHERE c.section_id = s.id) AS n_chunks
+           FROM sections s JOIN chapters ch ON ch.id = s.chapter_id
+           WHERE s.book_id = ? AND s.chapter_index = ? AND s.section_index = ?""",
+        (book_id, chapter_index, section_index)).fetchone()
+    if r is None:
+        return None
+    return SectionRow(
+        book_id=book_id, chapter_index=chapter_index, section_index=section_index,
+        chapter_title=r["chapter_title"], title=r["title"], breadcrumb=r["breadcrumb"],
+        text=r["text"], approx_tokens=r["approx_tokens"], page_start=r["page_start"],
+        page_end=r["page_end"], line_start=r["line_start"], line_end=r["line_end"],
+        summary=r["summary"], chunks=r["n_chunks"],
+    )
+
+
+def section_counts(conn: sqlite3.Connection, book_id: int) -> list[int]:
+    """Number of sections in each chapter, by chapter index (for range messages)."""
+    rows = conn.execute(
+        "SELECT ch.chapter_index, count(s.id) FROM chapters ch "
+        "LEFT JOIN sections s ON s.chapter_id = ch.id WHERE ch.book_id = ? "
+        "GROUP BY ch.chapter_index ORDER BY ch.chapter_index", (book_id,)).fetchall()
+    return [r[1] for r in rows]
+
+
+def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
+    row = conn.execute("SELECT value FROM library_meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) VALUES (?, ?)", (key, value))

@@ -1,0 +1,111 @@
+"""Plain records passed into and out of the store, so callers never see SQL rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class NewChunk:
+    text: str
+    char_start: int
+    char_end: int
+    approx_tokens: int
+    content_hash: str
+    page_start: int | None = None
+    page_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+@dataclass
+class NewSection:
+    title: str
+    breadcrumb: str
+    text: str
+    approx_tokens: int
+    page_start: int | None = None
+    page_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+    chunks: list[NewChunk] = field(default_factory=list)
+
+
+@dataclass
+class NewChapter:
+    title: str
+    page_start: int | None = None
+    page_end: int | None = None
+    sections: list[NewSection] = field(default_factory=list)
+
+
+@dataclass
+class NewBook:
+    slug: str
+    name: str
+    author: str | None
+    source_type: str
+    source_path: str
+    source_hash: str
+    source_size: int
+    source_mtime: float
+    page_count: int | None = None
+    line_count: int | None = None
+    page_labels: dict[int, str] = field(default_factory=dict)
+    chapters: list[NewChapter] = field(default_factory=list)
+
+
+@dataclass
+class BookRow:
+    """A book as listed: identity, provenance and counts."""
+
+    id: int
+    slug: str
+    name: str
+    author: str | None
+    source_type: str
+    source_path: str
+    source_hash: str
+    source_size: int
+    source_mtime: float
+    page_count: int | None
+    line_count: int | None
+    page_labels: dict[int, str]
+    added_at: str
+    updated_at: str
+    chapters: int = 0
+    sections: int = 0
+    chunks: int = 0
+    status: dict[str, int] = field(default_factory=dict)
+    approx_tokens: int = 0
+    chars: int = 0
+
+
+@dataclass
+class SectionRow:
+    book_id: int
+    chapter_index: int
+    section_index: int
+    chapter_title: str
+    title: str
+    breadcrumb: str
+    text: str
+    approx_tokens: int
+    page_start: int | None
+    page_end: int | None
+    line_start: int | None
+    line_end: int | None
+    summary: str | None
+    chunks: int = 0
+
+
+@dataclass
+class ChunkWork:
+    """A chunk waiting for a model stage, with what the stage needs to know."""
+
+    id: int
+    book_id: int
+    section_id: int
+    text: str
+    context: str | None
+    content_hash: str
