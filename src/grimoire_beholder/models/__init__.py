@@ -1,0 +1,43 @@
+"""Model backends behind narrow Protocols; built from the config, heavy imports deferred."""
+
+from __future__ import annotations
+
+from ..config import Config
+from .protocols import Embedder, Generator, Reranker
+
+__all__ = ["Embedder", "Generator", "Reranker", "make_embedder", "make_generator"]
+
+
+def make_embedder(config: Config) -> Embedder:
+    """The configured embedder. Cheap: backends load their model on first use or check()."""
+    if config.embedding_backend == "embedded":
+        from .embedded import EmbeddedEmbedder
+
+        return EmbeddedEmbedder()
+    if config.embedding_backend == "ollama":
+        from .ollama import OllamaEmbedder
+
+        return OllamaEmbedder(
+            model=config.embedding_model, host=config.ollama_host,
+            timeout=config.ollama_timeout, retries=config.ollama_retries,
+            batch_size=config.embed_batch_size,
+        )
+    from .fake import FakeEmbedder
+
+    return FakeEmbedder()
+
+
+def make_generator(config: Config) -> Generator | None:
+    """The configured LLM, or None when contexts are built without one (``llm_backend=none``)."""
+    if config.llm_backend == "none":
+        return None
+    if config.llm_backend == "ollama":
+        from .ollama import OllamaGenerator
+
+        return OllamaGenerator(
+            model=config.llm_model, host=config.ollama_host,
+            timeout=config.ollama_timeout, retries=config.ollama_retries,
+        )
+    from .fake import FakeGenerator
+
+    return FakeGenerator()

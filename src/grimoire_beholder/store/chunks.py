@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import EmbeddingMismatchError
 from . import fts, vectors
 from .records import ChunkWork
 
@@ -66,6 +67,12 @@ def mark_embedded(conn: sqlite3.Connection, items: Sequence[tuple[ChunkWork, np.
                   identity: str, dimension: int) -> None:
     """Write vectors and FTS rows of a batch and mark it embedded. Call in one transaction."""
     vectors.ensure_stamp(conn, identity, dimension)
+    for _, vec in items:
+        if np.shape(vec) != (dimension,) or not np.all(np.isfinite(vec)):
+            raise EmbeddingMismatchError(
+                f"the embedder returned a vector of shape {np.shape(vec)} (expected "
+                f"({dimension},), finite); nothing from this batch was stored"
+            )
     vectors.write_vectors(conn, [(w.id, w.book_id, v) for w, v in items])
     ids = [w.id for w, _ in items]
     conn.executemany("UPDATE chunks SET status = 'embedded' WHERE id = ?", [(i,) for i in ids])

@@ -1,0 +1,243 @@
+"""The command-line adapter: parse arguments, call the Library, render, map errors.
+
+stdout carries results only (tables, hits, JSON); progress bars, warnings and errors go to
+stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+
+from .errors import GrimoireError
+
+app = typer.Typer(
+    name="grimoire-beholder",
+    help="A local, offline library of books and documents, searchable by AI assistants.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+T = TypeVar("T")
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG or ./config.toml).",
+    show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _fail(message: str, code: int = 1) -> None:
+    from .cli_render import err
+
+    err.print(f"error: {message}", markup=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except GrimoireError as exc:
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        from .cli_render import err
+
+        err.print("interrupted: committed work is kept; run the same command to resume",
+                  markup=False)
+        raise typer.Exit(130) from None
+
+
+def _open(config: Path | None, **kwargs: Any) -> Any:
+    from .library import Library
+
+    return Library.open(config, **kwargs)
+
+
+def _with_library(config: Path | None, fn: Callable[[Any], T], **kwargs: Any) -> T:
+    with _errors():
+        lib = _open(config, **kwargs)
+        try:
+            return fn(lib)
+        finally:
+            lib.close()
+    raise AssertionError("unreachable")
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(help="A .pdf, .epub, .md/.markdown or .txt file.")],
+    name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
+    force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]
+    = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Parse a file into chapters, sections and chunks, then contextualize and embed them."""
+    from .cli_render import RichProgress, err, print_json
+
+    def run(lib: Any) -> Any:
+        with RichProgress(quiet=quiet) as progress:
+            return lib.ingest(path, name=name, force=force, progress=progress)
+
+    report = _with_library(config, run)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    verb = "added" if report.created else "already in the library"
+    if report.replaced:
+        verb = "replaced"
+    if report.windowed:
+        err.print(f"note: {report.windowed} chunks were longer than the embedding model's "
+                  "window and were embedded as averaged windows", markup=False)
+    print(f"{report.slug}: {verb} — {report.chapters} chapters, {report.sections} sections, "
+          f"{report.chunks} chunks; {report.embedded} embedded in {report.seconds:.1f}s"
+          + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
+
+
+@app.command("list")
+def list_(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Every book with author, type, pages, chapters, sections and chunk status counts."""
+    from .views import book_dict
+
+    books = _with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()])
+    from .cli_render import books_table, err, out, print_json
+
+    if json_out:
+        print_json(books)
+    elif not books:
+        err.print("The library is empty: add a book with `grimoire-beholder ingest FILE`.")
+    else:
+        out.print(books_table(books))
+
+
+@app.command()
+def delete(
+    book: Annotated[str, typer.Argument(help="Slug or id of the book to remove.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+    = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Remove a book and everything under it (one transaction)."""
+
+    def run(lib: Any) -> Any:
+        found = lib.book(book)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise GrimoireError("refusing to delete without confirmation; pass --yes")
+            typer.confirm(f"Delete '{found.slug}' ({found.name}, {found.chunks} chunks)?",
+                          abort=True, err=True)
+        return lib.delete(found.id)
+
+    removed = _with_library(config, run)
+    print(f"deleted {removed.slug}")
+
+
+@app.command()
+def status(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Configured models, database path, and per-book counts by status."""
+    from .cli_render import out, print_json
+
+    info = _with_library(config, lambda lib: lib.status())
+    if json_out:
+        print_json(info)
+        return
+    out.print(f"database:   {info['database']}")
+    out.print(f"config:     {info['config_file'] or '(built-in defaults)'}")
+    out.print(f"embeddings: {info['embedding_backend']} · {info['embedding_model']}")
+    out.print(f"contexts:   {info['llm_backend']}"
+              + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"))
+    c = info["chunks"]
+    out.print(f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "
+              f"{c['pending']} pending")
+    for b in info["books"]:
+        s = b["status"]
+        state = "complete" if b["complete"] else "incomplete — run ingest again to resume"
+        out.print(f"  {b['slug']}: {b['chunks']} chunks ({s['embedded']} embedded, "
+                  f"{s['contextualized']} contextualized, {s['pending']} pending), "
+                  f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
+
+
+@app.command("reindex-fts")
+def reindex_fts(
+    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
+    count = _with_library(config, lambda lib: lib.reindex_fts(book))
+    print(f"reindexed {count} chunks")
+
+
+@app.command()
+def query(
+    question: Annotated[str, typer.Argument(help="What to look for, in your own words.")],
+    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    author: Annotated[str | None, typer.Option(help="Only books by this author.")] = None,
+    source_type: Annotated[str | None, typer.Option(
+        "--type", help="Only pdf, epub, markdown or text.")] = None,
+    mode: Annotated[str | None, typer.Option(
+        help="hybrid, vector or keyword (default: retrieval_mode).")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
+    expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
+    explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
+    = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Hybrid search over the library, with book · chapter · section · page citations."""
+
+    def run(lib: Any) -> Any:
+        results = lib.search(question, top_k=top_k, book=book, author=author,
+                             source_type=source_type, mode=mode)
+        data = results.to_dict()
+        if expand:
+            for hit in data["results"]:
+                hit["section_text"] = lib.section(
+                    hit["book_id"], hit["chapter_index"], hit["section_index"]).text
+        return data
+
+    data = _with_library(config, run)
+    from .cli_render import citation, err, excerpt, out, print_json
+
+    if json_out:
+        print_json(data)
+        return
+    hits = data["results"]
+    if not hits:
+        err.print(data.get("note") or "No match in the library.", markup=False)
+        return
+    if data.get("note"):
+        err.print(data["note"], markup=False)
+    for hit in hits:
+        out.print(f"[bold]{hit['rank']}. {_esc(citation(hit))}[/bold]")
+        if explain:
+            ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
+                              for arm, r in hit["ranks"].items())
+            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]")
+        body = hit.get("section_text") if expand else excerpt(hit["text"])
+        out.print(_indent(body or ""), markup=False)
+        out.print()
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("   " + line for line in text.splitlines())
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

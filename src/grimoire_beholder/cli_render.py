@@ -1,0 +1,109 @@
+"""Rendering for the CLI: rich tables and cited hits on stdout, progress bars on stderr."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout, unstyled, for scripts."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+class RichProgress:
+    """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.enabled = not quiet and err.is_terminal
+        self.quiet = quiet
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._started = time.perf_counter()
+
+    def __enter__(self) -> RichProgress:
+        if self.enabled:
+            self._bar = Progress(
+                TextColumn("[bold]{task.description:<11}"), BarColumn(),
+                MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                console=err, transient=False,
+            )
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def stage(self, name: str, total: int) -> None:
+        if self._bar is not None:
+            if self._task is not None:
+                self._bar.update(self._task, completed=self._bar.tasks[-1].total)
+            self._task = self._bar.add_task(name, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.advance(self._task, n)
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            err.print(text, markup=False)
+
+
+def books_table(books: list[dict[str, Any]]) -> Table:
+    table = Table(show_lines=False)
+    for col in ("id", "slug", "name", "author", "type", "pages", "ch", "sec", "chunks",
+                "embedded"):
+        table.add_column(col, overflow="fold")
+    for b in books:
+        pages = b["page_count"] if b["page_count"] is not None else (
+            f"{b['line_count']} lines" if b.get("line_count") else "")
+        table.add_row(str(b["id"]), b["slug"], b["name"], b["author"] or "", b["source_type"],
+                      str(pages), str(b["chapters"]), str(b["sections"]), str(b["chunks"]),
+                      f"{b['status'].get('embedded', 0)}/{b['chunks']}")
+    return table
+
+
+def citation(hit: dict[str, Any]) -> str:
+    """``Book · Chapter · Section · p. 12–13`` (or ``lines 10–40``)."""
+    parts = [hit["book"], hit["chapter"]]
+    section = hit.get("section") or ""
+    tail = section.split(" › ")[-1] if section else ""
+    if tail and tail != hit["chapter"]:
+        parts.append(tail)
+    if hit.get("page_start") is not None and hit.get("source_type") == "pdf":
+        span = _span(hit["page_start"], hit["page_end"])
+        label = hit.get("page_label")
+        parts.append(f"p. {span}" + (f" (printed {label})" if label and label != span else ""))
+    elif hit.get("line_start") is not None:
+        parts.append(f"lines {_span(hit['line_start'], hit['line_end'])}")
+    elif hit.get("page_start") is not None:
+        parts.append(f"loc. {_span(hit['page_start'], hit['page_end'])}")
+    return " · ".join(p for p in parts if p)
+
+
+def _span(a: int, b: int | None) -> str:
+    return str(a) if b is None or b == a else f"{a}–{b}"
+
+
+def excerpt(text: str, limit: int = 600) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit].rsplit(" ", 1)[0] + " …"

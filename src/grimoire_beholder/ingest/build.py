@@ -1,0 +1,103 @@
+"""From a ParsedBook to the store's records: sections shaped, chunks cut, hashes taken."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+from ..parse.document import ParsedBook, ParsedSection
+from ..store.records import NewBook, NewChapter, NewChunk, NewSection
+from ..structure.chunks import chunk_section
+from ..structure.sections import breadcrumb, shape_chapter
+from ..structure.tokens import approx_tokens
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What identifies a source file's content and version."""
+
+    path: str
+    sha256: str
+    size: int
+    mtime: float
+
+
+def file_info(path: Path) -> FileInfo:
+    """Hash a file in 1 MiB blocks (books can be hundreds of MB)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    st = path.stat()
+    return FileInfo(path=str(path.resolve()), sha256=digest.hexdigest(), size=st.st_size,
+                    mtime=st.st_mtime)
+
+
+def slugify(text: str, *, max_length: int = 60) -> str:
+    """A URL- and shell-friendly identifier: ascii, lower case, words joined by hyphens."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
+    if len(slug) > max_length:
+        slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
+    return slug or "book"
+
+
+def chunk_hash(crumb: str, text: str) -> str:
+    """Identity of a chunk's content in its place: its text and its section breadcrumb."""
+    return hashlib.sha256(f"{crumb}\n\x1f{text}".encode()).hexdigest()
+
+
+def _span(values: list[int | None], pick: type[min] | type[max]) -> int | None:
+    present = [v for v in values if v is not None]
+    return pick(present) if present else None
+
+
+def _section_record(chapter_title: str, section: ParsedSection, config: Config) -> NewSection:
+    crumb = breadcrumb(chapter_title, section)
+    drafts = chunk_section(section, config.chunk_size, config.chunk_overlap)
+    blocks = section.blocks
+    pages = [b.page for b in blocks] + [b.last_page for b in blocks]
+    return NewSection(
+        title=section.title,
+        breadcrumb=crumb,
+        text=section.text,
+        approx_tokens=approx_tokens(section.text),
+        page_start=_span([b.page for b in blocks], min) or section.anchor_page,
+        page_end=_span(pages, max) or section.anchor_page,
+        line_start=_span([b.line_start for b in blocks], min),
+        line_end=_span([b.line_end for b in blocks], max),
+        chunks=[
+            NewChunk(
+                text=d.text, char_start=d.char_start, char_end=d.char_end,
+                approx_tokens=d.approx_tokens, content_hash=chunk_hash(crumb, d.text),
+                page_start=d.page_start, page_end=d.page_end,
+                line_start=d.line_start, line_end=d.line_end,
+            )
+            for d in drafts
+        ],
+    )
+
+
+def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
+               config: Config) -> NewBook:
+    """Shape sections, cut chunks and hash them; nothing is written here."""
+    chapters: list[NewChapter] = []
+    for chapter in parsed.chapters:
+        sections = [_section_record(chapter.title, s, config)
+                    for s in shape_chapter(chapter, config.section_split_tokens)]
+        chapters.append(NewChapter(
+            title=chapter.title,
+            page_start=_span([s.page_start for s in sections], min) or chapter.anchor_page,
+            page_end=_span([s.page_end for s in sections], max) or chapter.anchor_page,
+            sections=sections,
+        ))
+    return NewBook(
+        slug=slug, name=name, author=parsed.author, source_type=parsed.source_type,
+        source_path=info.path, source_hash=info.sha256, source_size=info.size,
+        source_mtime=info.mtime, page_count=parsed.page_count, line_count=parsed.line_count,
+        page_labels=dict(parsed.page_labels), chapters=chapters,
+    )

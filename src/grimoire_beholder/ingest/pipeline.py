@@ -1,0 +1,136 @@
+"""The resumable model stages: section summaries → chunk contexts → embeddings + FTS rows.
+
+Checkpoints (what a crash can lose is at most the unit in flight):
+1. summaries: one section per transaction, only sections whose summary is NULL;
+2. contexts: one chunk per transaction, only ``pending`` chunks (→ ``contextualized``);
+   up to ``context_concurrency`` model requests run at once, but commits stay one chunk at a
+   time, on this thread (the SQLite connection is never shared across threads);
+3. embeddings: one batch per transaction, only ``contextualized`` chunks (→ ``embedded``);
+   the FTS rows are written in the same transaction, so the keyword index never disagrees
+   with the vectors.
+A rerun simply runs the stages again: each picks up the rows still in its input state.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from ..config import Config
+from ..models.protocols import Embedder
+from ..store import chunks as chunk_store
+from ..store.db import transaction
+from ..store.records import ChunkWork
+from .contexts import ContextWriter
+from .progress import NullProgress, Progress
+
+
+@dataclass
+class StageReport:
+    summaries: int = 0
+    contexts: int = 0
+    embedded: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    windowed: int = 0
+
+
+def embedding_text(work: ChunkWork) -> str:
+    """What the embedder reads: the situating context, then the chunk itself."""
+    return f"{work.context}\n\n{work.text}" if work.context else work.text
+
+
+class StageRunner:
+    """Runs the model stages over whatever is left to do (optionally for one book)."""
+
+    def __init__(self, conn: sqlite3.Connection, config: Config, embedder: Embedder,
+                 writer: ContextWriter, progress: Progress | None = None) -> None:
+        self.conn = conn
+        self.config = config
+        self.embedder = embedder
+        self.writer = writer
+        self.progress = progress or NullProgress()
+
+    def run(self, book_id: int | None = None) -> StageReport:
+        report = StageReport()
+        started = time.perf_counter()
+        report.summaries = self.summarize(book_id)
+        report.contexts = self.contextualize(book_id)
+        embed_started = time.perf_counter()
+        windowed_before = int(getattr(self.embedder, "windowed", 0))
+        report.embedded = self.embed(book_id)
+        report.embed_seconds = time.perf_counter() - embed_started
+        report.windowed = int(getattr(self.embedder, "windowed", 0)) - windowed_before
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def summarize(self, book_id: int | None) -> int:
+        todo = chunk_store.sections_without_summary(self.conn, book_id)
+        if not todo:
+            return 0
+        self.progress.stage("summaries", len(todo))
+        for section_id, _book_id, book_name, crumb, text in todo:
+            summary = self.writer.summarize_section(book=book_name, breadcrumb=crumb,
+                                                    text=text) if text.strip() else ""
+            with transaction(self.conn):
+                chunk_store.set_summary(self.conn, section_id, summary)
+            self.progress.advance()
+        return len(todo)
+
+    def _context_jobs(self, todo: list[ChunkWork]) -> Iterator[tuple[ChunkWork, dict[str, str]]]:
+        cache: dict[int, tuple[str, str, str, str]] = {}
+        for work in todo:
+            if work.section_id not in cache:
+                cache.clear()  # chunks come grouped by section; keep one section's text
+                cache[work.section_id] = chunk_store.section_info(self.conn, work.section_id)
+            book, crumb, summary, section_text = cache[work.section_id]
+            yield work, {"book": book, "breadcrumb": crumb, "summary": summary,
+                         "section_text": section_text, "chunk_text": work.text}
+
+    def contextualize(self, book_id: int | None) -> int:
+        todo = chunk_store.pending_chunks(self.conn, book_id, "pending")
+        if not todo:
+            return 0
+        self.progress.stage("contexts", len(todo))
+        workers = max(1, self.config.context_concurrency)
+        done = 0
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            in_flight: list[tuple[ChunkWork, Future[str]]] = []
+            jobs = self._context_jobs(todo)
+            try:
+                for work, kwargs in jobs:
+                    in_flight.append((work, pool.submit(self.writer.chunk_context, **kwargs)))
+                    if len(in_flight) >= workers * 2:
+                        done += self._commit_context(*in_flight.pop(0))
+                while in_flight:
+                    done += self._commit_context(*in_flight.pop(0))
+            except BaseException:
+                for _, future in in_flight:
+                    future.cancel()
+                raise
+        return done
+
+    def _commit_context(self, work: ChunkWork, future: Future[str]) -> int:
+        context = future.result()
+        with transaction(self.conn):
+            chunk_store.set_context(self.conn, work.id, context)
+        self.progress.advance()
+        return 1
+
+    def embed(self, book_id: int | None) -> int:
+        todo = chunk_store.pending_chunks(self.conn, book_id, "contextualized")
+        if not todo:
+            return 0
+        self.progress.stage("embeddings", len(todo))
+        size = max(1, self.config.embed_batch_size)
+        for start in range(0, len(todo), size):
+            batch = todo[start:start + size]
+            vectors = self.embedder.embed_documents([embedding_text(w) for w in batch])
+            with transaction(self.conn):
+                chunk_store.mark_embedded(self.conn, list(zip(batch, vectors, strict=True)),
+                                          self.embedder.identity, self.embedder.dimension)
+            self.progress.advance(len(batch))
+        return len(todo)

@@ -1,0 +1,239 @@
+"""The Library facade: the one composition root that wires config, store, parsers, models,
+the ingest pipeline and search. The CLI and the MCP server only call this.
+
+Importing this module is cheap: parsers, model backends and numpy-heavy search code are
+imported when first used, so ``--help`` and ``list`` stay fast.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import Config, load_config
+from .errors import BookNotFoundError, GrimoireError, NotFoundError, SlugConflictError
+from .ingest.progress import NullProgress, Progress
+from .store import books as book_store
+from .store import chunks as chunk_store
+from .store import fts, vectors
+from .store.db import connect, transaction
+from .store.records import BookRow
+from .views import IngestReport, Outline, OutlineChapter, OutlineSection, SectionText
+
+if TYPE_CHECKING:
+    from .models.protocols import Embedder, Generator
+    from .search.engine import SearchEngine
+    from .search.hits import SearchResults
+
+
+class Library:
+    """A library of books in one SQLite file."""
+
+    def __init__(self, config: Config, conn: sqlite3.Connection, *, read_only: bool,
+                 embedder: Embedder | None = None, generator: Generator | None = None) -> None:
+        self.config = config
+        self.conn = conn
+        self.read_only = read_only
+        self._embedder = embedder
+        self._generator = generator
+        self._generator_set = generator is not None
+        self._engine: SearchEngine | None = None
+
+    # -- opening -------------------------------------------------------------------------
+    @classmethod
+    def open(cls, config_path: str | os.PathLike[str] | None = None, *,
+             config: Config | None = None, read_only: bool = False,
+             embedder: Embedder | None = None, generator: Generator | None = None) -> Library:
+        """Open the library named by the config (see config.py for how it is found).
+
+        ``read_only`` opens the database with SQLite's read-only mode (the MCP server does):
+        nothing on that connection can write. ``embedder``/``generator`` override the
+        configured backends (tests inject fakes).
+        """
+        cfg = config or load_config(config_path)
+        conn = connect(cfg.database_path, read_only=read_only)
+        return cls(cfg, conn, read_only=read_only, embedder=embedder, generator=generator)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- models --------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from .models import make_embedder
+
+            self._embedder = make_embedder(self.config)
+        return self._embedder
+
+    @property
+    def generator(self) -> Generator | None:
+        if not self._generator_set:
+            from .models import make_generator
+
+            self._generator = make_generator(self.config)
+            self._generator_set = True
+        return self._generator
+
+    def _check_embedding_stamp(self) -> None:
+        stamp = vectors.get_stamp(self.conn)
+        if stamp is not None and stamp[0] != self.embedder.identity:
+            vectors.ensure_stamp(self.conn, self.embedder.identity, stamp[1])  # raises
+
+    # -- reading -------------------------------------------------------------------------
+    def list_books(self) -> list[BookRow]:
+        return book_store.list_books(self.conn)
+
+    def book(self, book: str | int) -> BookRow:
+        """A book by slug or id, or BookNotFoundError naming some that exist."""
+        found = book_store.find_book(self.conn, book)
+        if found is None:
+            known = sorted(book_store.slugs(self.conn))
+            hint = f"; books: {', '.join(known[:10])}" + (" …" if len(known) > 10 else "")
+            raise BookNotFoundError(
+                f"no book '{book}' in the library" + (hint if known else " (it is empty)"))
+        return found
+
+    def outline(self, book: str | int) -> Outline:
+        found = self.book(book)
+        chapters = []
+        for index, title, page_start, page_end, sections in book_store.outline(
+                self.conn, found.id):
+            chapters.append(OutlineChapter(
+                chapter_index=index, title=title, page_start=page_start, page_end=page_end,
+                sections=[OutlineSection(
+                    section_index=s.section_index, title=s.title, breadcrumb=s.breadcrumb,
+                    page_start=s.page_start, page_end=s.page_end, line_start=s.line_start,
+                    line_end=s.line_end, approx_tokens=s.approx_tokens, chunks=s.chunks,
+                ) for s in sections],
+            ))
+        return Outline(book_id=found.id, slug=found.slug, name=found.name, chapters=chapters)
+
+    def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
+        """A section's full text and summary; out-of-range indices say what exists."""
+        found = self.book(book)
+        counts = book_store.section_counts(self.conn, found.id)
+        if not 0 <= chapter_index < len(counts):
+            raise NotFoundError(
+                f"book '{found.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
+        if not 0 <= section_index < counts[chapter_index]:
+            raise NotFoundError(
+                f"chapter {chapter_index} of '{found.slug}' has sections "
+                f"0–{counts[chapter_index] - 1}, not {section_index}")
+        row = book_store.get_section(self.conn, found.id, chapter_index, section_index)
+        assert row is not None
+        return SectionText.from_row(found, row)
+
+    def status(self) -> dict[str, Any]:
+        """Configured models, database path, and per-book counts by status."""
+        stamp = vectors.get_stamp(self.conn)
+        summaries = chunk_store.summary_counts(self.conn)
+        books = []
+        for b in self.list_books():
+            done, total = summaries.get(b.id, (0, 0))
+            books.append({"id": b.id, "slug": b.slug, "name": b.name,
+                          "chapters": b.chapters, "sections": b.sections,
+                          "sections_summarized": done, "chunks": b.chunks,
+                          "status": dict(b.status),
+                          "complete": b.chunks == b.status.get("embedded", 0) and done == total})
+        return {
+            "database": str(self.config.database_path),
+            "config_file": self.config.source,
+            "embedding_backend": self.config.embedding_backend,
+            "embedding_model": (self.config.embedding_model
+                                if self.config.embedding_backend == "ollama"
+                                else "all-MiniLM-L6-v2"
+                                if self.config.embedding_backend == "embedded" else "fake"),
+            "llm_backend": self.config.llm_backend,
+            "llm_model": self.config.llm_model if self.config.llm_backend != "none" else None,
+            "embedding_stamp": ({"identity": stamp[0], "dimension": stamp[1]}
+                                if stamp else None),
+            "chunks": chunk_store.status_counts(self.conn),
+            "books": books,
+        }
+
+    def integrity(self) -> dict[str, object]:
+        return chunk_store.integrity(self.conn)
+
+    # -- search --------------------------------------------------------------------------
+    def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
+               author: str | None = None, source_type: str | None = None,
+               mode: str | None = None) -> SearchResults:
+        """Hybrid (or vector/keyword) search with citations; see search/engine.py."""
+        return self._search_engine().search(query, top_k=top_k, book=book, author=author,
+                                            source_type=source_type, mode=mode)
+
+    def _search_engine(self) -> SearchEngine:
+        if self._engine is None:
+            from .search.engine import SearchEngine
+
+            needs_vectors = (self.config.retrieval_mode != "keyword"
+                             or vectors.get_stamp(self.conn) is not None)
+            embed_query = None
+            if needs_vectors:
+                self._check_embedding_stamp()
+                embed_query = self.embedder.embed_query
+            self._engine = SearchEngine(self.conn, embed_query, self.config)
+        return self._engine
+
+    # -- writing (CLI only) --------------------------------------------------------------
+    def _require_writable(self) -> None:
+        if self.read_only:
+            raise GrimoireError("this library was opened read-only")
+
+    def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
+               force: bool = False, progress: Progress | None = None) -> IngestReport:
+        """Parse, store and run the model stages for one file; idempotent and resumable."""
+        from .ingest.service import ingest_file
+
+        self._require_writable()
+        return ingest_file(self, Path(path), name=name, force=force,
+                           progress=progress or NullProgress())
+
+    def resume(self, progress: Progress | None = None) -> dict[str, int]:
+        """Finish the model stages for every book (after a crash or a dead daemon)."""
+        from .ingest.service import run_stages
+
+        self._require_writable()
+        report = run_stages(self, None, progress or NullProgress())
+        return {"summaries": report.summaries, "contexts": report.contexts,
+                "embedded": report.embedded}
+
+    def delete(self, book: str | int) -> BookRow:
+        """Remove a book and everything under it in one transaction."""
+        from .ingest.lock import writer_lock
+
+        self._require_writable()
+        found = self.book(book)
+        with writer_lock(self.config.database_path), transaction(self.conn):
+            book_store.delete_book(self.conn, found.id)
+        self._engine = None
+        return found
+
+    def reindex_fts(self, book: str | int | None = None) -> int:
+        """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
+        from .ingest.lock import writer_lock
+
+        self._require_writable()
+        book_id = self.book(book).id if book is not None else None
+        with writer_lock(self.config.database_path), transaction(self.conn):
+            return fts.rebuild(self.conn, book_id)
+
+    def check_slug_free(self, slug: str, source_hash: str, force: bool) -> BookRow | None:
+        """The book a new file would replace (with ``force``), or None if the slug is free."""
+        existing = book_store.find_book(self.conn, slug)
+        if existing is None or existing.source_hash == source_hash:
+            return existing
+        if not force:
+            raise SlugConflictError(
+                f"slug '{slug}' is already taken by {existing.source_path}; use --force to "
+                "replace that book, or --name to give this one another name")
+        return existing
