@@ -24,6 +24,7 @@ from ..models.protocols import Embedder
 from ..store import chunks as chunk_store
 from ..store.db import transaction
 from ..store.records import ChunkWork
+from . import faults
 from .contexts import ContextWriter
 from .progress import NullProgress, Progress
 
@@ -77,6 +78,8 @@ class StageRunner:
                                                     text=text) if text.strip() else ""
             with transaction(self.conn):
                 chunk_store.set_summary(self.conn, section_id, summary)
+                faults.reached("summaries.before_commit")
+            faults.reached("summaries.commit")
             self.progress.advance()
         return len(todo)
 
@@ -117,6 +120,8 @@ class StageRunner:
         context = future.result()
         with transaction(self.conn):
             chunk_store.set_context(self.conn, work.id, context)
+            faults.reached("contexts.before_commit")
+        faults.reached("contexts.commit")
         self.progress.advance()
         return 1
 
@@ -132,5 +137,7 @@ class StageRunner:
             with transaction(self.conn):
                 chunk_store.mark_embedded(self.conn, list(zip(batch, vectors, strict=True)),
                                           self.embedder.identity, self.embedder.dimension)
+                faults.reached("embeddings.before_commit")
+            faults.reached("embeddings.commit")
             self.progress.advance(len(batch))
         return len(todo)

@@ -16,6 +16,7 @@ from ..errors import InputFileError, SlugConflictError
 from ..store import books as book_store
 from ..store.db import transaction
 from ..views import IngestReport
+from . import faults
 from .build import build_book, file_info, slugify
 from .lock import writer_lock
 from .pipeline import StageReport, StageRunner
@@ -87,6 +88,7 @@ def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
             for old in {b.id: b for b in (replaced, same) if b is not None}.values():
                 book_store.delete_book(lib.conn, old.id)
             book_id = book_store.insert_book(lib.conn, new_book)
+            faults.reached("structure.before_commit")
         lib._engine = None
         stages = run_stages(lib, book_id, progress)
         return _report(lib, book_id, created=True, replaced=bool(replaced or same),

@@ -1,0 +1,65 @@
+"""Shared fixtures: real SQLite libraries in tmp dirs, on deterministic fake models."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grimoire_beholder.config import Config
+from grimoire_beholder.library import Library
+from grimoire_beholder.models.fake import FakeEmbedder
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+BENCH = SHARED / "bench"
+
+
+def fake_config(tmp_path: Path, **overrides: object) -> Config:
+    """A config whose library lives in ``tmp_path`` and whose models are the fakes."""
+    base = Config(base_dir=str(tmp_path), db_path="book.db", embedding_backend="fake",
+                  llm_backend="none", chunk_size=120, chunk_overlap=20)
+    return base.with_overrides(**overrides) if overrides else base
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Config:
+    return fake_config(tmp_path)
+
+
+@pytest.fixture
+def library(config: Config) -> Iterator[Library]:
+    lib = Library.open(config=config, embedder=FakeEmbedder())
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+def write_markdown_book(path: Path, title: str, chapters: dict[str, dict[str, str]]) -> Path:
+    """Write a Markdown book: ``# chapter`` headings with ``## section`` bodies."""
+    lines = ["---", f"title: {title}", "author: Test Author", "---", ""]
+    for chapter, sections in chapters.items():
+        lines += [f"# {chapter}", ""]
+        for section, body in sections.items():
+            lines += [f"## {section}", "", body, ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sample_book(tmp_path: Path) -> Path:
+    return write_markdown_book(tmp_path / "garden.md", "The Garden Book", {
+        "Soil": {
+            "Compost": "Compost turns kitchen scraps into dark humus. Turn the heap weekly "
+                       "so air reaches the microbes. " * 6,
+            "Drainage": "Clay soils hold water; raised beds and grit improve drainage for "
+                        "roots that rot in wet ground. " * 6,
+        },
+        "Pests": {
+            "Aphids": "Aphids cluster on new shoots. Ladybirds and a jet of water keep "
+                      "them down without sprays. " * 6,
+            "Slugs": "Slugs feed at night on seedlings; copper tape and beer traps "
+                     "protect lettuce beds. " * 6,
+        },
+    })

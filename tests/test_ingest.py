@@ -1,0 +1,172 @@
+"""Ingest end to end on real files and a real SQLite library (fake models)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import fake_config, write_markdown_book
+from grimoire_beholder.errors import (
+    EmbeddingMismatchError,
+    InputFileError,
+    LibraryBusyError,
+    SlugConflictError,
+)
+from grimoire_beholder.ingest.lock import writer_lock
+from grimoire_beholder.library import Library
+from grimoire_beholder.models.fake import FakeEmbedder, FakeGenerator
+
+
+def _snapshot(db: Path) -> list[tuple[object, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        rows: list[tuple[object, ...]] = []
+        for table in ("books", "chapters", "sections", "chunks", "embeddings"):
+            rows += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1")]
+        return rows
+    finally:
+        conn.close()
+
+
+def test_ingest_builds_structure_and_embeds(library: Library, sample_book: Path) -> None:
+    report = library.ingest(sample_book)
+    assert report.created and report.slug == "the-garden-book"
+    assert (report.chapters, report.sections) == (2, 4)
+    assert report.embedded == report.chunks > 4  # sections are longer than one chunk
+    (book,) = library.list_books()
+    assert book.author == "Test Author" and book.source_type == "markdown"
+    assert book.status == {"pending": 0, "contextualized": 0, "embedded": report.chunks}
+    outline = library.outline("the-garden-book")
+    assert [c.title for c in outline.chapters] == ["Soil", "Pests"]
+    assert [s.title for s in outline.chapters[1].sections] == ["Aphids", "Slugs"]
+    section = library.section(book.id, 1, 1)
+    assert section.breadcrumb == "Pests › Slugs" and "copper tape" in section.text
+    assert section.summary and section.line_start is not None
+    integrity = library.integrity()
+    assert integrity["integrity_check"] == "ok"
+    assert integrity["fts_rows"] == integrity["embedded_chunks"] == integrity["vectors"]
+
+
+def test_contexts_are_scoped_to_the_section(library: Library, sample_book: Path) -> None:
+    library.ingest(sample_book)
+    rows = library.conn.execute(
+        "SELECT s.title, c.context FROM chunks c JOIN sections s ON s.id = c.section_id"
+    ).fetchall()
+    for title, context in rows:
+        assert context.startswith("The Garden Book › ") and title in context
+
+
+def test_vectors_are_little_endian_float32_with_stamp(library: Library,
+                                                      sample_book: Path) -> None:
+    library.ingest(sample_book)
+    blob, = library.conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()
+    vec = np.frombuffer(blob, dtype="<f4")
+    assert vec.shape == (64,) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+    assert library.status()["embedding_stamp"] == {"identity": "fake:fake-embedder",
+                                                   "dimension": 64}
+
+
+def test_reingest_same_file_is_idempotent(library: Library, sample_book: Path) -> None:
+    library.ingest(sample_book)
+    before = _snapshot(library.config.database_path)
+    again = library.ingest(sample_book)
+    assert not again.created and again.embedded == 0
+    assert _snapshot(library.config.database_path) == before
+
+
+def test_different_file_same_slug_needs_force(library: Library, tmp_path: Path,
+                                              sample_book: Path) -> None:
+    library.ingest(sample_book)
+    other = write_markdown_book(tmp_path / "other.md", "The Garden Book",
+                                {"Trees": {"Oaks": "Oaks live for centuries. " * 30}})
+    before = _snapshot(library.config.database_path)
+    with pytest.raises(SlugConflictError, match="--force"):
+        library.ingest(other)
+    assert _snapshot(library.config.database_path) == before
+    report = library.ingest(other, force=True)
+    assert report.replaced
+    (book,) = library.list_books()
+    assert book.source_path == str(other.resolve()) and book.chapters == 1
+
+
+def test_name_option_sets_display_name_and_slug(library: Library, sample_book: Path) -> None:
+    report = library.ingest(sample_book, name="My Garden Notes")
+    assert (report.slug, report.name) == ("my-garden-notes", "My Garden Notes")
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: d / "missing.md",
+    lambda d: d,
+    lambda d: _write(d / "empty.md", b""),
+    lambda d: _write(d / "book.docx", b"PK\x03\x04 not supported"),
+    lambda d: _write(d / "junk.txt", bytes(range(256)) * 40),
+    lambda d: _write(d / "broken.pdf", b"%PDF-1.7\n garbage garbage"),
+    lambda d: _write(d / "broken.epub", b"PK\x03\x04 truncated zip"),
+])
+def test_bad_input_leaves_library_unchanged(library: Library, sample_book: Path,
+                                            tmp_path: Path, make: object) -> None:
+    library.ingest(sample_book)
+    before = _snapshot(library.config.database_path)
+    bad_dir = tmp_path / "bad"
+    bad_dir.mkdir()
+    with pytest.raises(InputFileError) as info:
+        library.ingest(make(bad_dir))  # type: ignore[operator]
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300
+    assert _snapshot(library.config.database_path) == before
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_embedding_model_change_is_refused(tmp_path: Path, sample_book: Path) -> None:
+    config = fake_config(tmp_path)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(sample_book)
+    other = write_markdown_book(tmp_path / "b.md", "Second", {"A": {"B": "words " * 50}})
+    with Library.open(config=config, embedder=FakeEmbedder(dimension=32, name="other")) as lib:
+        with pytest.raises(EmbeddingMismatchError, match="new file"):
+            lib.ingest(other)
+        assert len(lib.list_books()) == 1
+
+
+def test_llm_contexts_use_the_generator(tmp_path: Path, sample_book: Path) -> None:
+    generator = FakeGenerator()
+    config = fake_config(tmp_path, llm_backend="fake")
+    with Library.open(config=config, embedder=FakeEmbedder(), generator=generator) as lib:
+        report = lib.ingest(sample_book)
+    assert report.summaries == 4 and report.contexts == report.chunks
+    assert len(generator.prompts) == report.summaries + report.contexts
+
+
+def test_delete_removes_everything(library: Library, sample_book: Path, tmp_path: Path) -> None:
+    library.ingest(sample_book)
+    other = write_markdown_book(tmp_path / "b.md", "Second", {"A": {"B": "words " * 50}})
+    library.ingest(other)
+    library.delete("the-garden-book")
+    assert [b.slug for b in library.list_books()] == ["second"]
+    left = library.integrity()
+    assert left["fts_rows"] == left["embedded_chunks"] == left["vectors"]
+    assert library.conn.execute(
+        "SELECT count(*) FROM chunks WHERE book_id NOT IN (SELECT id FROM books)"
+    ).fetchone()[0] == 0
+
+
+def test_second_writer_is_refused(library: Library, sample_book: Path) -> None:
+    with writer_lock(library.config.database_path), pytest.raises(
+            LibraryBusyError, match="another ingest"):
+        library.ingest(sample_book)
+    assert library.list_books() == []
+
+
+def test_reindex_fts_rebuilds(library: Library, sample_book: Path) -> None:
+    library.ingest(sample_book)
+    library.conn.execute("DELETE FROM chunks_fts")
+    assert library.integrity()["fts_rows"] == 0
+    count = library.reindex_fts()
+    assert count == library.integrity()["fts_rows"] == library.integrity()["embedded_chunks"]
