@@ -39,11 +39,17 @@ def file_info(path: Path) -> FileInfo:
 
 def slugify(text: str, *, max_length: int = 60) -> str:
     """A URL- and shell-friendly identifier: ascii, lower case, words joined by hyphens."""
+    text = re.sub(r"(\w)['’](\w)", r"\1\2", text)  # keeper's → keepers, not keeper-s
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
     if len(slug) > max_length:
         slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
-    return slug or "book"
+    return slug
+
+
+def book_slug(display_name: str, path: Path, source_hash: str) -> str:
+    """Slug from the display name; else the filename; else a stable hash (e.g. CJK titles)."""
+    return slugify(display_name) or slugify(path.stem) or f"book-{source_hash[:8]}"
 
 
 def chunk_hash(crumb: str, text: str) -> str:

@@ -17,7 +17,7 @@ from ..store import books as book_store
 from ..store.db import transaction
 from ..views import IngestReport
 from . import faults
-from .build import build_book, file_info, slugify
+from .build import book_slug, build_book, file_info
 from .lock import writer_lock
 from .pipeline import StageReport, StageRunner
 from .progress import Progress
@@ -61,7 +61,7 @@ def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
     with writer_lock(lib.config.database_path):
         _check_models(lib)
         same = book_store.find_book_by_hash(lib.conn, info.sha256)
-        wanted_slug = slugify(name) if name else None
+        wanted_slug = book_slug(name, path, info.sha256) if name else None
         if same is not None and not force:
             if wanted_slug and wanted_slug != same.slug:
                 raise SlugConflictError(
@@ -79,7 +79,7 @@ def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
         for warning in parsed.warnings:
             progress.message(f"warning: {path.name}: {warning}")
         display = (name or parsed.title or path.stem).strip() or path.stem
-        slug = wanted_slug or slugify(display)
+        slug = wanted_slug or book_slug(display, path, info.sha256)
         replaced = lib.check_slug_free(slug, info.sha256, force)
         new_book = build_book(parsed, slug=slug, name=display, info=info, config=lib.config)
         if not any(s.chunks for ch in new_book.chapters for s in ch.sections):
