@@ -1,0 +1,145 @@
+"""A model-free extractive summary: the section's most central sentences, in reading order.
+
+Used when no LLM is configured (the default), so every chunk still gets a section summary
+to situate it. Centrality is cosine similarity of each sentence's TF-IDF vector to the
+section's centroid — cheap, deterministic and language-agnostic enough: Latin-script text
+is split into words, CJK text (no spaces) into character bigrams.
+
+Work is bounded for giant sections: only the first :data:`MAX_SENTENCES` sentences (of the
+first :data:`MAX_INPUT_CHARS` characters) are considered, so time stays linear and small.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+MAX_INPUT_CHARS = 200_000
+MAX_SENTENCES = 400
+MIN_SENTENCE_TOKENS = 4  # headings and fragments are rarely good summary sentences
+
+_CJK_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
+_WORD = re.compile(rf"[^\W\d_{_CJK_CLASS}][^\W_{_CJK_CLASS}]*")
+# A sentence ends at . ! ? … (plus any closing quote/bracket) before whitespace and a
+# character that is not a lowercase letter (so "e.g. the" is not cut), right after a CJK
+# full stop (plus closer) even without a space, and at blank lines.
+_END = r"[.!?…]"
+_CLOSE = r"[\"'”’)\]」』）]"
+_BOUNDARY = re.compile(
+    rf"(?<={_END})\s+(?=[^\sa-z])|(?<={_END}{_CLOSE})\s+(?=[^\sa-z])"
+    rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
+    r"|\n\s*\n"
+)
+
+_STOPWORD_TEXT = """
+a about above after again against all also am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from
+further had has have having he her here hers herself him himself his how i if in into is it
+its itself just me more most my myself no nor not now of off on once only or other our ours
+out over own same she should so some such than that the their theirs them then there these
+they this those through to too under until up very was we were what when where which while
+who whom why will with would you your yours one may might must shall us
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped."""
+    pieces = _BOUNDARY.split(text)
+    out = []
+    for piece in pieces:
+        sentence = " ".join(piece.split())
+        if sentence:
+            out.append(sentence)
+    return out
+
+
+def _terms(sentence: str) -> list[str]:
+    lowered = sentence.lower()
+    terms = [w for w in _WORD.findall(lowered) if w not in _STOPWORDS and len(w) > 1]
+    for run in _CJK_RUN.findall(lowered):
+        terms.extend(run[i:i + 2] for i in range(max(1, len(run) - 1)))
+    return terms
+
+
+def _length(sentence: str) -> int:
+    return len(sentence.split()) + sum(len(r) for r in _CJK_RUN.findall(sentence)) // 2
+
+
+def _cosine(a: dict[str, float], b: dict[str, float]) -> float:
+    if len(a) > len(b):
+        a, b = b, a
+    return sum(w * b.get(t, 0.0) for t, w in a.items())
+
+
+def _vectors(sentences: list[str]) -> list[dict[str, float]]:
+    """Unit-length TF-IDF vectors, one per sentence (empty dict for a term-less one)."""
+    counts = [Counter(_terms(s)) for s in sentences]
+    df: Counter[str] = Counter()
+    for c in counts:
+        df.update(c.keys())
+    n = len(sentences)
+    vectors = []
+    for c in counts:
+        vec = {t: (1.0 + math.log(tf)) * (math.log((1 + n) / (1 + df[t])) + 1.0)
+               for t, tf in c.items()}
+        norm = math.sqrt(sum(v * v for v in vec.values())) or 1.0
+        vectors.append({t: v / norm for t, v in vec.items()})
+    return vectors
+
+
+def rank_sentences(sentences: list[str]) -> list[int]:
+    """Indices of ``sentences`` from most to least central (ties: earlier first)."""
+    vectors = _vectors(sentences)
+    centroid: dict[str, float] = {}
+    for vec in vectors:
+        for t, v in vec.items():
+            centroid[t] = centroid.get(t, 0.0) + v
+    norm = math.sqrt(sum(v * v for v in centroid.values())) or 1.0
+    centroid = {t: v / norm for t, v in centroid.items()}
+    scores = []
+    for i, (sentence, vec) in enumerate(zip(sentences, vectors, strict=True)):
+        score = _cosine(vec, centroid)
+        if _length(sentence) < MIN_SENTENCE_TOKENS:
+            score *= 0.5
+        scores.append((-score, i))
+    return [i for _, i in sorted(scores)]
+
+
+def _clip(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max(1, max_chars - 1)]
+    space = cut.rfind(" ")
+    if space > max_chars // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def summarize(text: str, max_sentences: int = 3, max_chars: int = 600) -> str:
+    """Up to ``max_sentences`` central sentences of ``text``, in order, within ``max_chars``.
+
+    Near-duplicate sentences (cosine > 0.8 to one already chosen) are skipped so a
+    repeated phrase cannot fill the whole summary. Returns "" for blank text.
+    """
+    sentences = split_sentences(text[:MAX_INPUT_CHARS])[:MAX_SENTENCES]
+    if not sentences or max_sentences < 1 or max_chars < 1:
+        return ""
+    if len(sentences) == 1:
+        return _clip(sentences[0], max_chars)
+    vectors = _vectors(sentences)
+    chosen: list[int] = []
+    used = 0
+    for i in rank_sentences(sentences):
+        if len(chosen) >= max_sentences:
+            break
+        if any(_cosine(vectors[i], vectors[j]) > 0.8 for j in chosen):
+            continue
+        extra = len(sentences[i]) + (1 if chosen else 0)
+        if chosen and used + extra > max_chars:
+            continue  # a shorter, less central sentence may still fit
+        chosen.append(i)
+        used += extra
+    return _clip(" ".join(sentences[i] for i in sorted(chosen)), max_chars)
