@@ -275,6 +275,11 @@ class OllamaEmbedder(_OllamaBackend):
             return self._texts_split
 
     @property
+    def windowed(self) -> int:
+        """Same as :attr:`texts_split`; the name every embedder reports it under."""
+        return self.texts_split
+
+    @property
     def max_tokens(self) -> int:
         """The input limit in tokens, resolved once.
 
