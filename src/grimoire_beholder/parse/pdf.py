@@ -1,0 +1,387 @@
+"""PDF parser: outline-driven chapters and sections with positional text splitting.
+
+Why positions, not pages: books often start a section halfway down a page, so splitting at
+page boundaries would hand the tail of one section to the next (and wrong citations to every
+answer found there). Each outline entry's destination carries a point; a text line belongs
+to the last entry (in page/position order) whose point lies above the line's bottom edge.
+
+Structure comes from the outline (TOC) when the PDF has one: level-1 entries become chapters,
+every deeper entry a section whose ``path`` is its breadcrumb below the chapter. Without an
+outline, headings are guessed from font sizes; failing that, chapters are page ranges.
+
+Outline entries whose page is -1 or out of range are *clamped*, not dropped: such an entry
+takes the position of the next valid entry in outline order (so it stays in the structure as
+an empty heading right before it); if no valid entry follows, it is skipped. Either way a
+warning is recorded. Entries out of page order keep their place in the structure, but text is
+still assigned by position, so no text is lost or doubled.
+
+Running headers/footers are removed: a line in the top or bottom tenth of the page whose text,
+with digits (and a lone roman numeral) normalised away, recurs in the same margin on several
+pages is a header, as is anything sharing that header's row on its page (e.g. a chapter name
+printed next to the page number).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from grimoire_beholder.errors import InputFileError
+from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
+
+# pymupdf's plain-text flags minus ligature preservation: "ﬁ" comes out as "fi" for search
+_FLAGS = (
+    pymupdf.TEXT_PRESERVE_WHITESPACE
+    | pymupdf.TEXT_MEDIABOX_CLIP
+    | pymupdf.TEXT_USE_CID_FOR_UNKNOWN_UNICODE
+)
+_MARGIN = 0.10  # share of the page height searched for running headers/footers
+_PAGES_PER_RANGE = 10  # last-resort chapters: this many pages each
+_FRONT_MATTER = "Front matter"
+# what pymupdf/MuPDF raise for damaged files (MuPDF's own errors derive from FzErrorBase)
+_PYMUPDF_ERRORS = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)
+_ROMAN = re.compile(r"^[ivxlcdm]+$")
+_WS = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"[.!?:;\"'”’)\]]$")
+
+
+@dataclass
+class _Line:
+    """One extracted text line with what the later passes need to know about it."""
+
+    page: int  # 1-based physical page
+    y0: float
+    y1: float
+    text: str
+    size: float
+    block: int  # block number on its page: lines of one block form one paragraph
+
+
+@dataclass
+class _Entry:
+    """A heading (outline entry or detected) at a position: page and top-down y."""
+
+    level: int
+    title: str
+    page: int
+    y: float
+
+
+def _fail(path: Path, reason: str) -> InputFileError:
+    """One-line user-facing error naming the file."""
+    return InputFileError(f"{path}: {' '.join(reason.split())}")
+
+
+def parse_pdf(path: Path) -> ParsedBook:
+    """Parse the PDF at ``path`` into a :class:`ParsedBook` (source_type "pdf").
+
+    Raises :class:`InputFileError` (never anything else for a bad file) when the file is
+    missing, empty, not a readable PDF, password-protected, or has no extractable text.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise _fail(path, "file not found")
+    if not path.is_file():
+        raise _fail(path, "not a regular file")
+    if path.stat().st_size == 0:
+        raise _fail(path, "file is empty (0 bytes)")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:
+        raise _fail(path, f"not a readable PDF (corrupt or not a PDF: {exc})") from exc
+    try:
+        return _parse(doc, path)
+    except _PYMUPDF_ERRORS as exc:  # a damaged file that got past opening
+        raise _fail(path, f"damaged PDF, cannot be read ({exc})") from exc
+    finally:
+        doc.close()
+
+
+def _parse(doc: Any, path: Path) -> ParsedBook:
+    """Everything after opening; pymupdf errors are turned into one line by the caller."""
+    if doc.needs_pass and not doc.authenticate(""):
+        raise _fail(path, "the PDF is password-protected; decrypt it first")
+    if doc.page_count == 0:
+        raise _fail(path, "the PDF has no pages (corrupt or truncated file)")
+    warnings: list[str] = []
+    lines, failed = _extract_lines(doc)
+    if failed:
+        warnings.append(f"{path.name}: text of {failed} page(s) could not be read (damaged file)")
+    if not lines:
+        if failed == doc.page_count:
+            raise _fail(path, "no page could be read (corrupt or truncated file)")
+        raise _fail(
+            path,
+            "no extractable text; it looks scanned/image-only and OCR is not available yet",
+        )
+    textless = doc.page_count - len({ln.page for ln in lines}) - failed
+    if textless > doc.page_count / 2:
+        warnings.append(
+            f"{path.name}: {textless} of {doc.page_count} pages have no extractable text "
+            "(scanned or drawn as images; OCR is not available yet)"
+        )
+    heights = {i + 1: doc[i].rect.height for i in range(doc.page_count)}
+    lines = _strip_running(lines, heights)
+    entries = _outline_entries(doc, path, warnings)
+    if not entries:
+        entries = _heading_entries(lines)
+    if not entries:
+        entries = [
+            _Entry(1, f"Pages {p}–{min(p + _PAGES_PER_RANGE - 1, doc.page_count)}", p, 0.0)
+            for p in range(1, doc.page_count + 1, _PAGES_PER_RANGE)
+        ]
+    meta = doc.metadata or {}
+    title = (meta.get("title") or "").strip() or path.stem
+    author = (meta.get("author") or "").strip() or None
+    return ParsedBook(
+        title=title,
+        author=author,
+        source_type="pdf",
+        source_path=str(path),
+        chapters=_assemble(entries, lines),
+        page_count=doc.page_count,
+        page_labels=_page_labels(doc),
+        warnings=warnings,
+    )
+
+
+def _extract_lines(doc: Any) -> tuple[list[_Line], int]:
+    """All non-blank text lines in reading order; also how many pages failed to load."""
+    lines: list[_Line] = []
+    failed = 0
+    for index in range(doc.page_count):
+        try:
+            blocks = doc[index].get_text("dict", flags=_FLAGS, sort=True)["blocks"]
+        except Exception:
+            failed += 1
+            continue
+        for number, block in enumerate(blocks):
+            for line in block.get("lines", []):
+                spans = line.get("spans", [])
+                text = _WS.sub(" ", "".join(s.get("text", "") for s in spans)).strip()
+                if not text:
+                    continue
+                main = max(spans, key=lambda s: len(s.get("text", "").strip()))
+                y0, y1 = line["bbox"][1], line["bbox"][3]
+                lines.append(_Line(index + 1, y0, y1, text, round(main["size"] * 2) / 2, number))
+    return lines, failed
+
+
+def _running_key(text: str) -> str:
+    """Header identity: case, digits and a lone roman page number don't matter."""
+    key = re.sub(r"\d+", "#", text.lower()).strip()
+    return "#" if _ROMAN.match(key) else key
+
+
+def _strip_running(lines: list[_Line], heights: dict[int, float]) -> list[_Line]:
+    """Drop running headers/footers and page numbers (see the module docstring)."""
+
+    def zone(ln: _Line) -> str | None:
+        middle, height = (ln.y0 + ln.y1) / 2, heights[ln.page]
+        if middle < height * _MARGIN:
+            return "top"
+        if middle > height * (1 - _MARGIN):
+            return "bottom"
+        return None
+
+    pages_with_text = len({ln.page for ln in lines})
+    if pages_with_text < 2:
+        return lines
+    needed = 2 if pages_with_text < 6 else 3
+    seen: dict[tuple[str, str], set[int]] = defaultdict(set)
+    zones = [zone(ln) for ln in lines]
+    for i, (ln, z) in enumerate(zip(lines, zones, strict=True)):
+        key = _running_key(ln.text)
+        if z and ("#" in key or re.search(r"[^\W\d_]", key)):  # not a lone "}" of code
+            seen[(z, key)].add(ln.page)
+        else:
+            zones[i] = None
+    drop = {
+        i
+        for i, (ln, z) in enumerate(zip(lines, zones, strict=True))
+        if z and len(seen[(z, _running_key(ln.text))]) >= needed
+    }
+    rows = defaultdict(list)  # page → (y0, y1) of dropped lines: their whole row goes too
+    for i in drop:
+        rows[lines[i].page].append((lines[i].y0, lines[i].y1))
+    for i, (ln, z) in enumerate(zip(lines, zones, strict=True)):
+        if (
+            z
+            and i not in drop
+            and any(min(ln.y1, b) - max(ln.y0, a) > 0.5 * (ln.y1 - ln.y0) for a, b in rows[ln.page])
+        ):
+            drop.add(i)
+    return [ln for i, ln in enumerate(lines) if i not in drop]
+
+
+def _dest_y(doc: Any, page: int, dest: dict[str, Any]) -> float:
+    """Top-down y of an outline destination on ``page`` (1-based); page top if unknown.
+
+    pymupdf reports explicit (GoTo) destinations in top-down page coordinates but named
+    destinations (pdfTeX's kind) in PDF coordinates, whose origin is the bottom-left corner.
+    """
+    to = dest.get("to")
+    if to is None or isinstance(to, str):
+        return 0.0
+    x, y = float(to[0]), float(to[1])
+    pg = doc[page - 1]
+    if dest.get("kind") == pymupdf.LINK_NAMED:
+        if y <= 0:  # a null /XYZ top: no position given
+            return 0.0
+        y = (pymupdf.Point(x, y) * pg.transformation_matrix).y
+    return min(max(y, 0.0), pg.rect.height)
+
+
+def _outline_entries(doc: Any, path: Path, warnings: list[str]) -> list[_Entry]:
+    """Outline entries with positions, invalid pages clamped (see the module docstring)."""
+    try:
+        toc = doc.get_toc(simple=False)
+    except Exception as exc:
+        warnings.append(f"{path.name}: outline unreadable ({exc}); guessing headings")
+        return []
+    found: list[_Entry] = []
+    for item in toc:
+        level, title, page = int(item[0]), str(item[1]).strip(), int(item[2])
+        title = title or (f"Untitled (page {page})" if page > 0 else "Untitled")
+        dest = item[3] if len(item) > 3 and isinstance(item[3], dict) else {}
+        if not 1 <= page <= doc.page_count:
+            found.append(_Entry(level, title, -1, -1.0))
+            continue
+        try:
+            found.append(_Entry(level, title, page, _dest_y(doc, page, dest)))
+        except Exception:
+            found.append(_Entry(level, title, page, 0.0))
+    entries: list[_Entry] = []
+    after: _Entry | None = None
+    bad = 0
+    for entry in reversed(found):
+        if entry.page == -1:
+            bad += 1
+            if after is None:
+                continue
+            entry.page, entry.y = after.page, after.y
+        else:
+            after = entry
+        entries.append(entry)
+    if bad:
+        warnings.append(
+            f"{path.name}: {bad} outline entr{'y' if bad == 1 else 'ies'} point at pages this "
+            "file does not have; placed at the next entry"
+        )
+    entries.reverse()
+    return entries
+
+
+def _heading_entries(lines: list[_Line]) -> list[_Entry]:
+    """Guess headings from font sizes: larger-than-body sizes, biggest first, as levels 1-3."""
+    weight: Counter[float] = Counter()
+    for ln in lines:
+        weight[ln.size] += len(ln.text)
+    body = weight.most_common(1)[0][0]
+    heads: list[_Line] = []
+    for ln in lines:
+        if ln.size < body * 1.15 or len(ln.text) > 150 or not re.search(r"[^\W\d_]", ln.text):
+            continue
+        prev = heads[-1] if heads else None
+        if prev and (prev.page, prev.block, prev.size) == (ln.page, ln.block, ln.size):
+            prev.text, prev.y1 = f"{prev.text} {ln.text}", ln.y1  # a heading wrapped in two
+        else:
+            heads.append(_Line(ln.page, ln.y0, ln.y1, ln.text, ln.size, ln.block))
+    sizes = sorted({h.size for h in heads}, reverse=True)
+    if len(sizes) > 1 and all(h.page == 1 for h in heads if h.size == sizes[0]):
+        sizes = sizes[1:]  # a cover title, not a chapter heading
+    levels = {size: rank + 1 for rank, size in enumerate(sizes[:3])}
+    return [_Entry(levels[h.size], h.text, h.page, h.y0 - 1) for h in heads if h.size in levels]
+
+
+def _join(left: str, right: str) -> str:
+    """Join two wrapped lines: rejoin a word hyphenated at the break, else one space."""
+    if not left:
+        return right
+    if left.endswith("\u00ad"):
+        return left[:-1] + right
+    if left.endswith("-") and len(left) > 1 and left[-2].isalpha() and right[:1].islower():
+        return left[:-1] + right
+    return f"{left} {right}"
+
+
+def _blocks(lines: list[_Line]) -> list[Block]:
+    """Paragraph blocks from lines; a paragraph running over a page break becomes one."""
+    blocks: list[Block] = []
+    key: tuple[int, int] | None = None
+    for ln in lines:
+        if key == (ln.page, ln.block):
+            blocks[-1].text = _join(blocks[-1].text, ln.text)
+            continue
+        key = (ln.page, ln.block)
+        prev = blocks[-1] if blocks else None
+        if (
+            prev is not None
+            and prev.last_page == ln.page - 1
+            and not _SENTENCE_END.search(prev.text)
+            and ln.text[:1].islower()
+        ):
+            prev.text, prev.page_end = _join(prev.text, ln.text), ln.page
+            continue
+        blocks.append(Block(text=ln.text, page=ln.page))
+    return blocks
+
+
+def _only_heading(blocks: list[Block], title: str) -> bool:
+    """True when a lead-in is nothing but the chapter's own heading: no text worth a section."""
+
+    def squash(text: str) -> str:
+        return re.sub(r"\W+", "", text.lower())
+
+    text, wanted = squash(blocks[0].text), squash(title)
+    return (
+        len(blocks) == 1 and bool(wanted) and text.endswith(wanted) and len(text) < len(wanted) + 8
+    )
+
+
+def _assemble(entries: list[_Entry], lines: list[_Line]) -> list[ParsedChapter]:
+    """Give every line to the last entry positioned above its bottom edge; build the tree."""
+    order = sorted(range(len(entries)), key=lambda i: (entries[i].page, entries[i].y, i))
+    keys = [(entries[i].page, entries[i].y) for i in order]
+    owned: dict[int, list[_Line]] = defaultdict(list)
+    for ln in lines:
+        at = bisect_right(keys, (ln.page, ln.y1 - 1.0)) - 1
+        owned[order[at] if at >= 0 else -1].append(ln)
+    chapters: list[ParsedChapter] = []
+    front = _blocks(owned[-1])
+    if front:
+        section = ParsedSection("", [], front, anchor_page=front[0].page)
+        chapters.append(ParsedChapter(_FRONT_MATTER, [section], anchor_page=front[0].page))
+    trail: list[str] = []
+    chapter: ParsedChapter | None = None
+    for i, entry in enumerate(entries):
+        blocks = _blocks(owned[i])
+        if entry.level == 1 or chapter is None:  # a leading deeper entry starts a chapter too
+            chapter = ParsedChapter(entry.title, anchor_page=entry.page)
+            chapters.append(chapter)
+            trail = []
+            if blocks and not _only_heading(blocks, entry.title):
+                chapter.sections.append(ParsedSection("", [], blocks, anchor_page=entry.page))
+            continue
+        trail = [*trail[: max(entry.level - 2, 0)], entry.title]
+        chapter.sections.append(
+            ParsedSection(entry.title, list(trail), blocks, anchor_page=entry.page)
+        )
+    return chapters
+
+
+def _page_labels(doc: Any) -> dict[int, str]:
+    """Printed page label per physical page, only when the PDF defines labels."""
+    try:
+        if not doc.get_page_labels():
+            return {}
+        labels = {i + 1: doc[i].get_label() for i in range(doc.page_count)}
+    except Exception:
+        return {}
+    return {page: label for page, label in labels.items() if label}
