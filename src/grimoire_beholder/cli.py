@@ -234,6 +234,19 @@ def _indent(text: str) -> str:
     return "\n".join("   " + line for line in text.splitlines())
 
 
+@app.command("serve-mcp")
+def serve_mcp(config: ConfigOpt = None) -> None:
+    """Serve the library read-only to AI assistants over MCP (stdio).
+
+    stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
+    file or library database fails here, before the protocol starts, with a non-zero exit.
+    """
+    from .mcp_server import serve
+
+    with _errors():
+        serve(config)
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

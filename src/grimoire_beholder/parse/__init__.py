@@ -1,0 +1,65 @@
+"""Turn a book file into a :class:`ParsedBook`, choosing the parser by file extension.
+
+Parsers are imported lazily so that, say, a Markdown ingest never pays for importing PyMuPDF,
+and a broken optional parser cannot stop the others from working.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import InputFileError
+from .document import ParsedBook
+
+_SOURCE_TYPES = {
+    ".pdf": "pdf",
+    ".epub": "epub",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+}
+SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(_SOURCE_TYPES))
+
+
+def source_type_for(path: Path) -> str | None:
+    """The source type ("pdf", "epub", "markdown", "text") a path would be parsed as."""
+    return _SOURCE_TYPES.get(Path(path).suffix.lower())
+
+
+def parse_file(path: Path) -> ParsedBook:
+    """Parse any supported file; raise InputFileError with a one-line reason otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise InputFileError(f"{path}: file not found")
+    if path.is_dir():
+        raise InputFileError(f"{path}: is a directory, not a file")
+    source_type = source_type_for(path)
+    if source_type is None:
+        kind = f"'{path.suffix}'" if path.suffix else "(no extension)"
+        raise InputFileError(
+            f"{path}: unsupported file type {kind}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
+        )
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputFileError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
+    if size == 0:
+        raise InputFileError(f"{path}: file is empty")
+    if source_type == "pdf":
+        from .pdf import parse_pdf
+
+        return parse_pdf(path)
+    if source_type == "epub":
+        from .epub import parse_epub
+
+        return parse_epub(path)
+    if source_type == "markdown":
+        from .markdown import parse_markdown
+
+        return parse_markdown(path)
+    from .text import parse_text
+
+    return parse_text(path)
+
+
+__all__ = ["SUPPORTED_EXTENSIONS", "ParsedBook", "parse_file", "source_type_for"]

@@ -3,13 +3,16 @@
 Both FTS5 tables use ``rowid = chunks.id``. ``chunks_fts`` holds the chunk text, its
 generated context and the section/chapter/book titles (word tokenizer, stemmed, accents
 folded); ``chunks_fts_trigram`` holds the chunk text again under the trigram tokenizer so
-text in scripts without spaces is findable.
+text in scripts without spaces is findable. The read side (MATCH queries) lives in
+``store.search``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+
+from . import vectors
 
 
 def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
@@ -47,9 +50,14 @@ def _delete_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
 
 
 def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
-    """Remove a book's FTS rows. Call in the same transaction that deletes the book."""
+    """Remove a book's FTS rows. Call in the same transaction that deletes the book.
+
+    Also bumps the vector generation: the book's embeddings are about to cascade away, and
+    in-memory vector indexes must notice (see ``store.vectors``).
+    """
     ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE book_id = ?", (book_id,))]
     _delete_rows(conn, ids)
+    vectors.bump_generation(conn)
 
 
 def rebuild(conn: sqlite3.Connection, book_id: int | None = None) -> int:

@@ -1,0 +1,104 @@
+"""Warm ``search_book`` latency through the MCP protocol (stdio), as an assistant sees it.
+
+Builds (or reuses) a library of the SQuAD dev corpus plus its distractors (100 Markdown
+articles, ~2,000 chunks at the default chunk size), starts ``grimoire-beholder serve-mcp`` as a
+subprocess, and times ``tools/call search_book`` round trips with the SDK's client, after a
+few warm-up calls. Prints a markdown table.
+
+    uv run python bench/mcp_latency.py                      # fake embedder: fast to build
+    uv run python bench/mcp_latency.py --embedding embedded # the real default model
+
+The fake embedder makes the build take seconds; the search path (vector matrix, FTS5, fusion,
+the protocol round trip) is the same, except the embedded model's query encoding (~ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client, StdioServerParameters
+
+BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
+CORPORA = (BENCH / "squad-dev" / "corpus", BENCH / "squad-distractors")
+QUESTIONS = BENCH / "squad-dev" / "questions.jsonl"
+
+
+def build_library(directory: Path, embedding: str) -> tuple[int, int]:
+    """Ingest every corpus file once (a re-run reuses the library); (documents, chunks)."""
+    from grimoire_beholder.library import Library
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "config.toml"
+    config.write_text(f'db_path = "book.db"\nembedding_backend = "{embedding}"\n'
+                      'llm_backend = "none"\n', encoding="utf-8")
+    with Library.open(config) as lib:
+        have = {b.source_path for b in lib.list_books() if b.chunks == b.status.get("embedded")}
+        files = sorted(p for corpus in CORPORA for p in corpus.glob("*.md"))
+        started = time.perf_counter()
+        for path in files:
+            if str(path.resolve()) not in have:
+                lib.ingest(path)
+        if len(have) < len(files):
+            print(f"ingested {len(files) - len(have)} files in "
+                  f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
+        return len(files), int(lib.status()["chunks"]["embedded"])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+async def measure(directory: Path, questions: list[str], top_k: int) -> dict[str, object]:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "grimoire_beholder.cli", "serve-mcp"],
+        cwd=str(directory), env=dict(os.environ))
+    started = time.perf_counter()
+    async with Client(params) as client:
+        ready = time.perf_counter() - started
+        for q in questions[:3]:  # warm-up: first calls pay for lazy imports and page cache
+            await client.call_tool("search_book", {"question": q, "top_k": top_k})
+        timings, sizes = [], []
+        for q in questions:
+            t0 = time.perf_counter()
+            result = await client.call_tool("search_book", {"question": q, "top_k": top_k})
+            timings.append((time.perf_counter() - t0) * 1000)
+            assert not result.is_error, result.content
+            sizes.append(len(json.dumps(result.model_dump(mode="json", by_alias=True))))
+    return {"ready_s": ready, "timings": timings, "sizes": sizes}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/grimoire-bench-mcp"),
+                        help="where the library is built (reused when present)")
+    parser.add_argument("--embedding", choices=("fake", "embedded"), default="fake")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--top-k", type=int, default=5)
+    args = parser.parse_args()
+
+    directory = args.dir / args.embedding
+    docs, chunks = build_library(directory, args.embedding)
+    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    questions = [r["question"] for r in rows][: args.queries]
+    out = anyio.run(measure, directory, questions, args.top_k)
+    timings: list[float] = out["timings"]  # type: ignore[assignment]
+    sizes: list[int] = out["sizes"]  # type: ignore[assignment]
+    print(f"| library | embedder | queries | top_k | start-up to ready | p50 | p95 | mean | max "
+          f"| max response |\n|---|---|---|---|---|---|---|---|---|---|\n"
+          f"| {chunks} chunks, {docs} docs | {args.embedding} | {len(timings)} | {args.top_k} "
+          f"| {out['ready_s']:.2f} s | {percentile(timings, 50):.1f} ms "
+          f"| {percentile(timings, 95):.1f} ms | {statistics.mean(timings):.1f} ms "
+          f"| {max(timings):.1f} ms | {max(sizes):,} chars |")
+
+
+if __name__ == "__main__":
+    main()

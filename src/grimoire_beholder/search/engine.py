@@ -1,0 +1,164 @@
+"""The search entry point: filters → arms (vector, keyword) → fusion → diversify → hits.
+
+Modes (``retrieval_mode`` or the ``mode`` argument):
+
+* ``hybrid`` — both arms, fused by ``fusion`` (``rrf`` or ``convex``, see ``fusion.py``);
+* ``vector`` — cosine similarity only; ``keyword`` — BM25 only.
+
+Without an embedder (``embed_query`` is None, e.g. the model is not installed), or when
+embedding the query raises :class:`ModelError` (e.g. Ollama is down), hybrid degrades to
+keyword search and says so in ``note``; ``vector`` cannot degrade without silently
+changing what was asked, so it raises :class:`ModelError`.
+
+Each arm contributes its best ``max(candidate_pool_size, 3·top_k)`` candidates (3·top_k so
+that diversification, which can drop up to two neighbours per kept hit, still leaves
+``top_k``). Filters are applied inside each arm, before its top candidates are taken.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from ..config import CHOICES, Config
+from ..errors import GrimoireError, ModelError
+from ..store import search as store_search
+from . import fusion, keyword
+from .hits import SearchHit, SearchResults
+from .vector import VectorIndex
+
+MAX_TOP_K = 100
+
+
+class _Clock:
+    """Milliseconds per stage, for ``SearchResults.timings_ms``."""
+
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+        self._start = self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timings[stage] = self.timings.get(stage, 0.0) + (now - self._last) * 1000.0
+        self._last = now
+
+    def total(self) -> dict[str, float]:
+        self.timings["total"] = (time.perf_counter() - self._start) * 1000.0
+        return self.timings
+
+
+class SearchEngine:
+    """Searches one library; keeps its vector index in memory between searches.
+
+    One engine per process and connection. Searches are serialised by a lock: they share
+    the connection and the index, and each is a few milliseconds.
+    """
+
+    def __init__(self, conn: sqlite3.Connection,
+                 embed_query: Callable[[str], np.ndarray] | None, config: Config) -> None:
+        self._conn = conn
+        self._embed = embed_query
+        self._config = config
+        self._index = VectorIndex()
+        self._lock = threading.Lock()
+
+    @property
+    def vector_index(self) -> VectorIndex:
+        return self._index
+
+    def _resolve(self, query: str, top_k: int | None, mode: str | None
+                 ) -> tuple[str, int, str, str | None]:
+        """Validate the arguments: (query, top_k, effective mode, note)."""
+        if not isinstance(query, str) or not query.strip():
+            raise GrimoireError("empty query")
+        k = self._config.top_k if top_k is None else top_k
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
+            raise GrimoireError(f"top_k must be an integer from 1 to {MAX_TOP_K} (got {k!r})")
+        wanted = self._config.retrieval_mode if mode is None else mode
+        allowed = CHOICES["retrieval_mode"]
+        if wanted not in allowed:
+            raise GrimoireError(f"unknown search mode {wanted!r}; use one of {', '.join(allowed)}")
+        note = None
+        if self._embed is None and wanted != "keyword":
+            if wanted == "vector":
+                raise ModelError("vector search needs the embedding model, which is not "
+                                 "available; use mode 'keyword' or install the model")
+            wanted, note = "keyword", "no embedding model available: keyword search only"
+        return query.strip(), k, wanted, note
+
+    def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
+               author: str | None = None, source_type: str | None = None,
+               mode: str | None = None, *, explain: bool = False) -> SearchResults:
+        """Up to ``top_k`` diversified hits for ``query`` within the filters.
+
+        ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
+        """
+        query, k, mode, note = self._resolve(query, top_k, mode)
+        fusion_name = self._config.fusion if mode == "hybrid" else None
+        result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
+        with self._lock:
+            clock = _Clock()
+            allowed = store_search.resolve_books(self._conn, book, author, source_type)
+            books, searchable = store_search.library_state(self._conn)
+            clock.lap("filters")
+            if not searchable:
+                result.note = ("the library is empty" if books == 0 else
+                               "no book is searchable yet (ingestion has not finished)")
+            elif allowed is not None and not allowed:
+                result.note = "no book matches the filters"
+            else:
+                self._run(result, k, allowed, clock, explain)
+            result.timings_ms = clock.total()
+        return result
+
+    def _run(self, result: SearchResults, k: int, allowed: list[int] | None,
+             clock: _Clock, explain: bool) -> None:
+        pool = max(self._config.candidate_pool_size, 3 * k)
+        query_vec = None
+        if result.mode != "keyword" and self._embed is not None:
+            # Lone surrogates (from broken JSON) would make a tokenizer raise; replace them.
+            safe = result.query.encode("utf-8", "replace").decode("utf-8")
+            try:
+                query_vec = self._embed(safe)
+            except ModelError as exc:
+                if result.mode == "vector":
+                    raise
+                result.mode, result.fusion = "keyword", None
+                result.note = f"embedding the query failed ({exc}): keyword search only"
+            clock.lap("embed")
+        with store_search.snapshot(self._conn):
+            arms: dict[str, list[tuple[int, float]]] = {}
+            if query_vec is not None:
+                self._index.refresh(self._conn)
+                arms["vector"] = self._index.search(query_vec, pool, allowed)
+                clock.lap("vector")
+            if result.mode != "vector":
+                arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed)
+                clock.lap("keyword")
+            fused = self._fuse(result.mode, arms, pool)
+            positions = store_search.chunk_positions(self._conn, [f.chunk_id for f in fused])
+            kept = fusion.diversify(fused, positions, k)
+            clock.lap("fusion")
+            rows = store_search.hit_rows(self._conn, [f.chunk_id for f in kept])
+            clock.lap("fetch")
+        kept = [f for f in kept if f.chunk_id in rows]
+        result.hits = [SearchHit.from_row(rows[f.chunk_id], rank, f.score, f.ranks)
+                       for rank, f in enumerate(kept, start=1)]
+        if explain:
+            result.explain = [{"rank": rank, **f.explain()}
+                              for rank, f in enumerate(kept, start=1)]
+        if not result.hits and result.note is None:
+            result.note = "no match"
+
+    def _fuse(self, mode: str, arms: dict[str, list[tuple[int, float]]],
+              pool: int) -> list[fusion.Fused]:
+        if mode != "hybrid":
+            return fusion.single(mode, arms.get(mode, []), pool=pool)
+        if self._config.fusion == "convex":
+            return fusion.convex(arms.get("vector", []), arms.get("keyword", []),
+                                 self._config.fusion_alpha, pool=pool)
+        return fusion.rrf(arms, k=self._config.rrf_k, pool=pool)

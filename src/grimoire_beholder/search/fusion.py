@@ -1,0 +1,136 @@
+"""Fusing the ranked lists of the search arms: pure functions, no I/O.
+
+Each arm gives ``(chunk id, score)`` pairs, best first; only its first ``pool`` entries
+(``candidate_pool_size``) take part. Every fused candidate carries an explain trace: its
+1-based rank and score in each arm (None where the arm did not return it) and the fused
+score.
+
+* :func:`rrf` — Reciprocal Rank Fusion: ``Σ 1 / (k + rank)`` over the arms that returned
+  the chunk. Uses ranks only, so arms with incomparable scores (cosine vs BM25) mix without
+  calibration; ``k`` (``rrf_k``, 60 by default) flattens the head of each list.
+* :func:`convex` — ``α·cos + (1-α)·kw/max(kw)``: the vector arm's cosine similarity and the
+  keyword score scaled by the best keyword score in the pool; a missing arm contributes 0.
+  Kept so it can be measured against RRF (``fusion = "convex"``, ``fusion_alpha``).
+* :func:`single` — one arm alone (vector-only or keyword-only mode): its own score.
+
+Ties are broken by the best single-arm rank, then by chunk id, so results are stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+ArmList = Sequence[tuple[int, float]]
+
+
+@dataclass(frozen=True)
+class Fused:
+    """One fused candidate with its explain trace."""
+
+    chunk_id: int
+    score: float
+    ranks: dict[str, int | None]
+    scores: dict[str, float | None]
+
+    def explain(self) -> dict[str, object]:
+        """The trace as plain data: per-arm rank and score, and the fused score."""
+        return {
+            "chunk_id": self.chunk_id,
+            "fused": self.score,
+            "arms": {arm: {"rank": self.ranks[arm], "score": self.scores[arm]}
+                     for arm in self.ranks},
+        }
+
+
+def _traces(arms: Mapping[str, ArmList], pool: int | None
+            ) -> dict[int, tuple[dict[str, int | None], dict[str, float | None]]]:
+    """Per chunk: rank and score in every arm (None where absent), pools truncated."""
+    out: dict[int, tuple[dict[str, int | None], dict[str, float | None]]] = {}
+    for arm, ranked in arms.items():
+        head = ranked if pool is None else ranked[:pool]
+        for rank, (chunk_id, score) in enumerate(head, start=1):
+            if chunk_id not in out:
+                out[chunk_id] = ({a: None for a in arms}, {a: None for a in arms})
+            ranks, scores = out[chunk_id]
+            if ranks[arm] is None:  # a duplicate within one arm keeps its best rank
+                ranks[arm] = rank
+                scores[arm] = float(score)
+    return out
+
+
+def _sorted(fused: list[Fused]) -> list[Fused]:
+    def key(f: Fused) -> tuple[float, int, int]:
+        best = min((r for r in f.ranks.values() if r is not None), default=1 << 30)
+        return (-f.score, best, f.chunk_id)
+
+    return sorted(fused, key=key)
+
+
+def rrf(arms: Mapping[str, ArmList], k: int = 60, pool: int | None = None) -> list[Fused]:
+    """Reciprocal Rank Fusion of the arms' lists; best first."""
+    if k < 0:
+        raise ValueError("rrf k must be >= 0")
+    out = []
+    for chunk_id, (ranks, scores) in _traces(arms, pool).items():
+        score = sum(1.0 / (k + r) for r in ranks.values() if r is not None)
+        out.append(Fused(chunk_id, score, ranks, scores))
+    return _sorted(out)
+
+
+def convex(vector: ArmList, keyword: ArmList, alpha: float = 0.5,
+           pool: int | None = None) -> list[Fused]:
+    """``alpha·cosine + (1-alpha)·keyword/max(keyword)``; best first.
+
+    ``alpha`` = 1 is pure vector, 0 pure keyword. The keyword maximum is taken over the
+    pooled keyword list; a non-positive maximum counts every keyword score as 0.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError("convex alpha must be between 0 and 1")
+    traces = _traces({"vector": vector, "keyword": keyword}, pool)
+    kw_scores = [s["keyword"] for _, s in traces.values() if s["keyword"] is not None]
+    kw_max = max(kw_scores, default=0.0)
+    out = []
+    for chunk_id, (ranks, scores) in traces.items():
+        cos = scores["vector"] or 0.0
+        kw = (scores["keyword"] or 0.0) / kw_max if kw_max > 0 else 0.0
+        out.append(Fused(chunk_id, alpha * cos + (1.0 - alpha) * kw, ranks, scores))
+    return _sorted(out)
+
+
+def single(arm: str, ranked: ArmList, arm_names: Sequence[str] = ("vector", "keyword"),
+           pool: int | None = None) -> list[Fused]:
+    """One arm on its own: order and score unchanged, other arms' ranks None."""
+    names = list(arm_names) if arm in arm_names else [*arm_names, arm]
+    arms: dict[str, ArmList] = {name: ranked if name == arm else [] for name in names}
+    return [Fused(chunk_id, scores[arm] or 0.0, ranks, scores)
+            for chunk_id, (ranks, scores) in _traces(arms, pool).items()]
+
+
+def diversify(fused: Sequence[Fused], positions: Mapping[int, tuple[int, int, int, int]],
+              limit: int) -> list[Fused]:
+    """The first ``limit`` candidates, skipping near-duplicates of better-ranked ones.
+
+    Neighbouring chunks of one section overlap (``chunk_overlap``), so a passage that
+    matches often comes back two or three times. Rule: walking the fused list best first, a
+    candidate is dropped when a candidate already *kept* is in the same section (book,
+    chapter_index, section_index) with a chunk_index differing by exactly 1. Dropped, not
+    merged, so every hit still cites one exact chunk; a chunk two steps away shares no text
+    with the kept one and stays. Candidates without a position (deleted meanwhile) are
+    skipped. ``positions`` maps chunk id → (book id, chapter, section, chunk index).
+    """
+    kept: list[Fused] = []
+    taken: dict[tuple[int, int, int], set[int]] = {}
+    for candidate in fused:
+        if len(kept) >= limit:
+            break
+        pos = positions.get(candidate.chunk_id)
+        if pos is None:
+            continue
+        section, index = (pos[0], pos[1], pos[2]), pos[3]
+        near = taken.setdefault(section, set())
+        if index - 1 in near or index + 1 in near:
+            continue
+        near.add(index)
+        kept.append(candidate)
+    return kept

@@ -1,0 +1,177 @@
+"""The vector arm: every library vector in one in-memory float32 matrix, searched by dot product.
+
+Reading 100k BLOBs per query would dominate search time, so the index is loaded once per
+process and refreshed incrementally:
+
+1. A free check — ``PRAGMA data_version`` plus the connection's ``total_changes`` — says
+   whether anything at all was committed since the last refresh. Usually nothing was.
+2. Otherwise the embeddings table's :class:`~grimoire_beholder.store.vectors.VectorSignature`
+   (generation, count, max id, id sum; read from an index, no BLOB) tells what happened:
+   unchanged → nothing; only higher chunk ids added → read and append just those rows;
+   the generation moved (a book was deleted, a vector overwritten) or the counts do not
+   add up → rebuild from scratch.
+
+Rows are L2-normalised on load, so a dot product with the normalised query is the cosine.
+Filters become a boolean mask over the parallel book-id array *before* the top-k
+selection (``np.argpartition``), so a filtered search still returns ``k`` hits whenever the
+allowed books hold that many vectors; when the allowed rows are under half the matrix only
+those rows are multiplied.
+
+Cost: an exact scan is memory-bound — 100k × 384 float32 is 153 MB per query: about 4 ms
+warm on a 2-vCPU VM (15+ ms for the first queries, while the pages are cold); a filter to a
+few books costs about 1 ms.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection
+from typing import Literal
+
+import numpy as np
+
+from ..errors import EmbeddingMismatchError
+from ..store import search as store_search
+from ..store import vectors
+
+RefreshResult = Literal["unchanged", "appended", "rebuilt", "cleared"]
+
+
+def _normalised(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return matrix / norms
+
+
+class VectorIndex:
+    """Normalised vectors with parallel chunk-id and book-id arrays, in chunk-id order.
+
+    Storage grows by doubling so appends during an ingest do not copy the whole matrix each
+    time. Not thread-safe on its own: the engine serialises refresh and search.
+    """
+
+    def __init__(self) -> None:
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._chunk_ids = np.zeros(0, dtype=np.int64)
+        self._book_ids = np.zeros(0, dtype=np.int64)
+        self._n = 0
+        self._signature: vectors.VectorSignature | None = None
+        self._token: tuple[int, int] | None = None
+        self.rebuilds = 0  # how many full loads happened (for tests and diagnostics)
+
+    @classmethod
+    def from_arrays(cls, chunk_ids: np.ndarray, book_ids: np.ndarray,
+                    matrix: np.ndarray) -> VectorIndex:
+        """An index over given arrays, without a database (benchmarks, tests)."""
+        index = cls()
+        index._replace(np.asarray(chunk_ids, dtype=np.int64),
+                       np.asarray(book_ids, dtype=np.int64), matrix)
+        return index
+
+    @property
+    def size(self) -> int:
+        return self._n
+
+    @property
+    def dimension(self) -> int:
+        return int(self._matrix.shape[1])
+
+    def _replace(self, chunk_ids: np.ndarray, book_ids: np.ndarray,
+                 matrix: np.ndarray) -> None:
+        self._matrix = _normalised(matrix).copy()
+        self._chunk_ids = chunk_ids.copy()
+        self._book_ids = book_ids.copy()
+        self._n = len(chunk_ids)
+
+    def _append(self, chunk_ids: np.ndarray, book_ids: np.ndarray,
+                matrix: np.ndarray) -> None:
+        need = self._n + len(chunk_ids)
+        if need > self._matrix.shape[0]:
+            capacity = max(need, 2 * self._matrix.shape[0], 1024)
+            grown = np.empty((capacity, self._matrix.shape[1]), dtype=np.float32)
+            grown[:self._n] = self._matrix[:self._n]
+            self._matrix = grown
+            for name in ("_chunk_ids", "_book_ids"):
+                old = getattr(self, name)
+                new = np.empty(capacity, dtype=np.int64)
+                new[:self._n] = old[:self._n]
+                setattr(self, name, new)
+        self._matrix[self._n:need] = _normalised(matrix)
+        self._chunk_ids[self._n:need] = chunk_ids
+        self._book_ids[self._n:need] = book_ids
+        self._n = need
+
+    def _clear(self) -> None:
+        self._replace(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                      np.zeros((0, 0), dtype=np.float32))
+
+    def refresh(self, conn: sqlite3.Connection) -> RefreshResult:
+        """Bring the index up to date with the database, as cheaply as possible."""
+        token = store_search.change_token(conn)
+        if token == self._token:
+            return "unchanged"
+        with store_search.snapshot(conn):
+            result = self._refresh(conn)
+        self._token = token
+        return result
+
+    def _refresh(self, conn: sqlite3.Connection) -> RefreshResult:
+        stamp = vectors.get_stamp(conn)
+        sig = vectors.signature(conn)
+        old = self._signature
+        self._signature = sig
+        if stamp is None or sig.count == 0:
+            self._clear()
+            return "cleared"
+        dimension = stamp[1]
+        if old == sig and self.dimension == dimension:
+            return "unchanged"
+        if (old is not None and self.dimension == dimension and self._n == old.count
+                and sig.generation == old.generation and sig.count > old.count):
+            chunk_ids, book_ids, matrix = vectors.read_vectors(conn, dimension, old.max_id)
+            if (old.count + len(chunk_ids) == sig.count
+                    and old.id_sum + int(chunk_ids.sum()) == sig.id_sum):
+                self._append(chunk_ids, book_ids, matrix)
+                return "appended"
+        chunk_ids, book_ids, matrix = vectors.read_vectors(conn, dimension)
+        self._replace(chunk_ids, book_ids, matrix)
+        self.rebuilds += 1
+        return "rebuilt"
+
+    def search(self, query: np.ndarray, k: int,
+               book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``k`` nearest vectors within ``book_ids``, best first.
+
+        None means every book; an empty collection means none (empty result).
+        """
+        n = self._n
+        if n == 0 or k <= 0 or (book_ids is not None and not book_ids):
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dimension:
+            raise EmbeddingMismatchError(
+                f"the query vector has {q.shape[0]} dimensions but the library's vectors "
+                f"have {self.dimension}; search with the model the library was embedded with"
+            )
+        norm = float(np.linalg.norm(q))
+        if norm == 0.0 or not np.isfinite(norm):
+            return []
+        q = q / norm
+        if book_ids is None:
+            return self._top(np.arange(n), self._matrix[:n] @ q, k)
+        allowed = np.fromiter((int(b) for b in book_ids), dtype=np.int64)
+        rows = np.flatnonzero(np.isin(self._book_ids[:n], allowed))
+        if rows.size == 0:
+            return []
+        if rows.size * 2 <= n:  # a small subset: gather its rows, skip the rest of the scan
+            return self._top(rows, self._matrix[rows] @ q, k)
+        scores = self._matrix[:n] @ q
+        return self._top(rows, scores[rows], k)
+
+    def _top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """The best ``k`` of ``scores`` (aligned with matrix ``rows``), best first."""
+        k = min(k, scores.shape[0])
+        top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
+        order = top[np.lexsort((rows[top], -scores[top]))]
+        return [(int(self._chunk_ids[rows[i]]), float(scores[i])) for i in order]

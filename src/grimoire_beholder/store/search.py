@@ -1,0 +1,230 @@
+"""The read side of search: filter resolution, FTS5 MATCH queries, hit metadata.
+
+Every query here takes user-derived values only as bound parameters. The FTS5 ``MATCH``
+expressions come from ``search.keyword``, which builds them from sanitised, double-quoted
+tokens; this module never looks inside them. Lists of ids travel as one JSON parameter
+(``IN (SELECT value FROM json_each(?))``) so no SQL text depends on their length.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ..errors import BookNotFoundError, GrimoireError
+
+# Mirrors the CHECK constraint on books.source_type in schema.sql.
+SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text")
+
+# bm25() column weights of chunks_fts, in column order: text, context, section, chapter, book.
+# The chunk text is the evidence (1.0); the generated context restates it in other words
+# (0.5). Titles are short (BM25's length normalisation already favours short fields) and
+# they stack: the section breadcrumb repeats the chapter title, and the book title is in
+# every chunk of the book. At 0.3 + 0.2 + 0.1 a term found only in all three titles still
+# ranks below the same term in the text, so titles act as tie-breakers and topic hints.
+WORD_WEIGHTS: tuple[float, float, float, float, float] = (1.0, 0.5, 0.3, 0.2, 0.1)
+
+
+class ChunkPosition(NamedTuple):
+    """Where a chunk sits, enough to spot overlapping neighbours."""
+
+    book_id: int
+    chapter_index: int
+    section_index: int
+    chunk_index: int
+
+
+@dataclass(frozen=True)
+class HitRow:
+    """Everything a search hit shows about one chunk and its book."""
+
+    chunk_id: int
+    book_id: int
+    slug: str
+    book: str
+    author: str | None
+    source_type: str
+    source_path: str
+    page_labels: dict[int, str]
+    chapter_index: int
+    chapter: str
+    section_index: int
+    section: str
+    chunk_index: int
+    page_start: int | None
+    page_end: int | None
+    line_start: int | None
+    line_end: int | None
+    text: str
+    context: str | None
+
+
+def _ids_param(ids: Iterable[int]) -> str:
+    return json.dumps([int(i) for i in ids])
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run several reads against one consistent snapshot (a deferred read transaction).
+
+    Inside a caller's transaction the reads already share one view, so nothing is started.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def change_token(conn: sqlite3.Connection) -> tuple[int, int]:
+    """A free "did anything change?" token: (PRAGMA data_version, this connection's changes).
+
+    ``data_version`` moves when another connection commits; ``total_changes`` when this one
+    writes. Equal tokens mean the database is unchanged as seen from ``conn``.
+    """
+    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+    return version, int(conn.total_changes)
+
+
+def library_state(conn: sqlite3.Connection) -> tuple[int, bool]:
+    """(number of books, whether any chunk is embedded — hence searchable)."""
+    books = int(conn.execute("SELECT count(*) FROM books").fetchone()[0])
+    searchable = conn.execute(
+        "SELECT 1 FROM chunks WHERE status = 'embedded' LIMIT 1").fetchone() is not None
+    return books, searchable
+
+
+def _unknown_book(conn: sqlite3.Connection, wanted: str) -> BookNotFoundError:
+    known = [r[0] for r in conn.execute("SELECT slug FROM books ORDER BY slug")]
+    if not known:
+        return BookNotFoundError(f"no book {wanted!r}: the library is empty")
+    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
+    shown = close or known[:5]
+    more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
+    label = "did you mean" if close else "known books"
+    return BookNotFoundError(f"no book {wanted!r}; {label}: {', '.join(shown)}{more}")
+
+
+def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
+                  author: str | None = None, source_type: str | None = None
+                  ) -> list[int] | None:
+    """The ids of books passing every given filter, or None when no filter is given.
+
+    ``book`` is a slug or a numeric id (unknown → BookNotFoundError naming known slugs).
+    ``author`` matches a case-insensitive substring of the author (``casefold``, so it
+    works beyond ASCII): "tolkien" finds "J. R. R. Tolkien". ``source_type`` must be one of
+    SOURCE_TYPES. Filters compose with AND; the result may be empty.
+    """
+    if book is None and author is None and source_type is None:
+        return None
+    rows = conn.execute("SELECT id, slug, author, source_type FROM books").fetchall()
+    candidates = {int(r[0]) for r in rows}
+    if book is not None:
+        wanted = str(book).strip()
+        by_slug = [int(r[0]) for r in rows if r[1] == wanted]
+        if not by_slug and wanted.isdigit():
+            by_slug = [int(r[0]) for r in rows if int(r[0]) == int(wanted)]
+        if not by_slug:
+            raise _unknown_book(conn, wanted)
+        candidates &= set(by_slug)
+    if author is not None:
+        needle = author.strip().casefold()
+        candidates &= {int(r[0]) for r in rows if needle in (r[2] or "").casefold()}
+    if source_type is not None:
+        kind = source_type.strip().lower()
+        if kind not in SOURCE_TYPES:
+            raise GrimoireError(
+                f"unknown source_type {source_type!r}; use one of {', '.join(SOURCE_TYPES)}"
+            )
+        candidates &= {int(r[0]) for r in rows if r[3] == kind}
+    return sorted(candidates)
+
+
+def _book_clause(book_ids: Collection[int] | None, args: list[object]) -> str:
+    if book_ids is None:
+        return ""
+    args.append(_ids_param(book_ids))
+    return " AND c.book_id IN (SELECT value FROM json_each(?))"
+
+
+def word_match(conn: sqlite3.Connection, expression: str, limit: int,
+               book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from the word index, best first; bm25 is negative, lower is better.
+
+    The book filter is part of the query, so ``limit`` rows come from the allowed books.
+    """
+    args: list[object] = [*WORD_WEIGHTS, expression]
+    clause = _book_clause(book_ids, args)
+    args.append(limit)
+    rows = conn.execute(
+        "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?, ?, ?) AS score FROM chunks_fts f "
+        "JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?" + clause
+        + " ORDER BY score, f.rowid LIMIT ?",
+        args,
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
+                  book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
+    args: list[object] = [expression]
+    clause = _book_clause(book_ids, args)
+    args.append(limit)
+    rows = conn.execute(
+        "SELECT f.rowid, bm25(chunks_fts_trigram) AS score FROM chunks_fts_trigram f "
+        "JOIN chunks c ON c.id = f.rowid WHERE chunks_fts_trigram MATCH ?" + clause
+        + " ORDER BY score, f.rowid LIMIT ?",
+        args,
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
+                    ) -> dict[int, ChunkPosition]:
+    """Positions of these chunks (missing ids — e.g. deleted meanwhile — are left out)."""
+    rows = conn.execute(
+        "SELECT id, book_id, chapter_index, section_index, chunk_index FROM chunks "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        (_ids_param(chunk_ids),),
+    ).fetchall()
+    return {int(r[0]): ChunkPosition(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
+    """Full hit metadata of these chunks, keyed by chunk id."""
+    rows = conn.execute(
+        """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
+                  b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
+                  s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
+                  c.line_end, c.text, c.context
+           FROM chunks c
+           JOIN sections s ON s.id = c.section_id
+           JOIN chapters ch ON ch.id = s.chapter_id
+           JOIN books b ON b.id = c.book_id
+           WHERE c.id IN (SELECT value FROM json_each(?))""",
+        (_ids_param(chunk_ids),),
+    ).fetchall()
+    labels_cache: dict[int, dict[int, str]] = {}
+    out: dict[int, HitRow] = {}
+    for r in rows:
+        book_id = int(r[1])
+        if book_id not in labels_cache:
+            raw = json.loads(r[7] or "{}")
+            labels_cache[book_id] = {int(k): str(v) for k, v in raw.items()}
+        out[int(r[0])] = HitRow(
+            chunk_id=int(r[0]), book_id=book_id, slug=r[2], book=r[3], author=r[4],
+            source_type=r[5], source_path=r[6], page_labels=labels_cache[book_id],
+            chapter_index=r[8], chapter=r[9], section_index=r[10], section=r[11],
+            chunk_index=r[12], page_start=r[13], page_end=r[14], line_start=r[15],
+            line_end=r[16], text=r[17], context=r[18] or None,
+        )
+    return out

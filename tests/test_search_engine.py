@@ -1,0 +1,254 @@
+"""SearchEngine end to end on real SQLite libraries built through the store functions.
+
+The helpers at the top (``open_library``, ``add_book``, ``remove_book``) are shared with the
+other ``test_search_*`` modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grimoire_beholder.config import Config
+from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
+from grimoire_beholder.models.fake import FakeEmbedder
+from grimoire_beholder.search.engine import SearchEngine
+from grimoire_beholder.store import books, chunks, db
+from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
+
+EMBEDDER = FakeEmbedder(dimension=64)
+
+# A chunk: its text, or (text, page_start, page_end).
+ChunkSpec = str | tuple[str, int | None, int | None]
+# A section: (chapter title, section title, chunks).
+SectionSpec = tuple[str, str, Sequence[ChunkSpec]]
+
+
+def open_library(tmp_path: Path) -> sqlite3.Connection:
+    return db.connect(tmp_path / "library.db")
+
+
+def _chunk(spec: ChunkSpec, breadcrumb: str) -> NewChunk:
+    text, page_start, page_end = (spec, None, None) if isinstance(spec, str) else spec
+    digest = hashlib.sha256((text + breadcrumb).encode()).hexdigest()
+    return NewChunk(text=text, char_start=0, char_end=len(text), approx_tokens=len(text) // 4,
+                    content_hash=digest, page_start=page_start, page_end=page_end)
+
+
+def add_book(conn: sqlite3.Connection, slug: str, sections: Sequence[SectionSpec], *,
+             name: str | None = None, author: str | None = None, source_type: str = "text",
+             page_labels: dict[int, str] | None = None, context: bool = False,
+             embed: bool = True) -> int:
+    """Insert a book, optionally give each chunk a context, and embed it with FakeEmbedder."""
+    chapters: dict[str, NewChapter] = {}
+    for chapter_title, section_title, specs in sections:
+        chapter = chapters.setdefault(chapter_title, NewChapter(title=chapter_title))
+        breadcrumb = f"{chapter_title} › {section_title}" if section_title else chapter_title
+        new_chunks = [_chunk(s, breadcrumb) for s in specs]
+        chapter.sections.append(NewSection(
+            title=section_title, breadcrumb=breadcrumb,
+            text=" ".join(c.text for c in new_chunks), approx_tokens=10, chunks=new_chunks))
+    book = NewBook(slug=slug, name=name or slug.replace("-", " ").title(), author=author,
+                   source_type=source_type, source_path=f"/books/{slug}.{source_type}",
+                   source_hash=hashlib.sha256(slug.encode()).hexdigest(), source_size=1,
+                   source_mtime=0.0, page_labels=page_labels or {},
+                   chapters=list(chapters.values()))
+    with db.transaction(conn):
+        book_id = books.insert_book(conn, book)
+        work = chunks.pending_chunks(conn, book_id)
+        if context:
+            for w in work:
+                chunks.set_context(conn, w.id, f"Context for {slug}.")
+        if embed and work:
+            vecs = EMBEDDER.embed_documents([w.text for w in work])
+            chunks.mark_embedded(conn, list(zip(work, vecs, strict=True)), EMBEDDER.identity,
+                                 EMBEDDER.dimension)
+    return book_id
+
+
+def remove_book(conn: sqlite3.Connection, book_id: int) -> None:
+    with db.transaction(conn):
+        books.delete_book(conn, book_id)
+
+
+def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -> SearchEngine:
+    return SearchEngine(conn, EMBEDDER.embed_query if embed else None,
+                        Config().with_overrides(**config))
+
+
+HIT_KEYS = ["rank", "score", "ranks", "book_id", "slug", "book", "author", "source_type",
+            "source_path", "chapter_index", "chapter", "section_index", "section", "page_start",
+            "page_end", "page_label", "line_start", "line_end", "text", "context"]
+
+FILLER = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper"]
+
+
+@pytest.fixture
+def two_books(tmp_path: Path) -> sqlite3.Connection:
+    """A big book that dominates "dragon fire" and a small one that mentions dragons."""
+    conn = open_library(tmp_path)
+    big = [("Fire", f"Part {i}", [f"dragon fire dragon fire breath {FILLER[i % 8]} {i}"])
+           for i in range(40)]
+    add_book(conn, "big-dragons", big, author="Ann Smaug")
+    small = [("Notes", f"Note {i}", [f"a dragon seen near the {FILLER[i]} at dawn"])
+             for i in range(6)]
+    add_book(conn, "small-notes", small, author="Émile Zola", source_type="markdown")
+    return conn
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+def test_filters_apply_before_top_k(two_books: sqlite3.Connection, mode: str) -> None:
+    engine = engine_for(two_books, candidate_pool_size=5)
+    unfiltered = engine.search("dragon fire", top_k=5, mode=mode)
+    assert [h.slug for h in unfiltered.hits] == ["big-dragons"] * 5
+    filtered = engine.search("dragon fire", top_k=5, book="small-notes", mode=mode)
+    assert len(filtered.hits) == 5
+    assert {h.slug for h in filtered.hits} == {"small-notes"}
+    assert [h.rank for h in filtered.hits] == [1, 2, 3, 4, 5]
+
+
+def test_book_filter_by_numeric_id_and_unknown_book(two_books: sqlite3.Connection) -> None:
+    engine = engine_for(two_books)
+    small_id = engine.search("dragon", book="small-notes").hits[0].book_id
+    assert {h.book_id for h in engine.search("dragon", book=str(small_id)).hits} == {small_id}
+    assert {h.book_id for h in engine.search("dragon", book=small_id).hits} == {small_id}
+    with pytest.raises(BookNotFoundError, match="small-notes"):
+        engine.search("dragon", book="small-note")
+    with pytest.raises(BookNotFoundError, match="big-dragons, small-notes"):
+        engine.search("dragon", book="zzz")
+
+
+def test_author_and_source_type_filters(two_books: sqlite3.Connection) -> None:
+    engine = engine_for(two_books)
+    assert {h.slug for h in engine.search("dragon", author="émile").hits} == {"small-notes"}
+    assert {h.slug for h in engine.search("dragon", author="SMAUG").hits} == {"big-dragons"}
+    assert {h.slug for h in engine.search("dragon", source_type="markdown").hits} == {
+        "small-notes"}
+    empty = engine.search("dragon", author="zola", source_type="text")
+    assert empty.hits == [] and empty.note == "no book matches the filters"
+    with pytest.raises(GrimoireError, match="pdf, epub, markdown, text"):
+        engine.search("dragon", source_type="docx")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_is_a_one_line_error(two_books: sqlite3.Connection, query: str) -> None:
+    with pytest.raises(GrimoireError, match=r"^empty query$"):
+        engine_for(two_books).search(query)
+
+
+@pytest.mark.parametrize("top_k", [0, -1, 101])
+def test_top_k_is_bounded(two_books: sqlite3.Connection, top_k: int) -> None:
+    with pytest.raises(GrimoireError, match="top_k"):
+        engine_for(two_books).search("dragon", top_k=top_k)
+
+
+def test_empty_library_and_no_match(tmp_path: Path) -> None:
+    conn = open_library(tmp_path)
+    assert engine_for(conn).search("anything").note == "the library is empty"
+    add_book(conn, "pending", [("C", "S", ["not embedded yet"])], embed=False)
+    assert "not finished" in (engine_for(conn).search("anything").note or "")
+    add_book(conn, "real", [("C", "S", ["the quick brown fox"])])
+    result = engine_for(conn).search("zyzzyva", mode="keyword")
+    assert result.hits == [] and result.note == "no match"
+
+
+def test_without_embedder_hybrid_degrades_and_vector_raises(
+        two_books: sqlite3.Connection) -> None:
+    engine = engine_for(two_books, embed=False)
+    result = engine.search("dragon")
+    assert result.mode == "keyword" and result.hits
+    assert "keyword search only" in (result.note or "")
+    with pytest.raises(ModelError):
+        engine.search("dragon", mode="vector")
+    with pytest.raises(GrimoireError, match="unknown search mode"):
+        engine.search("dragon", mode="semantic")
+
+
+def test_to_dict_keys_exactly(tmp_path: Path) -> None:
+    conn = open_library(tmp_path)
+    add_book(conn, "keys", [("Chapter", "Sec", ["keys and locks"])], author="A", context=True)
+    result = engine_for(conn).search("keys", explain=True)
+    data = result.to_dict()
+    assert list(data) == ["query", "mode", "fusion", "results", "note", "timings_ms", "explain"]
+    assert list(data["results"][0]) == HIT_KEYS
+    hit = data["results"][0]
+    assert hit["ranks"] == {"vector": 1, "keyword": 1}
+    assert hit["section"] == "Chapter › Sec" and hit["context"] == "Context for keys."
+    assert data["mode"] == "hybrid" and data["fusion"] == "rrf"
+    assert {"filters", "embed", "vector", "keyword", "fusion", "fetch", "total"} <= set(
+        data["timings_ms"])
+    assert data["explain"][0]["arms"]["keyword"]["rank"] == 1
+    plain = engine_for(conn).search("keys", mode="keyword").to_dict()
+    assert "explain" not in plain
+    assert plain["results"][0]["ranks"] == {"vector": None, "keyword": 1}
+
+
+def test_page_label_citation(tmp_path: Path) -> None:
+    conn = open_library(tmp_path)
+    add_book(conn, "labelled", [("Preface", "", [("roman numerals preface", 2, 2),
+                                                  ("spanning pages", 2, 3)])],
+             source_type="pdf", page_labels={1: "xi", 2: "xii", 3: "1"})
+    add_book(conn, "plain", [("One", "", [("unlabelled numerals", 5, 6)])], source_type="pdf")
+    engine = engine_for(conn)
+    hit = engine.search("roman numerals", book="labelled", mode="keyword").hits[0]
+    assert (hit.page_start, hit.page_end, hit.page_label) == (2, 2, "xii")
+    hit = engine.search("spanning", mode="keyword").hits[0]
+    assert hit.page_label == "xii–1"
+    hit = engine.search("unlabelled", mode="keyword").hits[0]
+    assert (hit.page_start, hit.page_end, hit.page_label) == (5, 6, None)
+
+
+def test_near_duplicate_neighbours_do_not_crowd_out(tmp_path: Path) -> None:
+    conn = open_library(tmp_path)
+    overlapping = ["basilisk venom cure recipe one", "basilisk venom cure recipe two",
+                   "basilisk venom cure recipe three", "unrelated closing words here"]
+    add_book(conn, "potions", [("Cures", "Venom", overlapping),
+                               ("Other", "Mention", ["a basilisk once passed by"])])
+    engine = engine_for(conn)
+    for mode in ("hybrid", "keyword", "vector"):
+        hits = engine.search("basilisk venom cure", top_k=3, mode=mode).hits
+        texts = [h.text for h in hits]
+        # Chunk 1 neighbours the better-ranked chunk 0, so it gives way; chunk 2 does not.
+        assert "basilisk venom cure recipe two" not in texts, mode
+        assert "basilisk venom cure recipe three" in texts, mode
+        assert "a basilisk once passed by" in texts, mode
+
+
+def test_engine_sees_added_and_deleted_books(tmp_path: Path) -> None:
+    conn = open_library(tmp_path)
+    first = add_book(conn, "first", [("C", "S", ["griffin feathers and claws"])])
+    engine = engine_for(conn)
+    assert engine.search("griffin", mode="vector").hits[0].slug == "first"
+    add_book(conn, "second", [("C", "S", ["manticore tail spikes"])])
+    assert engine.search("manticore tail spikes", mode="vector").hits[0].slug == "second"
+    remove_book(conn, first)
+    hits = engine.search("griffin feathers", mode="hybrid").hits
+    assert {h.slug for h in hits} == {"second"}
+
+
+def test_convex_fusion_and_hostile_queries(two_books: sqlite3.Connection) -> None:
+    engine = engine_for(two_books, fusion="convex", fusion_alpha=0.3)
+    result = engine.search("dragon fire", top_k=3)
+    assert result.fusion == "convex" and len(result.hits) == 3
+    assert result.hits[0].score >= result.hits[1].score >= result.hits[2].score
+    for query in ['"unbalanced', "NEAR(a b", "dragon -fire:*", "🐉🔥", "x" * 100_000,
+                  "'; DROP TABLE books; --", "\ud800 dragon", "\x00\x07"]:
+        engine.search(query)
+    assert engine.search("dragon").hits
+
+
+def test_failing_embedder_degrades_hybrid_only(two_books: sqlite3.Connection) -> None:
+    def broken(_: str) -> np.ndarray:
+        raise ModelError("ollama is not running")
+
+    engine = SearchEngine(two_books, broken, Config())
+    result = engine.search("dragon")
+    assert result.mode == "keyword" and result.fusion is None and result.hits
+    assert "ollama is not running" in (result.note or "")
+    with pytest.raises(ModelError):
+        engine.search("dragon", mode="vector")

@@ -1,0 +1,96 @@
+"""Fusion maths, hand-computed, and near-duplicate diversification."""
+
+from __future__ import annotations
+
+import pytest
+
+from grimoire_beholder.search import fusion
+
+VECTOR = [(1, 0.9), (2, 0.8), (3, 0.7)]
+KEYWORD = [(3, 12.0), (1, 6.0), (4, 3.0)]
+
+
+def test_rrf_hand_computed() -> None:
+    fused = fusion.rrf({"vector": VECTOR, "keyword": KEYWORD}, k=60)
+    assert [f.chunk_id for f in fused] == [1, 3, 2, 4]
+    scores = {f.chunk_id: f.score for f in fused}
+    assert scores[1] == pytest.approx(1 / 61 + 1 / 62)
+    assert scores[3] == pytest.approx(1 / 63 + 1 / 61)
+    assert scores[2] == pytest.approx(1 / 62)
+    assert scores[4] == pytest.approx(1 / 63)
+    first = fused[0]
+    assert first.ranks == {"vector": 1, "keyword": 2}
+    assert first.scores == {"vector": 0.9, "keyword": 6.0}
+    assert first.explain() == {
+        "chunk_id": 1, "fused": pytest.approx(1 / 61 + 1 / 62),
+        "arms": {"vector": {"rank": 1, "score": 0.9}, "keyword": {"rank": 2, "score": 6.0}},
+    }
+
+
+def test_rrf_pool_and_k() -> None:
+    fused = fusion.rrf({"vector": VECTOR, "keyword": KEYWORD}, k=0, pool=2)
+    scores = {f.chunk_id: f.score for f in fused}
+    assert scores == pytest.approx({1: 1 + 1 / 2, 2: 1 / 2, 3: 1.0})  # 4 and vector's 3 cut
+    assert fused[0].ranks == {"vector": 1, "keyword": 2}
+    assert {f.chunk_id: f.ranks["vector"] for f in fused}[3] is None
+
+
+def test_rrf_ties_break_on_best_rank_then_id() -> None:
+    fused = fusion.rrf({"a": [(7, 1.0), (5, 0.5)], "b": [(5, 1.0), (7, 0.5)]}, k=60)
+    assert [f.chunk_id for f in fused] == [5, 7]  # equal scores, equal best rank → id
+
+
+def test_convex_hand_computed() -> None:
+    vector = [(1, 0.8), (2, 0.2)]
+    keyword = [(2, 10.0), (3, 5.0)]
+    fused = fusion.convex(vector, keyword, alpha=0.5)
+    scores = {f.chunk_id: f.score for f in fused}
+    assert scores == pytest.approx({1: 0.4, 2: 0.1 + 0.5, 3: 0.25})
+    assert [f.chunk_id for f in fused] == [2, 1, 3]
+    assert fused[0].explain()["arms"] == {"vector": {"rank": 2, "score": 0.2},
+                                          "keyword": {"rank": 1, "score": 10.0}}
+
+
+def test_convex_extremes() -> None:
+    vector = [(1, 0.8), (2, 0.2)]
+    keyword = [(2, 10.0), (3, 5.0)]
+    assert [f.chunk_id for f in fusion.convex(vector, keyword, alpha=1.0)][:2] == [1, 2]
+    pure_kw = fusion.convex(vector, keyword, alpha=0.0)
+    assert [f.chunk_id for f in pure_kw][:2] == [2, 3]
+    assert pure_kw[0].score == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        fusion.convex(vector, keyword, alpha=1.5)
+
+
+def test_convex_without_keyword_scores() -> None:
+    fused = fusion.convex([(1, 0.5)], [], alpha=0.25)
+    assert fused[0].score == pytest.approx(0.125)
+    assert fused[0].ranks == {"vector": 1, "keyword": None}
+
+
+def test_single_arm_keeps_order_and_scores() -> None:
+    fused = fusion.single("keyword", KEYWORD, pool=2)
+    assert [(f.chunk_id, f.score) for f in fused] == [(3, 12.0), (1, 6.0)]
+    assert fused[0].ranks == {"vector": None, "keyword": 1}
+
+
+def _fused(*ids: int) -> list[fusion.Fused]:
+    return [fusion.Fused(i, 1.0 / n, {"vector": n}, {"vector": 1.0 / n})
+            for n, i in enumerate(ids, start=1)]
+
+
+def test_diversify_drops_neighbours_of_kept_hits() -> None:
+    # chunk id → (book, chapter, section, chunk_index)
+    positions = {10: (1, 0, 0, 0), 11: (1, 0, 0, 1), 12: (1, 0, 0, 2), 15: (1, 0, 0, 5),
+                 20: (1, 0, 1, 1), 30: (2, 0, 0, 0)}
+    kept = fusion.diversify(_fused(11, 10, 12, 20, 15, 30), positions, limit=10)
+    # 10 and 12 neighbour the better 11; 20 is index 1 of another section; 15 is far.
+    assert [f.chunk_id for f in kept] == [11, 20, 15, 30]
+
+
+def test_diversify_two_apart_is_not_a_duplicate_and_limit_applies() -> None:
+    positions = {1: (1, 0, 0, 0), 2: (1, 0, 0, 1), 3: (1, 0, 0, 2), 4: (1, 0, 0, 3)}
+    assert [f.chunk_id for f in fusion.diversify(_fused(1, 3, 2, 4), positions, 10)] == [1, 3]
+    assert [f.chunk_id for f in fusion.diversify(_fused(1, 3, 2, 4), positions, 1)] == [1]
+    # A chunk missing from positions (deleted meanwhile) is skipped.
+    assert [f.chunk_id for f in fusion.diversify(_fused(9, 1), positions, 10)] == [1]
