@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
 from .errors import BookNotFoundError, GrimoireError, NotFoundError, SlugConflictError
+from .ingest import faults
 from .ingest.progress import NullProgress, Progress
 from .store import books as book_store
 from .store import chunks as chunk_store
@@ -215,6 +216,7 @@ class Library:
         found = self.book(book)
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_store.delete_book(self.conn, found.id)
+            faults.reached("delete.before_commit")
         self._engine = None
         return found
 
@@ -225,7 +227,9 @@ class Library:
         self._require_writable()
         book_id = self.book(book).id if book is not None else None
         with writer_lock(self.config.database_path), transaction(self.conn):
-            return fts.rebuild(self.conn, book_id)
+            count = fts.rebuild(self.conn, book_id)
+            faults.reached("reindex.before_commit")
+        return count
 
     def check_slug_free(self, slug: str, source_hash: str, force: bool) -> BookRow | None:
         """The book a new file would replace (with ``force``), or None if the slug is free."""
