@@ -242,13 +242,13 @@ def test_convex_fusion_and_hostile_queries(two_books: sqlite3.Connection) -> Non
     assert engine.search("dragon").hits
 
 
-def test_failing_embedder_degrades_hybrid_only(two_books: sqlite3.Connection) -> None:
+
+def test_failing_embedder_is_not_masked(two_books: sqlite3.Connection) -> None:
     def broken(_: str) -> np.ndarray:
-        raise ModelError("ollama is not running")
+        raise ModelError("cannot reach Ollama")
 
     engine = SearchEngine(two_books, broken, Config())
-    result = engine.search("dragon")
-    assert result.mode == "keyword" and result.fusion is None and result.hits
-    assert "ollama is not running" in (result.note or "")
-    with pytest.raises(ModelError):
-        engine.search("dragon", mode="vector")
+    for mode in ("hybrid", "vector"):
+        with pytest.raises(ModelError, match="Ollama"):
+            engine.search("dragon", mode=mode)
+    assert engine.search("dragon", mode="keyword").hits

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,7 @@ def chunk_hash(crumb: str, text: str) -> str:
     return hashlib.sha256(f"{crumb}\n\x1f{text}".encode()).hexdigest()
 
 
-def _span(values: list[int | None], pick: type[min] | type[max]) -> int | None:
+def _span(values: list[int | None], pick: Callable[[list[int]], int]) -> int | None:
     present = [v for v in values if v is not None]
     return pick(present) if present else None
 

@@ -5,10 +5,11 @@ Modes (``retrieval_mode`` or the ``mode`` argument):
 * ``hybrid`` — both arms, fused by ``fusion`` (``rrf`` or ``convex``, see ``fusion.py``);
 * ``vector`` — cosine similarity only; ``keyword`` — BM25 only.
 
-Without an embedder (``embed_query`` is None, e.g. the model is not installed), or when
-embedding the query raises :class:`ModelError` (e.g. Ollama is down), hybrid degrades to
-keyword search and says so in ``note``; ``vector`` cannot degrade without silently
-changing what was asked, so it raises :class:`ModelError`.
+Without an embedder (``embed_query`` is None, e.g. the model is not installed) hybrid
+degrades to keyword search and says so in ``note``; ``vector`` cannot degrade without
+silently changing what was asked, so it raises :class:`ModelError`. A configured embedder
+that fails at query time (e.g. Ollama is down) is not masked: its ModelError propagates,
+so the user learns the backend is broken instead of getting quietly weaker results.
 
 Each arm contributes its best ``max(candidate_pool_size, 3·top_k)`` candidates (3·top_k so
 that diversification, which can drop up to two neighbours per kept hit, still leaves
@@ -122,13 +123,7 @@ class SearchEngine:
         if result.mode != "keyword" and self._embed is not None:
             # Lone surrogates (from broken JSON) would make a tokenizer raise; replace them.
             safe = result.query.encode("utf-8", "replace").decode("utf-8")
-            try:
-                query_vec = self._embed(safe)
-            except ModelError as exc:
-                if result.mode == "vector":
-                    raise
-                result.mode, result.fusion = "keyword", None
-                result.note = f"embedding the query failed ({exc}): keyword search only"
+            query_vec = self._embed(safe)
             clock.lap("embed")
         with store_search.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}

@@ -27,7 +27,7 @@ def sections_without_summary(conn: sqlite3.Connection, book_id: int | None = Non
     if book_id is not None:
         sql += " AND s.book_id = ?"
         args = (book_id,)
-    return [tuple(r) for r in conn.execute(sql + " ORDER BY s.id", args)]  # type: ignore[misc]
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql + " ORDER BY s.id", args)]
 
 
 def set_summary(conn: sqlite3.Connection, section_id: int, summary: str) -> None:
