@@ -68,18 +68,41 @@ def _with_library(config: Path | None, fn: Callable[[Any], T], **kwargs: Any) ->
     raise AssertionError("unreachable")
 
 
+GlobOpt = Annotated[list[str] | None, typer.Option(
+    help="Glob (repeatable) matched against the path under the folder or the file name.",
+    show_default=False)]
+
+
 @app.command()
 def ingest(
-    path: Annotated[Path, typer.Argument(help="A .pdf, .epub, .md/.markdown or .txt file.")],
+    path: Annotated[Path, typer.Argument(
+        help="A .pdf, .epub, .md/.markdown or .txt file, or a folder (recursive).")],
     name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
     force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]
     = False,
+    include: GlobOpt = None,
+    exclude: GlobOpt = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
-    """Parse a file into chapters, sections and chunks, then contextualize and embed them."""
+    """Parse a file (or every file under a folder) into chapters, sections and chunks, then
+    contextualize and embed them. A folder is remembered for `sync`."""
     from .cli_render import RichProgress, err, print_json
+
+    if path.is_dir():
+        if name or force:
+            _fail("--name and --force apply to a single file, not a folder")
+
+        def run_folder(lib: Any) -> Any:
+            with RichProgress(quiet=quiet) as progress:
+                return lib.ingest_folder(path, include=tuple(include or ()),
+                                         exclude=tuple(exclude or ()), progress=progress)
+
+        _finish_sync(_with_library(config, run_folder).to_dict(), json_out)
+        return
+    if include or exclude:
+        _fail("--include and --exclude apply to a folder, not a single file")
 
     def run(lib: Any) -> Any:
         with RichProgress(quiet=quiet) as progress:
@@ -98,6 +121,79 @@ def ingest(
     print(f"{report.slug}: {verb} — {report.chapters} chapters, {report.sections} sections, "
           f"{report.chunks} chunks; {report.embedded} embedded in {report.seconds:.1f}s"
           + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
+
+
+def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
+    """Print a folder ingest/sync report; exit 1 when any file failed."""
+    from .cli_render import err, print_json, sync_summary
+
+    if json_out:
+        print_json(data)
+    else:
+        for warning in data["warnings"]:
+            err.print(f"warning: {warning}", markup=False)
+        failed = [f for f in data["files"] if f["action"] == "failed"]
+        for f in failed:
+            err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+        print(sync_summary(data))
+    if data["counts"]["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command("sync")
+def sync_(
+    folders: Annotated[list[Path] | None, typer.Argument(
+        help="Only books under these folders (default: every ingested file and folder).",
+        show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would happen.")]
+    = False,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Keep syncing as files change, until Ctrl-C.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Bring the library in line with the files: re-embed only changed chunks, drop deleted
+    files, follow moves, add new files under ingested folders."""
+    import json
+
+    from .cli_render import MessageProgress, RichProgress, err, sync_summary
+
+    if watch and dry_run:
+        _fail("--watch and --dry-run cannot be combined")
+    if watch:
+        def show(report: Any) -> None:
+            data = report.to_dict()
+            if json_out:
+                print(json.dumps(data, ensure_ascii=False), flush=True)
+            else:
+                for f in data["files"]:
+                    if f["action"] == "failed":
+                        err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+                print(sync_summary(data), flush=True)
+
+        def run_watch(lib: Any) -> None:
+            if not quiet:
+                err.print("watching for changes (Ctrl-C to stop)", markup=False)
+            lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
+
+        _with_library(config, run_watch)
+        return
+
+    def run(lib: Any) -> Any:
+        if dry_run:
+            return lib.sync(folders or None, dry_run=True)
+        with RichProgress(quiet=quiet) as progress:
+            return lib.sync(folders or None, progress=progress)
+
+    data = _with_library(config, run).to_dict()
+    if dry_run and not json_out:
+        from .views import FileOutcome
+
+        for f in data["files"]:
+            if f["action"] != "unchanged":
+                print(FileOutcome(**f).describe())
+    _finish_sync(data, json_out)
 
 
 @app.command("list")
@@ -182,6 +278,11 @@ def query(
         "--type", help="Only pdf, epub, markdown or text.")] = None,
     mode: Annotated[str | None, typer.Option(
         help="hybrid, vector or keyword (default: retrieval_mode).")] = None,
+    group: Annotated[str | None, typer.Option(
+        help="Only files in this top-level folder of an ingested folder.")] = None,
+    path_prefix: Annotated[str | None, typer.Option(
+        "--path-prefix", help="Only files whose absolute path, or path under the ingested "
+        "folder, starts with this.")] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
@@ -193,7 +294,8 @@ def query(
 
     def run(lib: Any) -> Any:
         results = lib.search(question, top_k=top_k, book=book, author=author,
-                             source_type=source_type, mode=mode)
+                             source_type=source_type, mode=mode, group=group,
+                             path_prefix=path_prefix)
         data = results.to_dict()
         if expand:
             for hit in data["results"]:

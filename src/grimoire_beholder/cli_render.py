@@ -68,6 +68,35 @@ class RichProgress:
             err.print(text, markup=False)
 
 
+class MessageProgress:
+    """Per-file lines on stderr and no bar: for ``sync --watch``, which runs many syncs."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def stage(self, name: str, total: int) -> None:
+        return None
+
+    def advance(self, n: int = 1) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            err.print(text, markup=False)
+
+
+def sync_summary(report: dict[str, Any]) -> str:
+    """``added 2 · changed 1 · … — 3 chunks re-embedded, 40 reused (1.2s)``."""
+    counts = report["counts"]
+    shown = [f"{name} {counts[name]}" for name in
+             ("added", "changed", "removed", "moved", "unchanged")]
+    shown += [f"{name} {counts[name]}" for name in ("resumed", "failed") if counts[name]]
+    verb = "would re-embed" if report["dry_run"] else "re-embedded"
+    return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
+            + f" — {report['chunks_embedded']} chunks {verb}, {report['chunks_reused']} reused"
+            + f" ({report['seconds']:.1f}s)")
+
+
 def books_table(books: list[dict[str, Any]]) -> Table:
     table = Table(show_lines=False)
     for col in ("id", "slug", "name", "author", "type", "pages", "ch", "sec", "chunks",
@@ -83,7 +112,15 @@ def books_table(books: list[dict[str, Any]]) -> Table:
 
 
 def citation(hit: dict[str, Any]) -> str:
-    """``Book · Chapter · Section · p. 12–13`` (or ``lines 10–40``)."""
+    """``Book · Chapter · Section · p. 12–13``; Markdown and text hits cite like an editor
+    would jump: ``notes/runbook.md:120-148 · Runbook › Deploys › Rollback`` (the path is
+    relative to the ingested folder when there is one, else absolute)."""
+    if hit.get("source_type") in ("markdown", "text") and hit.get("line_start") is not None:
+        path = hit.get("relative_path") or hit.get("source_path") or hit["book"]
+        start, end = hit["line_start"], hit.get("line_end")
+        lines = f"{start}" if end is None or end == start else f"{start}-{end}"
+        crumb = hit.get("section") or hit.get("chapter") or ""
+        return f"{path}:{lines}" + (f" · {crumb}" if crumb else "")
     parts = [hit["book"], hit["chapter"]]
     section = hit.get("section") or ""
     tail = section.split(" › ")[-1] if section else ""

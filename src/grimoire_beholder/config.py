@@ -29,6 +29,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "embedding_backend": ("embedded", "ollama", "fake"),
     "llm_backend": ("none", "ollama", "fake"),
     "fusion": ("rrf", "convex"),
+    "chunk_mode": ("auto", "header", "window"),
 }
 
 
@@ -51,6 +52,10 @@ class Config:
     chunk_size: int = 600
     chunk_overlap: int = 80
     section_split_tokens: int = 3000
+    # auto: heading-structured files chunk per section, headerless prose in windows
+    chunk_mode: str = "auto"
+    window_size: int = 400
+    window_overlap: int = 60
     # retrieval
     top_k: int = 5
     retrieval_mode: str = "hybrid"
@@ -104,6 +109,11 @@ def _validated(cfg: Config) -> Config:
         raise ConfigError(
             f"config key 'chunk_overlap' must be between 0 and chunk_size - 1 "
             f"(got {cfg.chunk_overlap} with chunk_size {cfg.chunk_size})"
+        )
+    if cfg.window_size < 1 or cfg.window_overlap < 0 or cfg.window_overlap >= cfg.window_size:
+        raise ConfigError(
+            f"config keys 'window_size' >= 1 and 0 <= 'window_overlap' < window_size required "
+            f"(got {cfg.window_size} and {cfg.window_overlap})"
         )
     if not 0.0 <= cfg.fusion_alpha <= 1.0:
         raise ConfigError(

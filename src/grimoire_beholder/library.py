@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,9 +22,10 @@ from .store import chunks as chunk_store
 from .store import fts, vectors
 from .store.db import connect, transaction
 from .store.records import BookRow
-from .views import IngestReport, Outline, OutlineChapter, OutlineSection, SectionText
+from .views import IngestReport, Outline, OutlineChapter, OutlineSection, SectionText, SyncReport
 
 if TYPE_CHECKING:
+    from .ingest.watch import StopEvent
     from .models.protocols import Embedder, Generator
     from .search.engine import SearchEngine
     from .search.hits import SearchResults
@@ -167,10 +169,15 @@ class Library:
     # -- search --------------------------------------------------------------------------
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
                author: str | None = None, source_type: str | None = None,
-               mode: str | None = None) -> SearchResults:
-        """Hybrid (or vector/keyword) search with citations; see search/engine.py."""
+               mode: str | None = None, group: str | None = None,
+               path_prefix: str | None = None) -> SearchResults:
+        """Hybrid (or vector/keyword) search with citations; see search/engine.py.
+
+        ``group`` and ``path_prefix`` narrow a folder library (see store/search.py).
+        """
         return self._search_engine().search(query, top_k=top_k, book=book, author=author,
-                                            source_type=source_type, mode=mode)
+                                            source_type=source_type, mode=mode, group=group,
+                                            path_prefix=path_prefix)
 
     def _search_engine(self) -> SearchEngine:
         if self._engine is None:
@@ -198,6 +205,39 @@ class Library:
         self._require_writable()
         return ingest_file(self, Path(path), name=name, force=force,
                            progress=progress or NullProgress())
+
+    def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
+                      exclude: tuple[str, ...] = (),
+                      progress: Progress | None = None) -> SyncReport:
+        """Ingest every supported file under a folder (recursively) and remember the folder
+        for ``sync``; per-file failures are in the report, not raised."""
+        from .ingest.sync import ingest_folder
+
+        self._require_writable()
+        return ingest_folder(self, Path(folder), include=include, exclude=exclude,
+                             progress=progress or NullProgress())
+
+    def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
+             dry_run: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Bring books in line with their files: changed files re-embed only changed chunks,
+        deleted files are removed, moves re-pointed, new files under synced folders added."""
+        from .ingest.sync import sync
+
+        if not dry_run:
+            self._require_writable()
+        return sync(self, [Path(f) for f in folders] if folders else None, dry_run=dry_run,
+                    progress=progress or NullProgress())
+
+    def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
+              stop_event: StopEvent | None = None,
+              on_report: Callable[[SyncReport], None] | None = None,
+              progress: Progress | None = None, debounce_ms: int = 1000) -> None:
+        """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C)."""
+        from .ingest.watch import watch
+
+        self._require_writable()
+        watch(self, [Path(f) for f in folders] if folders else None, stop_event=stop_event,
+              on_report=on_report, progress=progress, debounce_ms=debounce_ms)
 
     def resume(self, progress: Progress | None = None) -> dict[str, int]:
         """Finish the model stages for every book (after a crash or a dead daemon)."""

@@ -15,6 +15,7 @@ Why it looks the way it does:
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import threading
@@ -36,6 +37,7 @@ from .views import book_dict
 
 log = logging.getLogger("grimoire_beholder.mcp")
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 SERVER_NAME = "grimoire-beholder"
 MAX_TOP_K = 20  # more hits than this would blow the response budget without helping a model
@@ -292,15 +294,14 @@ Cite answers with the returned book · chapter · section · page (or line) cita
 Nothing here can add or change books: that is done from the grimoire-beholder CLI."""
 
 
-def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPServer[Any]:
+def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
     """The MCP server; ``open_lib`` is called once per run, in the lifespan (tests inject)."""
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[ServerState]:
         state = ServerState(open_lib())
         try:
-            if warm:
-                await anyio.to_thread.run_sync(_warm, state)
+            await anyio.to_thread.run_sync(_warm, state)
             yield state
         finally:
             state.library.close()
@@ -308,7 +309,15 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
     server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS,
                                        lifespan=lifespan, log_level="WARNING")
 
-    @server.tool(annotations=READ_ONLY, title="List books")
+    def tool(title: str) -> Callable[[F], F]:
+        """Register a read-only tool; its docstring, dedented, is what the model reads."""
+        def register(fn: F) -> F:
+            server.add_tool(fn, title=title, annotations=READ_ONLY,
+                            description=inspect.cleandoc(fn.__doc__ or ""))
+            return fn
+        return register
+
+    @tool("List books")
     def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
         """List every book in the library: id, slug, name, author, source type (pdf, epub,
         markdown, text), page count (PDF) or line count (Markdown/text), chapters, sections.
@@ -317,12 +326,9 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
         get_section, or to restrict search_book to one book."""
         books = _state(ctx).run(lambda lib: lib.list_books())
         entries = [BookEntry.model_validate(book_dict(b)) for b in books]
-        note = None
-        if not entries:
-            note = "The library is empty: books are added with `grimoire-beholder ingest FILE`."
-        elif len(entries) > MAX_BOOKS:
-            note = (f"Only the first {MAX_BOOKS} of {len(entries)} books are listed; "
-                    "search_book searches all of them.")
+        note = ("The library is empty: books are added with `grimoire-beholder ingest FILE`."
+                if not entries else f"Only the first {MAX_BOOKS} of {len(entries)} books are "
+                "listed; search_book searches all of them." if len(entries) > MAX_BOOKS else None)
         result = BookList(count=len(entries), books=entries[:MAX_BOOKS], note=note)
         lines = [f"{result.count} book(s):"] + [
             f"- id={b.id} slug={b.slug}: {b.name}" + (f" — {b.author}" if b.author else "")
@@ -331,7 +337,7 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
             + f", {b.chapters} chapters, {b.sections} sections]" for b in result.books]
         return _result("\n".join(lines + ([note] if note else [])), result)
 
-    @server.tool(annotations=READ_ONLY, title="Book outline")
+    @tool("Book outline")
     def get_book_outline(ctx: Context, book_id: BookId, chapter_index: Annotated[
             int | None, Field(description="Only this chapter (0-based). Leave out for the "
                                           "whole book.")] = None,
@@ -379,7 +385,7 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
                              + (f" — {where}" if where else "") + f" · ~{s.approx_tokens} tokens")
         return _result("\n".join(lines + ([result.note] if result.note else [])), result)
 
-    @server.tool(annotations=READ_ONLY, title="Search the library")
+    @tool("Search the library")
     def search_book(
         ctx: Context,
         question: Annotated[str, Field(description="What to look for, in plain words.")],
@@ -425,7 +431,7 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
             lines.append("No match. Try other words, or list_books to see what is here.")
         return _result("\n".join(lines + ([result.note] if result.note else [])), result)
 
-    @server.tool(annotations=READ_ONLY, title="Read a section")
+    @tool("Read a section")
     def get_section(
         ctx: Context, book_id: BookId,
         chapter_index: Annotated[int, Field(description="0-based, from search_book or the "
@@ -445,11 +451,9 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
         if not 1 <= number <= len(parts):
             raise ToolError(f"section {chapter_index}.{section_index} of '{sec.slug}' has "
                             f"parts 1–{len(parts)}, not {number}")
-        note = None
-        if number < len(parts):
-            note = (f"Part {number} of {len(parts)}: call get_section(book_id={sec.book_id}, "
-                    f"chapter_index={chapter_index}, section_index={section_index}, "
-                    f"part={number + 1}) for the next part.")
+        note = (f"Part {number} of {len(parts)}: call get_section(book_id={sec.book_id}, "
+                f"chapter_index={chapter_index}, section_index={section_index}, "
+                f"part={number + 1}) for the next part." if number < len(parts) else None)
         result = SectionPart.model_validate({
             **sec.to_dict(), "part": number, "total_parts": len(parts),
             "text": parts[number - 1], "note": note})
@@ -461,7 +465,7 @@ def create_server(open_lib: Callable[[], Library], *, warm: bool = True) -> MCPS
         lines += ["", result.text]
         return _result("\n".join(lines + (["", note] if note else [])), result)
 
-    @server.tool(annotations=READ_ONLY, title="Library status")
+    @tool("Library status")
     def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
         """Per book: chapters, sections (and how many are summarized), and chunks by stage
         (pending → contextualized → embedded). A book is searchable by meaning once its

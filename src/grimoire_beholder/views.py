@@ -17,6 +17,7 @@ def book_dict(book: BookRow) -> dict[str, Any]:
         "chapters": book.chapters, "sections": book.sections, "chunks": book.chunks,
         "status": dict(book.status), "approx_tokens": book.approx_tokens,
         "added_at": book.added_at, "updated_at": book.updated_at,
+        "source_root": book.source_root, "group": book.source_group,
     }
 
 
@@ -121,3 +122,72 @@ class IngestReport:
         out = asdict(self)
         out["chunks_per_second"] = round(self.chunks_per_second, 2)
         return out
+
+
+SYNC_ACTIONS: tuple[str, ...] = ("added", "changed", "removed", "moved", "unchanged",
+                                 "resumed", "failed")
+
+
+@dataclass
+class FileOutcome:
+    """What a folder ingest or sync did (or, in a dry run, would do) with one file.
+
+    ``embedded`` counts chunks that met the embedder, ``reused`` chunks whose context and
+    vector were carried over unchanged; in a dry run both are what would happen.
+    """
+
+    action: str  # one of SYNC_ACTIONS
+    path: str  # relative to its root when known, else absolute
+    slug: str | None = None
+    chunks: int = 0
+    embedded: int = 0
+    reused: int = 0
+    old_path: str | None = None  # for "moved"
+    error: str | None = None  # for "failed"
+
+    def describe(self) -> str:
+        """One line, e.g. ``changed   notes/a.md (12 chunks: 2 embedded, 10 reused)``."""
+        line = f"{self.action:<9} {self.path}"
+        if self.action == "moved" and self.old_path:
+            line += f" (from {self.old_path})"
+        elif self.action == "failed":
+            line += f": {self.error}"
+        elif self.action in ("added", "changed", "resumed"):
+            line += f" ({self.chunks} chunks: {self.embedded} embedded"
+            line += f", {self.reused} reused)" if self.reused else ")"
+        return line
+
+
+@dataclass
+class SyncReport:
+    """The outcome of ``ingest DIR`` or ``sync``: one entry per file that was looked at."""
+
+    dry_run: bool = False
+    files: list[FileOutcome] = field(default_factory=list)
+    summaries: int = 0
+    contexts: int = 0
+    embedded: int = 0
+    reused: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = dict.fromkeys(SYNC_ACTIONS, 0)
+        for f in self.files:
+            out[f.action] += 1
+        return out
+
+    @property
+    def failed(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.action == "failed"]
+
+    @property
+    def changed_anything(self) -> bool:
+        return any(f.action not in ("unchanged", "failed") for f in self.files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"dry_run": self.dry_run, "counts": self.counts(),
+                "chunks_embedded": self.embedded, "chunks_reused": self.reused,
+                "summaries": self.summaries, "contexts": self.contexts,
+                "seconds": round(self.seconds, 3), "warnings": list(self.warnings),
+                "files": [asdict(f) for f in self.files]}

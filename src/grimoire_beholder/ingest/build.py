@@ -13,6 +13,7 @@ from ..config import Config
 from ..parse.document import ParsedBook, ParsedSection
 from ..store.records import NewBook, NewChapter, NewChunk, NewSection
 from ..structure.chunks import chunk_section
+from ..structure.modes import chunk_mode_for
 from ..structure.sections import breadcrumb, shape_chapter
 from ..structure.tokens import approx_tokens
 
@@ -63,9 +64,14 @@ def _span(values: list[int | None], pick: Callable[[list[int]], int]) -> int | N
     return pick(present) if present else None
 
 
-def _section_record(chapter_title: str, section: ParsedSection, config: Config) -> NewSection:
+def _section_record(chapter_title: str, section: ParsedSection, config: Config,
+                    mode: str) -> NewSection:
     crumb = breadcrumb(chapter_title, section)
-    drafts = chunk_section(section, config.chunk_size, config.chunk_overlap)
+    if mode == "window":
+        drafts = chunk_section(section, config.window_size, config.window_overlap,
+                               paragraphs=False)
+    else:
+        drafts = chunk_section(section, config.chunk_size, config.chunk_overlap)
     blocks = section.blocks
     pages = [b.page for b in blocks] + [b.last_page for b in blocks]
     return NewSection(
@@ -90,11 +96,16 @@ def _section_record(chapter_title: str, section: ParsedSection, config: Config) 
 
 
 def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
-               config: Config) -> NewBook:
-    """Shape sections, cut chunks and hash them; nothing is written here."""
+               config: Config, root: str | None = None, group: str = "") -> NewBook:
+    """Shape sections, cut chunks and hash them; nothing is written here.
+
+    The chunker (per-section or prose windows) is chosen per file from ``chunk_mode``, see
+    ``structure.modes``. ``root``/``group`` record where a folder ingest found the file.
+    """
+    mode = chunk_mode_for(parsed, config.chunk_mode)
     chapters: list[NewChapter] = []
     for chapter in parsed.chapters:
-        sections = [_section_record(chapter.title, s, config)
+        sections = [_section_record(chapter.title, s, config, mode)
                     for s in shape_chapter(chapter, config.section_split_tokens)]
         chapters.append(NewChapter(
             title=chapter.title,
@@ -106,5 +117,6 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
         slug=slug, name=name, author=parsed.author, source_type=parsed.source_type,
         source_path=info.path, source_hash=info.sha256, source_size=info.size,
         source_mtime=info.mtime, page_count=parsed.page_count, line_count=parsed.line_count,
-        page_labels=dict(parsed.page_labels), chapters=chapters,
+        page_labels=dict(parsed.page_labels), chapters=chapters, source_root=root,
+        source_group=group,
     )

@@ -180,6 +180,11 @@ class EmbeddedEmbedder:
         content = self._content_ids([text])[0]
         return self._encode([self._wrap(content[: self._max_seq_length - 2])])[0]
 
+    def token_count(self, text: str) -> int:
+        """Model tokens in ``text`` including ``[CLS]``/``[SEP]``; over 256 means windowed."""
+        self._ensure_loaded()
+        return len(self._content_ids([text])[0]) + 2
+
     # -- internals ---------------------------------------------------------------------------
 
     def _wrap(self, content: list[int]) -> list[int]:

@@ -127,7 +127,9 @@ def _parse(doc: Any, path: Path) -> ParsedBook:
             "(scanned or drawn as images; OCR is not available yet)"
         )
     heights = {i + 1: doc[i].rect.height for i in range(doc.page_count)}
-    lines = _strip_running(lines, heights)
+    # A document made only of header-like lines (one short line per page, all alike) would
+    # lose every line to the running-header filter; such lines are the text, so keep them.
+    lines = _strip_running(lines, heights) or lines
     entries = _outline_entries(doc, path, warnings)
     if not entries:
         entries = _heading_entries(lines)
@@ -283,6 +285,8 @@ def _heading_entries(lines: list[_Line]) -> list[_Entry]:
     weight: Counter[float] = Counter()
     for ln in lines:
         weight[ln.size] += len(ln.text)
+    if not weight:  # no text lines at all: nothing to take headings from
+        return []
     body = weight.most_common(1)[0][0]
     heads: list[_Line] = []
     for ln in lines:

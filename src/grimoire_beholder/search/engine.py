@@ -93,8 +93,11 @@ class SearchEngine:
 
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
                author: str | None = None, source_type: str | None = None,
-               mode: str | None = None, *, explain: bool = False) -> SearchResults:
+               mode: str | None = None, *, explain: bool = False, group: str | None = None,
+               path_prefix: str | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
+
+        ``group``/``path_prefix`` narrow folder libraries (see ``store.search.resolve_books``).
 
         ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
         """
@@ -103,7 +106,8 @@ class SearchEngine:
         result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
         with self._lock:
             clock = _Clock()
-            allowed = store_search.resolve_books(self._conn, book, author, source_type)
+            allowed = store_search.resolve_books(self._conn, book, author, source_type,
+                                                 group=group, path_prefix=path_prefix)
             books, searchable = store_search.library_state(self._conn)
             clock.lap("filters")
             if not searchable:

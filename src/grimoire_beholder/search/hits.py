@@ -6,7 +6,9 @@ their keys are fixed; adding one is an interface change.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..store.search import HitRow
@@ -27,6 +29,13 @@ def page_label(labels: dict[int, str], page_start: int | None,
     if first is None or last is None or first == last:
         return first if first is not None else last
     return f"{first}–{last}"
+
+
+def relative_path(source_path: str, root: str | None) -> str | None:
+    """``notes/runbook.md`` for a file ingested from a folder, None otherwise."""
+    if not root or not source_path.startswith(root.rstrip(os.sep) + os.sep):
+        return None
+    return Path(os.path.relpath(source_path, root)).as_posix()
 
 
 @dataclass
@@ -53,6 +62,8 @@ class SearchHit:
     line_end: int | None
     text: str
     context: str | None
+    group: str = ""
+    relative_path: str | None = None  # under the ingested folder root, when there is one
 
     @classmethod
     def from_row(cls, row: HitRow, rank: int, score: float,
@@ -67,7 +78,8 @@ class SearchHit:
             page_start=row.page_start, page_end=row.page_end,
             page_label=page_label(row.page_labels, row.page_start, row.page_end),
             line_start=row.line_start, line_end=row.line_end, text=row.text,
-            context=row.context or None,
+            context=row.context or None, group=row.group,
+            relative_path=relative_path(row.source_path, row.source_root),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -92,6 +104,8 @@ class SearchHit:
             "line_end": self.line_end,
             "text": self.text,
             "context": self.context,
+            "group": self.group,
+            "relative_path": self.relative_path,
         }
 
 

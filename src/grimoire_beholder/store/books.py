@@ -10,22 +10,26 @@ from .records import BookRow, NewBook, SectionRow
 
 _BOOK_COLUMNS = (
     "id, slug, name, author, source_type, source_path, source_hash, source_size, "
-    "source_mtime, page_count, line_count, page_labels, added_at, updated_at"
+    "source_mtime, page_count, line_count, page_labels, added_at, updated_at, source_root, "
+    "source_group"
 )
 
 
-def insert_book(conn: sqlite3.Connection, book: NewBook) -> int:
+def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = None) -> int:
     """Write a book with all its chapters, sections and (pending) chunks; return its id.
 
-    Call inside a transaction: the book appears whole or not at all.
+    Call inside a transaction: the book appears whole or not at all. ``book_id`` reuses the
+    id of a book deleted in the same transaction (sync replaces a changed file in place).
     """
     cur = conn.execute(
-        """INSERT INTO books (slug, name, author, source_type, source_path, source_hash,
-                              source_size, source_mtime, page_count, line_count, page_labels)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-        (book.slug, book.name, book.author, book.source_type, book.source_path,
+        """INSERT INTO books (id, slug, name, author, source_type, source_path, source_hash,
+                              source_size, source_mtime, page_count, line_count, page_labels,
+                              source_root, source_group)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+        (book_id, book.slug, book.name, book.author, book.source_type, book.source_path,
          book.source_hash, book.source_size, book.source_mtime, book.page_count,
-         book.line_count, json.dumps({str(k): v for k, v in book.page_labels.items()})),
+         book.line_count, json.dumps({str(k): v for k, v in book.page_labels.items()}),
+         book.source_root, book.source_group),
     )
     book_id = int(cur.lastrowid or 0)
     for ci, chapter in enumerate(book.chapters):
@@ -64,7 +68,8 @@ def _book_from_row(row: sqlite3.Row) -> BookRow:
         source_hash=row["source_hash"], source_size=row["source_size"],
         source_mtime=row["source_mtime"], page_count=row["page_count"],
         line_count=row["line_count"], page_labels=labels, added_at=row["added_at"],
-        updated_at=row["updated_at"],
+        updated_at=row["updated_at"], source_root=row["source_root"],
+        source_group=row["source_group"] or "",
     )
 
 
@@ -139,6 +144,16 @@ def touch_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
         "UPDATE books SET source_path = ?, source_mtime = ?, "
         "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
         (source_path, source_mtime, book_id),
+    )
+
+
+def relocate_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
+                  source_mtime: float, source_root: str | None, source_group: str) -> None:
+    """Point a book at its file's new place (a move or rename with the same content)."""
+    conn.execute(
+        "UPDATE books SET source_path = ?, source_mtime = ?, source_root = ?, source_group = ?, "
+        "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+        (source_path, source_mtime, source_root, source_group, book_id),
     )
 
 

@@ -40,8 +40,28 @@ def _split_sql(script: str) -> list[str]:
     return statements
 
 
+def _schema_v2(conn: sqlite3.Connection) -> None:
+    """Folder libraries: where each book was ingested from, and the synced roots.
+
+    ``source_root`` is the folder given to ``ingest DIR`` (NULL for a single-file ingest) and
+    ``source_group`` the top-level folder under it ("" for files directly in the root), so
+    search can filter by either. ``folder_roots`` remembers each root with its include and
+    exclude globs, so a later ``sync`` finds new files with the same rules.
+    """
+    conn.execute("ALTER TABLE books ADD COLUMN source_root TEXT")
+    conn.execute("ALTER TABLE books ADD COLUMN source_group TEXT NOT NULL DEFAULT ''")
+    conn.execute("CREATE INDEX IF NOT EXISTS books_root ON books (source_root)")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS folder_roots (
+               path     TEXT PRIMARY KEY,
+               include  TEXT NOT NULL DEFAULT '[]',  -- JSON list of globs
+               exclude  TEXT NOT NULL DEFAULT '[]',  -- JSON list of globs
+               added_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+           )""")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1, _schema_v2]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

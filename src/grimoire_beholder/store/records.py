@@ -53,6 +53,8 @@ class NewBook:
     line_count: int | None = None
     page_labels: dict[int, str] = field(default_factory=dict)
     chapters: list[NewChapter] = field(default_factory=list)
+    source_root: str | None = None  # the folder given to `ingest DIR`, else None
+    source_group: str = ""  # top-level folder under source_root ("" directly in it)
 
 
 @dataclass
@@ -79,6 +81,8 @@ class BookRow:
     status: dict[str, int] = field(default_factory=dict)
     approx_tokens: int = 0
     chars: int = 0
+    source_root: str | None = None
+    source_group: str = ""
 
 
 @dataclass

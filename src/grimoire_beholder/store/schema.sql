@@ -4,6 +4,11 @@
 -- never duplicates anything. Deleting a book cascades to everything under it, except the
 -- FTS5 tables (virtual tables know no foreign keys), which the store deletes explicitly in
 -- the same transaction.
+--
+-- This file stays schema version 1; later versions are forward migrations in store/db.py.
+-- Version 2 adds books.source_root (the folder given to `ingest DIR`, NULL for single
+-- files), books.source_group (the top-level folder under that root, "" for files directly
+-- in it) and the folder_roots table (each synced root with its include/exclude globs).
 
 CREATE TABLE IF NOT EXISTS library_meta (
     key   TEXT PRIMARY KEY,

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BookNotFoundError, GrimoireError
@@ -62,6 +64,8 @@ class HitRow:
     line_end: int | None
     text: str
     context: str | None
+    source_root: str | None = None
+    group: str = ""
 
 
 def _ids_param(ids: Iterable[int]) -> str:
@@ -113,19 +117,38 @@ def _unknown_book(conn: sqlite3.Connection, wanted: str) -> BookNotFoundError:
     return BookNotFoundError(f"no book {wanted!r}; {label}: {', '.join(shown)}{more}")
 
 
+def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:
+    """Plain string prefix of the absolute source path, or of the path relative to the
+    folder root it was ingested from (with "/" separators)."""
+    if source_path.startswith(prefix) or source_path.startswith(
+            os.path.normpath(os.path.expanduser(prefix))):
+        return True
+    if root and source_path.startswith(root.rstrip(os.sep) + os.sep):
+        relative = Path(os.path.relpath(source_path, root)).as_posix()
+        return relative.startswith(prefix.removeprefix("./"))
+    return False
+
+
 def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
-                  author: str | None = None, source_type: str | None = None
+                  author: str | None = None, source_type: str | None = None, *,
+                  group: str | None = None, path_prefix: str | None = None
                   ) -> list[int] | None:
     """The ids of books passing every given filter, or None when no filter is given.
 
     ``book`` is a slug or a numeric id (unknown → BookNotFoundError naming known slugs).
     ``author`` matches a case-insensitive substring of the author (``casefold``, so it
     works beyond ASCII): "tolkien" finds "J. R. R. Tolkien". ``source_type`` must be one of
-    SOURCE_TYPES. Filters compose with AND; the result may be empty.
+    SOURCE_TYPES. ``group`` is the exact top-level folder under an ingested root ("" for
+    files directly in a root). ``path_prefix`` is a plain string prefix (not a glob, no
+    component rule: "notes" also matches "notes-old/"; end it with "/" to mean a folder)
+    of either the absolute source path or the path relative to the book's root, e.g.
+    "/home/me/wiki/ops/" or "ops/". Filters compose with AND; the result may be empty.
     """
-    if book is None and author is None and source_type is None:
+    if (book is None and author is None and source_type is None and group is None
+            and path_prefix is None):
         return None
-    rows = conn.execute("SELECT id, slug, author, source_type FROM books").fetchall()
+    rows = conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
+                        "source_group FROM books").fetchall()
     candidates = {int(r[0]) for r in rows}
     if book is not None:
         wanted = str(book).strip()
@@ -145,6 +168,12 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
                 f"unknown source_type {source_type!r}; use one of {', '.join(SOURCE_TYPES)}"
             )
         candidates &= {int(r[0]) for r in rows if r[3] == kind}
+    if group is not None:
+        wanted_group = group.strip().strip("/")
+        candidates &= {int(r[0]) for r in rows if (r[6] or "") == wanted_group}
+    if path_prefix is not None and path_prefix.strip():
+        prefix = path_prefix.strip()
+        candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
     return sorted(candidates)
 
 
@@ -205,7 +234,7 @@ def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Hi
         """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
                   b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
                   s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
-                  c.line_end, c.text, c.context
+                  c.line_end, c.text, c.context, b.source_root, b.source_group
            FROM chunks c
            JOIN sections s ON s.id = c.section_id
            JOIN chapters ch ON ch.id = s.chapter_id
@@ -225,6 +254,7 @@ def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Hi
             source_type=r[5], source_path=r[6], page_labels=labels_cache[book_id],
             chapter_index=r[8], chapter=r[9], section_index=r[10], section=r[11],
             chunk_index=r[12], page_start=r[13], page_end=r[14], line_start=r[15],
-            line_end=r[16], text=r[17], context=r[18] or None,
+            line_end=r[16], text=r[17], context=r[18] or None, source_root=r[19],
+            group=r[20] or "",
         )
     return out

@@ -131,20 +131,22 @@ def _last_sentence_end(text: str, floor: int, end: int) -> int | None:
     return best if best is not None and best <= end else None
 
 
-def _best_break(text: str, start: int, end: int) -> int:
+def _best_break(text: str, start: int, end: int, paragraphs: bool = True) -> int:
     """The preferred boundary in the back part of ``text[start:end]``: paragraph, sentence,
-    line, word, else ``end`` itself (a hard cut)."""
+    line, word, else ``end`` itself (a hard cut). Without ``paragraphs`` (window mode) the
+    paragraph and line preferences are skipped: prose windows end at sentences, so their
+    size stays even however the text happens to be broken into lines."""
     if end >= len(text):
         return end
     floor = start + int((end - start) * _MIN_FILL)
     # Look one step past ``end`` too: a window that stops right before a break should use it.
-    paragraph = text.rfind("\n\n", floor, min(len(text), end + 2))
+    paragraph = text.rfind("\n\n", floor, min(len(text), end + 2)) if paragraphs else -1
     if paragraph > start:
         return paragraph
     sentence = _last_sentence_end(text, floor, end)
     if sentence is not None and sentence > start:
         return sentence
-    line = text.rfind("\n", floor, min(len(text), end + 1))
+    line = text.rfind("\n", floor, min(len(text), end + 1)) if paragraphs else -1
     if line > start:
         return line
     if text[end].isspace():
@@ -214,13 +216,14 @@ def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int) -> _
     )
 
 
-def _spans(text: str, chunk_size: int, chunk_overlap: int) -> list[tuple[int, int]]:
+def _spans(text: str, chunk_size: int, chunk_overlap: int,
+           paragraphs: bool = True) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pos = _skip_space(text, 0)
     while pos < len(text):
         end = _window_end(text, pos, chunk_size)
         at_tail = _skip_space(text, end) >= len(text)
-        end = len(text) if at_tail else _best_break(text, pos, end)
+        end = len(text) if at_tail else _best_break(text, pos, end, paragraphs)
         spans.append(_trim(text, pos, end))
         if end >= len(text):
             break
@@ -246,8 +249,13 @@ def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int) -> Non
         spans[-2:] = [(prev_start, last_end)]
 
 
-def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int) -> list[ChunkDraft]:
-    """Chunks of ``section.text`` covering every non-space character, in order."""
+def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int, *,
+                  paragraphs: bool = True) -> list[ChunkDraft]:
+    """Chunks of ``section.text`` covering every non-space character, in order.
+
+    ``paragraphs=False`` is window mode (see ``structure.modes``): the same overlapping
+    windows, but cut at sentence ends rather than at paragraph or line breaks.
+    """
     text = section.text
     if not text.strip():
         return []
@@ -256,7 +264,7 @@ def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int) -
     if len(text) <= chunk_size * _MAX_CHARS_PER_TOKEN and approx_tokens(text) <= chunk_size:
         spans = [_trim(text, 0, len(text))]
     else:
-        spans = _spans(text, chunk_size, chunk_overlap)
+        spans = _spans(text, chunk_size, chunk_overlap, paragraphs)
         _merge_runt(text, spans, chunk_size)
     offsets: list[int] = []
     cursor = 0

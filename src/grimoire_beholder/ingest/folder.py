@@ -1,0 +1,123 @@
+"""Finding the files of a folder library: recursive walk, globs, hidden files, symlink loops.
+
+Rules (the same for ``ingest DIR``, ``sync`` and ``sync --watch``):
+
+* only supported extensions (``parse.SUPPORTED_EXTENSIONS``) are candidates;
+* skipped by default: hidden files and folders (name starting with "."; this covers
+  ``.git``), ``node_modules``, and the library's own database, WAL, SHM and lock files;
+* ``--exclude GLOB`` skips files and whole folders; ``--include GLOB`` keeps only matching
+  files. A glob is matched (``fnmatch``, case-sensitive on POSIX, ``*`` also crosses "/")
+  against the path relative to the root, with "/" separators, and against the bare name,
+  so ``drafts`` excludes every folder called drafts and ``notes/*.md`` one subtree;
+* symlinks are followed, but a folder whose resolved path was already visited is skipped,
+  so a link back up the tree cannot loop; a file reached twice (two links) counts once.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..parse import SUPPORTED_EXTENSIONS
+
+ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+
+
+@dataclass(frozen=True)
+class FolderFile:
+    """A file found under a root: where it really is and where it sits in the library."""
+
+    path: Path  # resolved: what books.source_path stores
+    relative: str  # posix path under the root as walked (links not resolved)
+    group: str  # first folder of ``relative``, "" for files directly in the root
+
+
+@dataclass
+class Scan:
+    files: list[FolderFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def library_files(db_path: Path) -> set[Path]:
+    """The database and its companions, which must never be ingested or trigger a sync."""
+    db = db_path.resolve()
+    return {db, *(db.with_name(db.name + suffix) for suffix in ("-wal", "-shm", ".lock",
+                                                                 "-journal"))}
+
+
+def _matches(patterns: Sequence[str], relative: str, name: str) -> bool:
+    return any(fnmatch.fnmatchcase(relative, p) or fnmatch.fnmatchcase(name, p)
+               for p in patterns)
+
+
+def is_candidate(relative: str, *, include: Sequence[str], exclude: Sequence[str]) -> bool:
+    """Whether a file at ``relative`` (posix, under the root) is part of the library."""
+    parts = relative.split("/")
+    if any(p.startswith(".") or p in ALWAYS_SKIPPED_DIRS for p in parts):
+        return False
+    if Path(parts[-1]).suffix.lower() not in SUPPORTED_EXTENSIONS:
+        return False
+    prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    if any(_matches(exclude, prefix, prefix.rsplit("/", 1)[-1]) for prefix in prefixes):
+        return False
+    return not include or _matches(include, relative, parts[-1])
+
+
+def group_of(relative: str) -> str:
+    return relative.split("/", 1)[0] if "/" in relative else ""
+
+
+def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = (),
+         skip: set[Path] | None = None) -> Scan:
+    """Every candidate file under ``root`` (see the module docstring), in path order."""
+    result = Scan()
+    skip = skip or set()
+    visited_dirs: set[Path] = set()
+    seen_files: set[Path] = set()
+    stack: list[tuple[Path, str]] = [(root, "")]
+    while stack:
+        directory, prefix = stack.pop()
+        try:
+            real = directory.resolve(strict=True)
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop on 3.11
+            result.warnings.append(f"{directory}: skipped ({exc})")
+            continue
+        if real in visited_dirs:
+            continue  # a symlink back into a folder already walked
+        visited_dirs.add(real)
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            result.warnings.append(f"{directory}: cannot list ({exc.strerror or exc})")
+            continue
+        subdirs: list[tuple[Path, str]] = []
+        for entry in entries:
+            relative = f"{prefix}{entry.name}"
+            if entry.name.startswith(".") or entry.name in ALWAYS_SKIPPED_DIRS:
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+                is_file = not is_dir and entry.is_file(follow_symlinks=True)
+            except OSError:
+                continue
+            if is_dir:
+                if not _matches(exclude, relative, entry.name):
+                    subdirs.append((Path(entry.path), relative + "/"))
+                continue
+            if not is_file or not is_candidate(relative, include=include, exclude=exclude):
+                continue
+            try:
+                resolved = Path(entry.path).resolve(strict=True)
+            except (OSError, RuntimeError):
+                result.warnings.append(f"{entry.path}: broken link, skipped")
+                continue
+            if resolved in skip or resolved in seen_files:
+                continue
+            seen_files.add(resolved)
+            result.files.append(FolderFile(resolved, relative, group_of(relative)))
+        stack.extend(reversed(subdirs))
+    result.files.sort(key=lambda f: f.relative)
+    return result

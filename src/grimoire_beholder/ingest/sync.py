@@ -1,0 +1,365 @@
+"""Folder ingest and sync: bring the library in line with files on disk, re-embedding little.
+
+A sync first *plans* (no writes): every book in scope is compared with its file — same
+mtime and size means unchanged; otherwise the sha256 decides (a touched but identical file
+is unchanged). Files under a synced root that no book points at are hashed: a hash that
+matches a book whose file vanished is a move (the book is re-pointed, no model call);
+anything else is new. Books whose file vanished and did not reappear are removed.
+
+Then it *applies*, under the writer lock: moves, removals, changed files, new files, each
+file on its own, so a broken file is reported at the end without stopping the batch. A
+changed file is replaced in place (same id and slug) by ``store.folders.replace_book``,
+which carries over the context and vector of every chunk whose content hash (chunk text +
+section breadcrumb) is unchanged and the summary of every section whose text is unchanged;
+only the rest goes through the model stages. Errors that would fail every file (models
+unreachable, database unwritable, another writer) stop the run instead; what was committed
+stays, and the next sync resumes unfinished books.
+
+A root folder that is missing altogether (an unplugged drive) is skipped with a warning:
+its books are kept rather than all removed.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import InputFileError, LibraryBusyError, ModelError, StorageError
+from ..store import books as book_store
+from ..store import folders
+from ..store.db import transaction
+from ..views import FileOutcome, SyncReport
+from .build import FileInfo, book_slug, build_book, file_info, slugify
+from .folder import FolderFile, library_files, scan
+from .lock import writer_lock
+from .progress import NullProgress, Progress
+from .service import _check_models, run_stages
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+# Errors that are about the library or the models, not about one file: they stop the run.
+FATAL = (ModelError, StorageError, LibraryBusyError)
+_ORDER = {"moved": 0, "removed": 1, "changed": 2, "added": 3}
+
+
+@dataclass
+class _Step:
+    """One planned action on one file."""
+
+    action: str
+    display: str
+    path: Path | None = None
+    stored: folders.StoredFile | None = None
+    info: FileInfo | None = None
+    root: str | None = None
+    group: str = ""
+
+
+def _under(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+
+
+def _display(path: str, root: str | None) -> str:
+    if root and _under(path, [root]):
+        return Path(os.path.relpath(path, root)).as_posix()
+    return path
+
+
+class Syncer:
+    """Plans and applies one sync over some roots (and the books under some folders)."""
+
+    def __init__(self, lib: Library, progress: Progress | None = None) -> None:
+        self.lib = lib
+        self.conn = lib.conn
+        self.progress = progress or NullProgress()
+
+    # -- planning (read-only) -------------------------------------------------------------
+    def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
+             report: SyncReport, *, remove_missing: bool = True) -> list[_Step]:
+        skip = library_files(self.lib.config.database_path)
+        found: dict[str, tuple[FolderFile, str]] = {}
+        gone_roots: set[str] = set()
+        for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
+            if not Path(folder.path).is_dir():
+                gone_roots.add(folder.path)
+                report.warnings.append(f"{folder.path}: folder not found; its books are kept")
+                continue
+            result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
+                          skip=skip)
+            report.warnings.extend(result.warnings)
+            for f in result.files:
+                if dirs is None or _under(str(f.path), dirs):
+                    found[str(f.path)] = (f, folder.path)
+        steps: list[_Step] = []
+        missing: dict[str, list[folders.StoredFile]] = {}
+        for stored in folders.stored_files(self.conn):
+            if dirs is not None and not _under(stored.path, dirs):
+                continue
+            if stored.root in gone_roots:
+                continue
+            entry = found.pop(stored.path, None)
+            root, group = (entry[1], entry[0].group) if entry else (stored.root, stored.group)
+            try:
+                step = self._check_book(stored, root, group)
+            except OSError as exc:
+                report.files.append(FileOutcome("failed", _display(stored.path, root),
+                                                slug=stored.slug,
+                                                error=f"cannot read ({exc.strerror or exc})"))
+                continue
+            if step is None:
+                missing.setdefault(stored.sha256, []).append(stored)
+            else:
+                steps.append(step)
+        for path, (f, root) in found.items():
+            display = _display(path, root)
+            try:
+                info = file_info(f.path)
+            except OSError as exc:
+                report.files.append(FileOutcome("failed", display,
+                                                error=f"cannot read ({exc.strerror or exc})"))
+                continue
+            twins = missing.get(info.sha256)
+            if twins:
+                steps.append(_Step("moved", display, path=f.path, stored=twins.pop(0),
+                                   info=info, root=root, group=f.group))
+            else:
+                steps.append(_Step("added", display, path=f.path, info=info, root=root,
+                                   group=f.group))
+        if remove_missing:
+            for gone in missing.values():
+                steps += [_Step("removed", _display(s.path, s.root), stored=s) for s in gone]
+        steps.sort(key=lambda s: (_ORDER.get(s.action, 9), s.display))
+        return steps
+
+    def _check_book(self, stored: folders.StoredFile, root: str | None,
+                    group: str) -> _Step | None:
+        """The step for a book whose file may have changed; None when the file is gone."""
+        path = Path(stored.path)
+        display = _display(stored.path, root)
+        try:
+            st = path.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if not path.is_file():
+            return None
+        step = _Step("unchanged", display, path=path, stored=stored, root=root, group=group)
+        if st.st_size != stored.size or st.st_mtime != stored.mtime:
+            step.info = file_info(path)  # mtime/size moved: the hash decides
+            if step.info.sha256 != stored.sha256:
+                step.action = "changed"
+        return step
+
+    # -- applying ------------------------------------------------------------------------
+    def apply(self, steps: list[_Step], report: SyncReport, scope: list[str] | None) -> None:
+        """Carry out the plan; per-file failures are recorded, fatal errors raised."""
+        unfinished = self._unfinished(scope, steps)
+        if any(s.action in ("added", "changed") for s in steps) or unfinished:
+            _check_models(self.lib)  # before any write: models and embedding stamp
+        work = [s for s in steps if s.action != "unchanged"]
+        self.progress.stage("files", len(work) + len(unfinished))
+        for step in steps:
+            if step.action == "unchanged":
+                report.files.append(self._unchanged(step))
+                continue
+            try:
+                outcome = self._apply_one(step, report)
+            except FATAL:
+                raise
+            except Exception as exc:  # one broken file must not stop the batch
+                outcome = FileOutcome("failed", step.display, error=_reason(exc))
+            report.files.append(outcome)
+            self._announce(outcome)
+            self.progress.advance()
+        for book_id, display in unfinished:
+            stages = run_stages(self.lib, book_id, NullProgress())
+            self._count(report, stages.summaries, stages.contexts, stages.embedded)
+            found = book_store.find_book(self.conn, book_id)
+            outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
+                                  chunks=found.chunks if found else 0,
+                                  embedded=stages.embedded)
+            report.files.append(outcome)
+            self._announce(outcome)
+            self.progress.advance()
+        self.lib._engine = None
+
+    def _unfinished(self, scope: list[str] | None, steps: list[_Step]
+                    ) -> list[tuple[int, str]]:
+        """Books in scope left half-done by an earlier run that this plan does not touch."""
+        todo = folders.unfinished_books(self.conn)
+        touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
+        return [(s.book_id, _display(s.path, s.root)) for s in folders.stored_files(self.conn)
+                if s.book_id in todo and s.book_id not in touched
+                and (scope is None or _under(s.path, scope))]
+
+    def _unchanged(self, step: _Step) -> FileOutcome:
+        stored = step.stored
+        assert stored is not None and step.path is not None
+        if step.info is not None or (step.root, step.group) != (stored.root, stored.group):
+            st = step.path.stat()
+            with transaction(self.conn):  # same bytes: remember the new stat and place
+                folders.update_file_stat(self.conn, stored.book_id, st.st_size, st.st_mtime)
+                book_store.relocate_book(self.conn, stored.book_id, source_path=stored.path,
+                                         source_mtime=st.st_mtime, source_root=step.root,
+                                         source_group=step.group)
+        return FileOutcome("unchanged", step.display, slug=stored.slug)
+
+    def _apply_one(self, step: _Step, report: SyncReport) -> FileOutcome:
+        if step.action == "moved":
+            assert step.stored and step.info
+            with transaction(self.conn):
+                book_store.relocate_book(self.conn, step.stored.book_id,
+                                         source_path=step.info.path,
+                                         source_mtime=step.info.mtime,
+                                         source_root=step.root, source_group=step.group)
+            return FileOutcome("moved", step.display, slug=step.stored.slug,
+                               old_path=_display(step.stored.path, step.stored.root))
+        if step.action == "removed":
+            assert step.stored
+            with transaction(self.conn):
+                book_store.delete_book(self.conn, step.stored.book_id)
+            return FileOutcome("removed", step.display, slug=step.stored.slug)
+        return self._ingest(step, report)
+
+    def _ingest(self, step: _Step, report: SyncReport) -> FileOutcome:
+        """Parse and store an added or changed file, then run its model stages."""
+        from ..parse import parse_file
+
+        assert step.path is not None
+        info = step.info or file_info(step.path)
+        parsed = parse_file(step.path)
+        for warning in parsed.warnings:
+            self.progress.message(f"warning: {step.display}: {warning}")
+        stored = step.stored
+        if stored is not None:
+            slug, name = stored.slug, stored.name
+        else:
+            name = (parsed.title or step.path.stem).strip() or step.path.stem
+            slug = _free_slug(book_slug(name, step.path, info.sha256), step.group,
+                              book_store.slugs(self.conn))
+        new_book = build_book(parsed, slug=slug, name=name, info=info,
+                              config=self.lib.config, root=step.root, group=step.group)
+        if not any(s.chunks for ch in new_book.chapters for s in ch.sections):
+            raise InputFileError(f"{step.display}: no text to index")
+        reused = 0
+        with transaction(self.conn):
+            if stored is not None:
+                reused = folders.replace_book(self.conn, stored.book_id, new_book).vectors
+                book_id = stored.book_id
+            else:
+                book_id = book_store.insert_book(self.conn, new_book)
+        self.lib._engine = None
+        stages = run_stages(self.lib, book_id, NullProgress())
+        self._count(report, stages.summaries, stages.contexts, stages.embedded)
+        report.reused += reused
+        chunks = sum(len(s.chunks) for ch in new_book.chapters for s in ch.sections)
+        return FileOutcome(step.action, step.display, slug=slug, chunks=chunks,
+                           embedded=stages.embedded, reused=reused)
+
+    @staticmethod
+    def _count(report: SyncReport, summaries: int, contexts: int, embedded: int) -> None:
+        report.summaries += summaries
+        report.contexts += contexts
+        report.embedded += embedded
+
+    def _announce(self, outcome: FileOutcome) -> None:
+        self.progress.message(outcome.describe())
+
+    # -- dry run --------------------------------------------------------------------------
+    def preview(self, steps: list[_Step], report: SyncReport) -> None:
+        """What apply would do, including how many chunks would be embedded; no writes."""
+        from ..parse import parse_file
+
+        for step in steps:
+            outcome = FileOutcome(step.action, step.display,
+                                  slug=step.stored.slug if step.stored else None)
+            if step.action == "moved" and step.stored:
+                outcome.old_path = _display(step.stored.path, step.stored.root)
+            if step.action in ("added", "changed") and step.path is not None:
+                try:
+                    info = step.info or file_info(step.path)
+                    new_book = build_book(parse_file(step.path), slug="preview", name="",
+                                          info=info, config=self.lib.config)
+                except Exception as exc:  # the real run would fail on this file too
+                    outcome = FileOutcome("failed", step.display, error=_reason(exc))
+                else:
+                    hashes = [c.content_hash for ch in new_book.chapters
+                              for s in ch.sections for c in s.chunks]
+                    old = (folders.embedded_hashes(self.conn, step.stored.book_id)
+                           if step.stored else set())
+                    outcome.chunks = len(hashes)
+                    outcome.reused = sum(1 for h in hashes if h in old)
+                    outcome.embedded = outcome.chunks - outcome.reused
+                    report.embedded += outcome.embedded
+                    report.reused += outcome.reused
+            report.files.append(outcome)
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, InputFileError) else f"{type(exc).__name__}: {text}"
+
+
+def _free_slug(base: str, group: str, taken: set[str]) -> str:
+    """``base``, else ``group-base``, else ``base-2``, ``base-3``…: folders repeat names."""
+    if base not in taken:
+        return base
+    grouped = slugify(f"{group} {base}") if group else ""
+    if grouped and grouped not in taken:
+        return grouped
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def _resolve_dir(path: str | os.PathLike[str]) -> Path:
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise InputFileError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: not a folder")
+    return folder.resolve()
+
+
+def ingest_folder(lib: Library, folder: Path, *, include: tuple[str, ...] = (),
+                  exclude: tuple[str, ...] = (), progress: Progress) -> SyncReport:
+    """Ingest every supported file under ``folder`` and remember it as a synced root.
+
+    Like a sync of that root, except that books whose file is gone are not removed
+    (removal is what ``sync`` is for).
+    """
+    started = time.perf_counter()
+    root = folders.FolderRoot(str(_resolve_dir(folder)), tuple(include), tuple(exclude))
+    report = SyncReport()
+    with writer_lock(lib.config.database_path):
+        with transaction(lib.conn):
+            folders.save_root(lib.conn, root)
+        syncer = Syncer(lib, progress)
+        steps = syncer.plan([root.path], [root], report, remove_missing=False)
+        syncer.apply(steps, report, [root.path])
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def sync(lib: Library, dirs: list[Path] | None = None, *, dry_run: bool = False,
+         progress: Progress) -> SyncReport:
+    """Sync every ingested file (or those under ``dirs``) with the disk; see module doc."""
+    started = time.perf_counter()
+    scope = [str(_resolve_dir(d)) for d in dirs] if dirs else None
+    roots = folders.list_roots(lib.conn)
+    if scope is not None:  # roots inside a given folder, or containing one
+        roots = [r for r in roots if _under(r.path, scope)
+                 or any(_under(d, [r.path]) for d in scope)]
+    report = SyncReport(dry_run=dry_run)
+    syncer = Syncer(lib, progress)
+    if dry_run:
+        syncer.preview(syncer.plan(scope, roots, report), report)
+    else:
+        with writer_lock(lib.config.database_path):
+            syncer.apply(syncer.plan(scope, roots, report), report, scope)
+    report.seconds = time.perf_counter() - started
+    return report

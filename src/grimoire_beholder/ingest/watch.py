@@ -1,0 +1,97 @@
+"""``sync --watch``: keep folder libraries in sync while files change, until stopped.
+
+One initial sync, then a watchfiles loop over the roots: changes are debounced (about a
+second, so an editor's save-rename-delete dance or a ``git checkout`` arrives as one batch)
+and each batch runs a sync of the watched folders. A sync only stats unchanged files and
+hashes the ones whose mtime or size moved, so handling a batch this way costs milliseconds
+for the untouched files and treats each changed one exactly like ``sync`` would — moves
+included, when the delete and the create arrive in one batch.
+
+Safe next to the MCP server: the server only reads, SQLite runs in WAL mode, and each batch
+commits file by file, so a reader always sees whole books. The writer lock is taken per
+batch, not for the whole watch, so an ``ingest`` in another terminal can run in between; a
+batch that finds the lock busy (or the models down) is reported and retried on the next
+change.
+
+``stop_event`` (anything with ``is_set()``, e.g. ``threading.Event``) ends the loop within
+a fraction of a second; Ctrl-C ends it too.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import GrimoireError, LibraryBusyError, ModelError
+from ..parse import SUPPORTED_EXTENSIONS
+from ..store import folders
+from ..views import SyncReport
+from .folder import ALWAYS_SKIPPED_DIRS, library_files
+from .progress import NullProgress, Progress
+from .sync import sync
+
+if TYPE_CHECKING:
+    from ..library import Library
+
+DEBOUNCE_MS = 1000
+
+
+class StopEvent(Protocol):
+    def is_set(self) -> bool: ...
+
+
+class _Relevant:
+    """watchfiles filter: changes that could matter to a sync (never the library's own db)."""
+
+    def __init__(self, roots: list[str], skip: set[Path]) -> None:
+        self.roots = roots
+        self.skip = {str(p) for p in skip}
+
+    def __call__(self, change: Any, path: str) -> bool:
+        if path in self.skip:
+            return False
+        root = next((r for r in self.roots if path.startswith(r.rstrip(os.sep) + os.sep)),
+                    None)
+        if root is None:
+            return False
+        parts = Path(os.path.relpath(path, root)).parts
+        if any(p.startswith(".") or p in ALWAYS_SKIPPED_DIRS for p in parts):
+            return False
+        suffix = Path(path).suffix.lower()
+        # a folder (created, renamed or deleted) can hold or have held supported files
+        return suffix in SUPPORTED_EXTENSIONS or os.path.isdir(path) or (
+            suffix == "" and not os.path.exists(path))
+
+
+def watch(lib: Library, dirs: list[Path] | None = None, *, stop_event: StopEvent | None = None,
+          on_report: Callable[[SyncReport], None] | None = None,
+          progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> None:
+    """Sync now, then again after every batch of changes under the folders, until stopped.
+
+    ``dirs`` defaults to every synced root. ``on_report`` receives the initial report and
+    the report of every batch that changed something or failed.
+    """
+    import watchfiles
+
+    progress = progress or NullProgress()
+    report_to = on_report or (lambda report: None)
+    if dirs:
+        watched = [str(Path(d).expanduser().resolve()) for d in dirs]
+    else:
+        watched = [r.path for r in folders.list_roots(lib.conn) if Path(r.path).is_dir()]
+    if not watched:
+        raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
+    report_to(sync(lib, dirs or None, progress=progress))
+    relevant = _Relevant(watched, library_files(lib.config.database_path))
+    for _changes in watchfiles.watch(*watched, watch_filter=relevant, debounce=debounce_ms,
+                                     stop_event=stop_event, rust_timeout=500,
+                                     raise_interrupt=False):
+        try:
+            report = sync(lib, dirs or None, progress=progress)
+        except (LibraryBusyError, ModelError) as exc:
+            progress.message(f"warning: {exc} — will retry on the next change")
+            continue
+        if report.changed_anything or report.failed:
+            report_to(report)

@@ -1,0 +1,435 @@
+"""Hostile and broken input files, through the real CLI in a subprocess.
+
+Every case is generated here (nothing binary is checked in). Each one must end in one of two
+ways: success with a sensible structure (a book whose chunks all got embedded), or exactly
+one ``error: …`` line on stderr that names the file, a non-zero exit, no traceback, and a
+library byte-for-byte unchanged (a dump of every table, FTS shadow tables included). The
+subprocess runs under a 3 GB address-space limit and a timeout, so a memory blow-up or a
+hang fails the test instead of the machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import write_markdown_book
+
+pymupdf = pytest.importorskip("pymupdf")
+
+CONFIG = """\
+db_path = "book.db"
+embedding_backend = "fake"
+llm_backend = "none"
+chunk_size = 400
+chunk_overlap = 40
+"""
+MEMORY_LIMIT = 3 * 1024**3
+TIMEOUT = 120
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def run_cli(lib_dir: Path, *args: str, wide: bool = True) -> subprocess.CompletedProcess[str]:
+    """The real CLI, memory-capped and time-boxed.
+
+    ``wide`` sets COLUMNS so rich does not wrap a long error line (see
+    test_long_error_line_is_not_wrapped for that bug on its own).
+    """
+    env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
+    env.pop("COLUMNS", None)
+    if wide:
+        env["COLUMNS"] = "10000"
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=lib_dir,
+                          env=env, capture_output=True, text=True, timeout=TIMEOUT,
+                          preexec_fn=_limit_memory)
+
+
+def snapshot(db: Path) -> str:
+    """A digest of every row of every table (FTS shadow tables too): 'unchanged' means equal."""
+    conn = sqlite3.connect(db)
+    try:
+        digest = hashlib.sha256()
+        for line in conn.iterdump():
+            digest.update(line.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+    finally:
+        conn.close()
+
+
+# -- generators ---------------------------------------------------------------------------
+def _text_pdf(pages: int = 3) -> bytes:
+    doc = pymupdf.open()
+    for p in range(pages):
+        page = doc.new_page()
+        for k in range(12):
+            page.insert_text((72, 100 + 20 * k),
+                             f"Tide table page {p} line {k}: moon, harbour and current.")
+    doc.set_toc([[1, f"Chapter {p + 1}", p + 1] for p in range(pages)])
+    data = doc.tobytes()
+    doc.close()
+    return bytes(data)
+
+
+def _encrypted_pdf(user_pw: str) -> bytes:
+    doc = pymupdf.open(stream=_text_pdf(), filetype="pdf")
+    data = doc.tobytes(encryption=pymupdf.PDF_ENCRYPT_AES_256, owner_pw="owner-secret",
+                       user_pw=user_pw)
+    doc.close()
+    return bytes(data)
+
+
+def _image_only_pdf() -> bytes:
+    doc = pymupdf.open()
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 64, 64), False)
+    pix.clear_with(180)
+    for _ in range(2):
+        doc.new_page().insert_image(pymupdf.Rect(72, 72, 300, 300), pixmap=pix)
+    data = doc.tobytes()
+    doc.close()
+    return bytes(data)
+
+
+def _raw_outline_pdf(ghost_dest: bytes) -> bytes:
+    """A hand-written PDF whose outline has an entry pointing at ``ghost_dest``.
+
+    pymupdf's own writer refuses bad destinations, so the objects are written by hand (the
+    xref offsets are exact; MuPDF would repair them anyway).
+    """
+    content = [b"BT /F1 11 Tf 72 500 Td (Harbour tides on page %d, words enough to index.) Tj ET"
+               % i for i in (1, 2)]
+    page = (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 10 0 R >> >> >>")
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R /Outlines 7 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >>",
+        page % 5, page % 6,
+        b"<< /Length %d >>\nstream\n" % len(content[0]) + content[0] + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(content[1]) + content[1] + b"\nendstream",
+        b"<< /Type /Outlines /First 8 0 R /Last 9 0 R /Count 2 >>",
+        b"<< /Title (Real chapter) /Parent 7 0 R /Next 9 0 R /Dest [3 0 R /XYZ 0 792 0] >>",
+        b"<< /Title (Ghost chapter) /Parent 7 0 R /Prev 8 0 R /Dest " + ghost_dest
+        + b" /First 11 0 R /Last 11 0 R /Count 1 >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Title (Ghost section) /Parent 9 0 R /Dest [10 0 R /Fit] >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for n, body in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    for off in offsets:
+        out += b"%010d 00000 n \n" % off
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1,
+                                                                              xref)
+    return bytes(out)
+
+
+CONTAINER = (b'<?xml version="1.0"?><container version="1.0" '
+             b'xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles>'
+             b'<rootfile full-path="OEBPS/content.opf" '
+             b'media-type="application/oebps-package+xml"/></rootfiles></container>')
+
+
+def _opf(manifest: str, spine: str) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>'
+        '<package xmlns="http://www.idpf.org/2007/opf" version="3.0" unique-identifier="id">'
+        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:identifier id="id">x'
+        '</dc:identifier><dc:title>Hostile Epub</dc:title><dc:language>en</dc:language>'
+        f'</metadata><manifest>{manifest}</manifest><spine>{spine}</spine></package>'
+    ).encode()
+
+
+def _xhtml(title: str, words: int = 120) -> bytes:
+    body = " ".join(f"lantern{i % 17} keeper storm" for i in range(words))
+    return (f'<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+            f"<head><title>{title}</title></head><body><h1>{title}</h1><p>{body}</p>"
+            "</body></html>").encode()
+
+
+def _epub(members: dict[str, bytes], *, big: tuple[str, int] | None = None) -> bytes:
+    """An EPUB zip with ``members``; ``big`` = (name, size) adds a member of zeros."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(zipfile.ZipInfo("mimetype"), b"application/epub+zip")
+        zf.writestr("META-INF/container.xml", CONTAINER, zipfile.ZIP_DEFLATED)
+        for name, data in members.items():
+            zf.writestr(name, data, zipfile.ZIP_DEFLATED)
+        if big is not None:
+            name, size = big
+            with zf.open(zipfile.ZipInfo(name), "w", force_zip64=True) as fh:
+                block = b"\0" * (1 << 20)
+                for _ in range(size >> 20):
+                    fh.write(block)
+    return buf.getvalue()
+
+
+def _item(i: str, href: str) -> str:
+    return f'<item id="{i}" href="{href}" media-type="application/xhtml+xml"/>'
+
+
+def _epub_missing_spine() -> bytes:
+    opf = _opf(_item("a", "a.xhtml") + _item("b", "gone.xhtml"),
+               '<itemref idref="a"/><itemref idref="b"/><itemref idref="nope"/>')
+    return _epub({"OEBPS/content.opf": opf, "OEBPS/a.xhtml": _xhtml("Present")})
+
+
+def _epub_fragment_hrefs() -> bytes:
+    opf = _opf(_item("a", "a.xhtml#start") + _item("b", "b.xhtml#middle"),
+               '<itemref idref="a"/><itemref idref="b"/>')
+    return _epub({"OEBPS/content.opf": opf, "OEBPS/a.xhtml": _xhtml("Alpha"),
+                  "OEBPS/b.xhtml": _xhtml("Beta")})
+
+
+def _epub_drm() -> bytes:
+    opf = _opf(_item("a", "a.xhtml"), '<itemref idref="a"/>')
+    enc = (b'<encryption xmlns="urn:oasis:names:tc:opendocument:xmlns:container" '
+           b'xmlns:enc="http://www.w3.org/2001/04/xmlenc#"><enc:EncryptedData>'
+           b'<enc:EncryptionMethod Algorithm="http://www.w3.org/2001/04/xmlenc#aes128-cbc"/>'
+           b'<enc:CipherData><enc:CipherReference URI="OEBPS/a.xhtml"/></enc:CipherData>'
+           b"</enc:EncryptedData></encryption>")
+    return _epub({"OEBPS/content.opf": opf, "OEBPS/a.xhtml": os.urandom(4000),
+                  "META-INF/encryption.xml": enc})
+
+
+def _epub_bomb() -> bytes:
+    opf = _opf(_item("a", "a.xhtml"), '<itemref idref="a"/>')
+    return _epub({"OEBPS/content.opf": opf}, big=("OEBPS/a.xhtml", 200 << 20))
+
+
+def _epub_traversal() -> bytes:
+    opf = _opf(_item("a", "../../../evil.xhtml") + _item("b", "ok.xhtml"),
+               '<itemref idref="a"/><itemref idref="b"/>')
+    return _epub({"OEBPS/content.opf": opf, "../../../evil.xhtml": _xhtml("Evil"),
+                  "/etc/evil-absolute.xhtml": _xhtml("Absolute"),
+                  "OEBPS/ok.xhtml": _xhtml("Honest")})
+
+
+def _epub_billion_laughs() -> bytes:
+    lol = ('<?xml version="1.0"?><!DOCTYPE p [<!ENTITY a "lollollollollollollol">'
+           + "".join(f'<!ENTITY {chr(98 + i)} "{("&" + chr(97 + i) + ";") * 10}">'
+                     for i in range(8))
+           + ']><html xmlns="http://www.w3.org/1999/xhtml"><body><h1>Laughs</h1>'
+           "<p>&i; plain words about lanterns and keepers</p></body></html>")
+    opf = _opf(_item("a", "a.xhtml"), '<itemref idref="a"/>')
+    return _epub({"OEBPS/content.opf": opf, "OEBPS/a.xhtml": lol.encode()})
+
+
+def _nested_markdown() -> bytes:
+    lines = ["# Root", "", "Opening words about the lighthouse.", ""]
+    for i in range(3000):
+        level = 1 + (i * 7) % 6
+        lines += ["#" * level + f" Heading {i}", "", f"Body {i} about lamps and fog.", ""]
+    lines += ["#" * 400 + " far too deep", "", "still text", ""]
+    return "\n".join(lines).encode()
+
+
+def _huge_line() -> bytes:
+    # 50 MB in one line, not a single newline (and no paragraph or sentence break). Long
+    # "words" keep the fake embedder cheap, so the test measures our code, not hashing.
+    unit = b"tidewater" * 22 + b" "
+    return unit * ((50 << 20) // len(unit))
+
+
+# name → (file name, bytes factory, "ok" | "error" | "either")
+Case = tuple[str, Callable[[], bytes], str]
+CASES: dict[str, Case] = {
+    "pdf-truncated": ("cut.pdf", lambda: _text_pdf(6)[: len(_text_pdf(6)) // 3], "either"),
+    "pdf-header-only": ("head.pdf", lambda: b"%PDF-1.7\n" + b"\x00" * 50, "error"),
+    "pdf-corrupt-middle": ("corrupt.pdf", lambda: (lambda d: d[:400] + os.urandom(3000)
+                                                  + d[3400:])(_text_pdf(6)), "either"),
+    "pdf-junk": ("junk.pdf", lambda: os.urandom(20000), "error"),
+    "pdf-encrypted-user-password": ("locked.pdf", lambda: _encrypted_pdf("user-secret"),
+                                    "error"),
+    "pdf-encrypted-empty-password": ("owneronly.pdf", lambda: _encrypted_pdf(""), "ok"),
+    "pdf-image-only": ("scan.pdf", _image_only_pdf, "error"),
+    "pdf-outline-dangling-ref": ("ghost1.pdf", lambda: _raw_outline_pdf(b"[99 0 R /XYZ 0 0 0]"),
+                                 "ok"),
+    "pdf-outline-page-out-of-range": ("ghost2.pdf",
+                                      lambda: _raw_outline_pdf(b"[57 /Fit]"), "ok"),
+    "pdf-zero-bytes": ("empty.pdf", lambda: b"", "error"),
+    "md-zero-bytes": ("empty.md", lambda: b"", "error"),
+    "txt-zero-bytes": ("empty.txt", lambda: b"", "error"),
+    "epub-zero-bytes": ("empty.epub", lambda: b"", "error"),
+    "txt-binary-junk": ("junk.txt", lambda: os.urandom(50000), "either"),
+    "md-binary-junk": ("junk.md", lambda: os.urandom(50000), "either"),
+    "epub-binary-junk": ("junk.epub", lambda: os.urandom(50000), "error"),
+    "txt-nul-bytes": ("nul.txt", lambda: b"tide\x00table\x00" * 3000, "either"),
+    "md-front-matter-only": ("fm.md", lambda: b"---\ntitle: Nothing\n---\n\n", "error"),
+    "txt-whitespace-only": ("blank.txt", lambda: b" \n\t\n" * 1000, "error"),
+    "txt-utf16": ("utf16.txt", lambda: ("Café au lait by the harbour. " * 400)
+                  .encode("utf-16"), "ok"),
+    "txt-utf16-no-bom": ("utf16le.txt", lambda: ("Tide tables of the old port. " * 400)
+                         .encode("utf-16-le"), "ok"),
+    "txt-latin1": ("latin1.txt", lambda: ("Crème brûlée near the jetée. " * 400)
+                   .encode("latin-1"), "ok"),
+    "txt-50mb-single-line": ("huge.txt", _huge_line, "either"),
+    "epub-missing-spine-items": ("spine.epub", _epub_missing_spine, "ok"),
+    "epub-fragment-hrefs": ("frag.epub", _epub_fragment_hrefs, "ok"),
+    "epub-drm": ("drm.epub", _epub_drm, "error"),
+    "epub-zip-bomb": ("bomb.epub", _epub_bomb, "error"),
+    "epub-path-traversal": ("traversal.epub", _epub_traversal, "either"),
+    "epub-billion-laughs": ("laughs.epub", _epub_billion_laughs, "either"),
+    "epub-no-container": ("nocontainer.epub", lambda: (lambda b: (
+        zipfile.ZipFile(b, "w").close(), b.getvalue())[1])(io.BytesIO()), "error"),
+    "md-deeply-nested-headings": ("nested.md", _nested_markdown, "ok"),
+    "unsupported-extension": ("book.docx", lambda: b"PK\x03\x04 not really", "error"),
+}
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A library that already holds one book, so 'unchanged' is a real claim."""
+    lib = tmp_path_factory.mktemp("lib")
+    (lib / "config.toml").write_text(CONFIG)
+    book = write_markdown_book(lib / "seed.md", "Seed Book", {
+        "Ropes": {"Knots": "Bowline and clove hitch hold the boat. " * 30}})
+    proc = run_cli(lib, "ingest", str(book), "-q")
+    assert proc.returncode == 0, proc.stderr
+    return lib
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], name: str) -> None:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert name in lines[0], proc.stderr
+
+
+def check_outcome(lib: Path, path: Path, expect: str) -> str:
+    """Run ingest on ``path`` and check the promise; returns "ok" or "error"."""
+    db = lib / "book.db"
+    before = snapshot(db)
+    books_before = run_cli(lib, "list", "--json").stdout
+    proc = run_cli(lib, "ingest", str(path), "-q", "--json")
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1, 2), (proc.returncode, proc.stderr)
+    if proc.returncode == 0:
+        assert expect in ("ok", "either"), f"expected an error, got success: {proc.stdout}"
+        import json
+
+        report = json.loads(proc.stdout)
+        assert report["chunks"] > 0 and report["embedded"] == report["chunks"]
+        assert report["chapters"] >= 1 and report["sections"] >= 1
+        conn = sqlite3.connect(db)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        finally:
+            conn.close()
+        deleted = run_cli(lib, "delete", report["slug"], "--yes")
+        assert deleted.returncode == 0, deleted.stderr
+        return "ok"
+    assert expect in ("error", "either"), f"expected success, got: {proc.stderr}"
+    assert_one_line_error(proc, path.name)
+    assert snapshot(db) == before
+    assert run_cli(lib, "list", "--json").stdout == books_before
+    return "error"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_hostile_file(case: str, seeded: Path, tmp_path: Path) -> None:
+    filename, make, expect = CASES[case]
+    path = tmp_path / filename
+    path.write_bytes(make())
+    check_outcome(seeded, path, expect)
+    if case == "epub-path-traversal":  # nothing was written outside the sandbox
+        assert not (tmp_path.parent / "evil.xhtml").exists()
+        assert not Path("/etc/evil-absolute.xhtml").exists()
+
+
+def test_decoded_text_is_right_for_utf16_and_latin1(seeded: Path, tmp_path: Path) -> None:
+    """Success is not enough: the accented words must be findable, not mojibake."""
+    for name, text, enc, word in (("u16.txt", "Café au lait by the harbour. ", "utf-16", "Café"),
+                                  ("l1.txt", "Crème brûlée near the jetée. ", "latin-1",
+                                   "brûlée")):
+        path = tmp_path / name
+        path.write_bytes((text * 300).encode(enc))
+        proc = run_cli(seeded, "ingest", str(path), "-q", "--json")
+        assert proc.returncode == 0, proc.stderr
+        import json
+
+        slug = json.loads(proc.stdout)["slug"]
+        hits = run_cli(seeded, "query", word, "--book", slug, "--json", "--mode", "keyword")
+        assert hits.returncode == 0 and word in json.loads(hits.stdout)["results"][0]["text"]
+        assert run_cli(seeded, "delete", slug, "--yes").returncode == 0
+
+
+def test_missing_path_and_symlink_loop(seeded: Path, tmp_path: Path) -> None:
+    loop_a, loop_b = tmp_path / "loop_a.md", tmp_path / "loop_b.md"
+    loop_a.symlink_to(loop_b)
+    loop_b.symlink_to(loop_a)
+    for path in (loop_a, tmp_path / "never-existed.md"):
+        check_outcome(seeded, path, "error")
+
+
+def test_symlink_to_directory_and_a_folder_that_loops_into_itself(seeded: Path,
+                                                                   tmp_path: Path) -> None:
+    """A folder path means folder ingest; a symlink cycle inside it must not hang the walk."""
+    folder = tmp_path / "shelf"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "again").symlink_to(folder, target_is_directory=True)
+    (folder / "self").symlink_to(folder, target_is_directory=True)
+    (folder / "x.md").symlink_to(folder / "y.md")
+    (folder / "y.md").symlink_to(folder / "x.md")
+    (folder / "note.md").write_text("# Note\n\nA short note on buoys and beacons.\n")
+    to_dir = tmp_path / "dirlink.md"
+    to_dir.symlink_to(folder, target_is_directory=True)
+    for path in (to_dir, folder):
+        before = snapshot(seeded / "book.db")
+        proc = run_cli(seeded, "ingest", str(path), "-q")
+        assert "Traceback" not in proc.stderr, proc.stderr
+        if proc.returncode != 0:
+            assert_one_line_error(proc, path.name)
+            assert snapshot(seeded / "book.db") == before
+        conn = sqlite3.connect(seeded / "book.db")
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            slugs = [r[0] for r in conn.execute("SELECT slug FROM books")]
+        finally:
+            conn.close()
+        assert slugs.count("note") <= 1  # the loop never ingested the same file twice
+        if "note" in slugs:
+            assert run_cli(seeded, "delete", "note", "--yes").returncode == 0
+
+
+def test_good_file_through_a_symlink_is_fine(seeded: Path, tmp_path: Path) -> None:
+    real = write_markdown_book(tmp_path / "real.md", "Linked Book",
+                               {"One": {"Two": "Sails and rigging words. " * 20}})
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    check_outcome(seeded, link, "ok")
+
+
+def test_unreadable_file_is_a_one_line_error(seeded: Path, tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads files whatever their mode")
+    path = write_markdown_book(tmp_path / "secret.md", "Secret", {"A": {"B": "words " * 50}})
+    path.chmod(0)
+    check_outcome(seeded, path, "error")
+
+
+@pytest.mark.xfail(strict=True, reason="cli_render.err Console wraps long lines at 80 columns "
+                   "(needs soft_wrap=True); owned by the CLI, reported to the lead")
+def test_long_error_line_is_not_wrapped(seeded: Path, tmp_path: Path) -> None:
+    deep = tmp_path / ("a-rather-long-folder-name-" * 3)
+    deep.mkdir()
+    path = deep / "a-file-name-that-is-long-enough-to-wrap-the-error-line.pdf"
+    path.write_bytes(b"")
+    proc = run_cli(seeded, "ingest", str(path), wide=False)
+    assert_one_line_error(proc, path.name)
