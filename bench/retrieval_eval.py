@@ -23,7 +23,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -96,11 +96,12 @@ def build_library(name: str, files: list[Path], overrides: dict[str, Any],
     if config.database_path.exists():
         print(f"[{name}] reusing {config.database_path.name}", file=sys.stderr)
         return config
+    # An interrupted build is resumed (ingest is idempotent and resumable), not restarted.
     partial = config.database_path.with_suffix(".partial")
-    for leftover in OUT.glob(partial.name + "*"):
-        leftover.unlink()
-    if base is not None and base.exists():
-        shutil.copyfile(base, partial)
+    if base is not None and base.exists() and not partial.exists():
+        # SQLite's backup API copies committed pages, including any still in the WAL.
+        with sqlite3.connect(base) as source, sqlite3.connect(partial) as target:
+            source.backup(target)
     started = time.perf_counter()
     with Library.open(config=config.with_overrides(db_path=partial.name)) as lib:
         already = {Path(b.source_path).name for b in lib.list_books()}

@@ -160,3 +160,21 @@ def test_llm_writer_does_not_swallow_model_errors(server: FakeOllama) -> None:
     server.remove_model("llama3.2:3b")
     with pytest.raises(ModelError, match=r"ollama pull llama3\.2:3b"):
         writer.summarize_section(book="B", breadcrumb="C", text=DRAGONS)
+
+
+def test_extractive_context_drops_what_the_chunk_already_says() -> None:
+    writer = ExtractiveContextWriter()
+    summary = writer.summarize_section(book="Dragons", breadcrumb="Ch 1 › Hoards", text=DRAGONS)
+    # A section that is one chunk: its summary is its own text, so only the place is left.
+    alone = writer.chunk_context(book="Dragons", breadcrumb="Ch 1 › Hoards", summary=summary,
+                                 section_text=DRAGONS, chunk_text=DRAGONS)
+    assert alone == "Dragons › Ch 1 › Hoards"
+    first, *rest = split_sentences(summary)
+    partial = writer.chunk_context(book="Dragons", breadcrumb="Ch 1 › Hoards",
+                                   summary=summary, section_text=DRAGONS,
+                                   chunk_text=f"Intro.\n{first}")
+    assert partial == f"Dragons › Ch 1 › Hoards. {' '.join(rest)}"
+    # A book titled like its only chapter names it once.
+    assert writer.chunk_context(book="Annelid", breadcrumb="annelid › Paragraph 1",
+                                summary="", section_text="", chunk_text="x") == (
+        "Annelid › Paragraph 1")

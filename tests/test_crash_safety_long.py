@@ -38,8 +38,9 @@ embed_batch_size = 2
 context_concurrency = 2
 """
 
-WORDS = ("harbour tide beacon keel rope anchor gale lantern chart compass reef swell "
-         "mast hull ballast oar current fathom buoy pier").split()
+WORDS = ("harbour", "tide", "beacon", "keel", "rope", "anchor", "gale", "lantern", "chart",
+         "compass", "reef", "swell", "mast", "hull", "ballast", "oar", "current", "fathom",
+         "buoy", "pier")
 
 
 def _prose(seed: int, sentences: int) -> str:

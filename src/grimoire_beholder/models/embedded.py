@@ -150,6 +150,8 @@ class EmbeddedEmbedder:
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors for passages; long ones are windowed (see the module docstring)."""
+        if isinstance(texts, str):
+            raise TypeError("embed_documents takes a sequence of texts, not one string")
         if not texts:
             self.last_windowed = 0
             return np.zeros((0, DIMENSION), dtype=np.float32)
@@ -160,7 +162,8 @@ class EmbeddedEmbedder:
         windowed = 0
         for index, content in enumerate(self._content_ids(texts)):
             starts = window_starts(len(content), width, self._window_stride)
-            windowed += len(starts) > 1
+            if len(starts) > 1:
+                windowed += 1
             for start in starts:
                 sequences.append(self._wrap(content[start:start + width]))
                 owners.append(index)
