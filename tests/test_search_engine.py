@@ -180,7 +180,7 @@ def test_to_dict_keys_exactly(tmp_path: Path) -> None:
     hit = data["results"][0]
     assert hit["ranks"] == {"vector": 1, "keyword": 1}
     assert hit["section"] == "Chapter › Sec" and hit["context"] == "Context for keys."
-    assert data["mode"] == "hybrid" and data["fusion"] == "rrf"
+    assert data["mode"] == "hybrid" and data["fusion"] == "convex"
     assert {"filters", "embed", "vector", "keyword", "fusion", "fetch", "total"} <= set(
         data["timings_ms"])
     assert data["explain"][0]["arms"]["keyword"]["rank"] == 1

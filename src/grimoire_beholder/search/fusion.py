@@ -10,7 +10,8 @@ score.
   calibration; ``k`` (``rrf_k``, 60 by default) flattens the head of each list.
 * :func:`convex` — ``α·cos + (1-α)·kw/max(kw)``: the vector arm's cosine similarity and the
   keyword score scaled by the best keyword score in the pool; a missing arm contributes 0.
-  Kept so it can be measured against RRF (``fusion = "convex"``, ``fusion_alpha``).
+  The default (``fusion_alpha`` 0.7): on the dev sets it beat RRF on MRR@10 — scores carry
+  how *much* better the top candidate is, which ranks alone throw away.
 * :func:`single` — one arm alone (vector-only or keyword-only mode): its own score.
 
 Ties are broken by the best single-arm rank, then by chunk id, so results are stable.
