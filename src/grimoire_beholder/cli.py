@@ -287,6 +287,10 @@ def query(
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
     = False,
+    min_confidence: Annotated[float | None, typer.Option(
+        "--min-confidence", min=0.0, max=1.0, help="Below this confidence, say the library "
+        "probably does not cover the question (default: min_confidence).",
+        show_default=False)] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
 ) -> None:
@@ -301,6 +305,8 @@ def query(
             for hit in data["results"]:
                 hit["section_text"] = lib.section(
                     hit["book_id"], hit["chapter_index"], hit["section_index"]).text
+        if min_confidence is not None and data["confidence"] is not None:
+            data["low_confidence"] = data["confidence"] < min_confidence
         return data
 
     data = _with_library(config, run)
@@ -315,6 +321,9 @@ def query(
         return
     if data.get("note"):
         err.print(data["note"], markup=False)
+    if data.get("low_confidence"):
+        err.print(f"The library probably does not cover this question (confidence "
+                  f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
     for hit in hits:
         out.print(f"[bold]{hit['rank']}. {_esc(citation(hit))}[/bold]")
         if explain:
@@ -347,6 +356,10 @@ def serve_mcp(config: ConfigOpt = None) -> None:
 
     with _errors():
         serve(config)
+
+
+# eval, stats and hook live in cli_tools.py and register themselves on ``app``.
+from . import cli_tools  # noqa: E402,F401
 
 
 def main() -> None:

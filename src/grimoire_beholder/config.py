@@ -30,6 +30,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "llm_backend": ("none", "ollama", "fake"),
     "fusion": ("rrf", "convex"),
     "chunk_mode": ("auto", "header", "window"),
+    "reranker": ("none", "onnx", "ollama"),
 }
 
 
@@ -65,6 +66,17 @@ class Config:
     # 0.832; bench/retrieval_eval.py); alpha 0.6-0.7 was the plateau, 0.5 and 0.8 were worse.
     fusion: str = "convex"
     fusion_alpha: float = 0.7
+    # reranking after fusion (search/rerank.py): none, a local ONNX cross-encoder, or Ollama
+    reranker: str = "none"
+    rerank_candidates: int = 30
+    reranker_model: str = "qwen2.5:1.5b"
+    reranker_path: str = ""
+    # Below this a search is flagged low_confidence (0 = never; search/confidence.py). At 0.7
+    # hybrid search flagged 11 of 14 unanswerable dev questions and 5.7% of answerable ones
+    # (5-fold cross-validated, bench/calibrate_confidence.py).
+    min_confidence: float = 0.7
+    # per-search token-savings counters in a small file beside the library (search/stats.py)
+    record_stats: bool = True
     # where the config came from (not a TOML key)
     source: str | None = field(default=None, compare=False)
     base_dir: str = field(default=".", compare=False)
@@ -103,7 +115,7 @@ def _validated(cfg: Config) -> Config:
                 f"config key '{key}' must be one of {', '.join(allowed)} (got {value!r})"
             )
     positive = ("chunk_size", "section_split_tokens", "embed_batch_size", "top_k",
-                "candidate_pool_size", "rrf_k", "context_concurrency")
+                "candidate_pool_size", "rrf_k", "context_concurrency", "rerank_candidates")
     for key in positive:
         if getattr(cfg, key) < 1:
             raise ConfigError(f"config key '{key}' must be at least 1 (got {getattr(cfg, key)})")
@@ -120,6 +132,10 @@ def _validated(cfg: Config) -> Config:
     if not 0.0 <= cfg.fusion_alpha <= 1.0:
         raise ConfigError(
             f"config key 'fusion_alpha' must be between 0 and 1 (got {cfg.fusion_alpha})"
+        )
+    if not 0.0 <= cfg.min_confidence <= 1.0:
+        raise ConfigError(
+            f"config key 'min_confidence' must be between 0 and 1 (got {cfg.min_confidence})"
         )
     if cfg.ollama_retries < 0 or cfg.ollama_timeout <= 0:
         raise ConfigError("config keys 'ollama_retries' >= 0 and 'ollama_timeout' > 0 required")

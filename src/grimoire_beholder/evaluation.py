@@ -168,13 +168,14 @@ def run_questions(lib: Library, questions: Iterable[Mapping[str, Any]],
                   mode: str | None = None, top_k: int = 10) -> list[dict[str, Any]]:
     """Search every question (unfiltered, as a user would) and return the run records.
 
-    The library never abstains yet, so ``abstained`` is always False; it is written so that
-    runs stay comparable once it can.
+    ``abstained`` is the search's ``low_confidence`` flag (confidence below
+    ``min_confidence``, or no hit at all); the results are kept either way, as the bench's
+    format expects.
     """
     run = []
     for question in questions:
         found = lib.search(question["question"], top_k=top_k, mode=mode)
-        run.append({"id": question["id"], "abstained": False,
+        run.append({"id": question["id"], "abstained": bool(found.low_confidence),
                     "results": [result_record(hit) for hit in found.hits]})
     return run
 
@@ -228,3 +229,24 @@ def score_run(questions: Sequence[Mapping[str, Any]], run: Iterable[Mapping[str,
         groups.setdefault(_group(question["id"]), []).append(question)
     out["groups"] = {name: _metrics(members, by_id, ks) for name, members in groups.items()}
     return out
+
+
+def abstention(questions: Sequence[Mapping[str, Any]],
+               run: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """How often the run abstained on unanswerable vs answerable questions.
+
+    The first should be high (the library does not hold those answers), the second low.
+    """
+    abstained = {r["id"] for r in run if r.get("abstained")}
+    unanswerable = [q["id"] for q in questions if not q.get("answerable", True)]
+    answerable = [q["id"] for q in questions if q.get("answerable", True)]
+
+    def share(ids: list[str]) -> float | None:
+        return round(sum(i in abstained for i in ids) / len(ids), 4) if ids else None
+
+    return {"unanswerable": len(unanswerable),
+            "unanswerable_abstained": sum(i in abstained for i in unanswerable),
+            "unanswerable_abstained_rate": share(unanswerable),
+            "answerable": len(answerable),
+            "answerable_abstained": sum(i in abstained for i in answerable),
+            "answerable_abstained_rate": share(answerable)}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .models.protocols import Embedder, Generator
     from .search.engine import SearchEngine
     from .search.hits import SearchResults
+    from .search.savings import SavingsRecorder
 
 
 class Library:
@@ -43,6 +44,7 @@ class Library:
         self._generator = generator
         self._generator_set = generator is not None
         self._engine: SearchEngine | None = None
+        self._savings: SavingsRecorder | None = None
 
     # -- opening -------------------------------------------------------------------------
     @classmethod
@@ -175,9 +177,23 @@ class Library:
 
         ``group`` and ``path_prefix`` narrow a folder library (see store/search.py).
         """
-        return self._search_engine().search(query, top_k=top_k, book=book, author=author,
-                                            source_type=source_type, mode=mode, group=group,
-                                            path_prefix=path_prefix)
+        results = self._search_engine().search(query, top_k=top_k, book=book, author=author,
+                                               source_type=source_type, mode=mode, group=group,
+                                               path_prefix=path_prefix)
+        if self.config.record_stats:
+            if self._savings is None:
+                from .search.savings import SavingsRecorder
+
+                self._savings = SavingsRecorder(self.conn, self.config.database_path)
+            self._savings.record(results)
+        return results
+
+    def savings(self) -> dict[str, Any]:
+        """Cumulative characters served vs the books' full size (search/savings.py); the
+        CLI's ``stats`` and the MCP ``book_status`` show it."""
+        from .search.savings import summary
+
+        return summary(self.config.database_path)
 
     def _search_engine(self) -> SearchEngine:
         if self._engine is None:
@@ -189,7 +205,10 @@ class Library:
             if needs_vectors:
                 self._check_embedding_stamp()
                 embed_query = self.embedder.embed_query
-            self._engine = SearchEngine(self.conn, embed_query, self.config)
+            from .models import make_reranker
+
+            self._engine = SearchEngine(self.conn, embed_query, self.config,
+                                        reranker=make_reranker(self.config))
         return self._engine
 
     # -- writing (CLI only) --------------------------------------------------------------

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..config import Config
 from .protocols import Embedder, Generator, Reranker
 
-__all__ = ["Embedder", "Generator", "Reranker", "make_embedder", "make_generator"]
+__all__ = ["Embedder", "Generator", "Reranker", "make_embedder", "make_generator",
+           "make_reranker"]
 
 
 def make_embedder(config: Config) -> Embedder:
@@ -41,3 +44,22 @@ def make_generator(config: Config) -> Generator | None:
     from .fake import FakeGenerator
 
     return FakeGenerator()
+
+
+def make_reranker(config: Config) -> Reranker | None:
+    """The configured reranker, or None (``reranker = "none"``). Cheap: models load lazily."""
+    if config.reranker == "onnx":
+        from .rerank_onnx import OnnxReranker
+
+        base = Path(config.base_dir)
+        path = Path(config.reranker_path).expanduser() if config.reranker_path else None
+        if path is not None and not path.is_absolute():
+            path = base / path
+        return OnnxReranker(path or "")
+    if config.reranker == "ollama":
+        from .rerank_ollama import OllamaReranker
+
+        return OllamaReranker(config.reranker_model, host=config.ollama_host,
+                              timeout=config.ollama_timeout, retries=config.ollama_retries,
+                              concurrency=config.context_concurrency)
+    return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputFileError
-from .document import ParsedBook
+from .document import ParseOptions, ParsedBook
 
 _SOURCE_TYPES = {
     ".pdf": "pdf",
@@ -26,8 +26,12 @@ def source_type_for(path: Path) -> str | None:
     return _SOURCE_TYPES.get(Path(path).suffix.lower())
 
 
-def parse_file(path: Path) -> ParsedBook:
-    """Parse any supported file; raise InputFileError with a one-line reason otherwise."""
+def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
+    """Parse any supported file; raise InputFileError with a one-line reason otherwise.
+
+    ``options`` carries the configured parser switches (PDF tables, OCR); the defaults
+    apply when it is None.
+    """
     path = Path(path)
     if not path.exists():
         raise InputFileError(f"{path}: file not found")
@@ -48,7 +52,7 @@ def parse_file(path: Path) -> ParsedBook:
     if source_type == "pdf":
         from .pdf import parse_pdf
 
-        return parse_pdf(path)
+        return parse_pdf(path, options or ParseOptions())
     if source_type == "epub":
         from .epub import parse_epub
 
@@ -62,4 +66,4 @@ def parse_file(path: Path) -> ParsedBook:
     return parse_text(path)
 
 
-__all__ = ["SUPPORTED_EXTENSIONS", "ParsedBook", "parse_file", "source_type_for"]
+__all__ = ["SUPPORTED_EXTENSIONS", "ParseOptions", "ParsedBook", "parse_file", "source_type_for"]

@@ -56,6 +56,20 @@ class ParsedChapter:
     anchor_page: int | None = None
 
 
+@dataclass(frozen=True)
+class ParseOptions:
+    """Parser switches that come from the configuration.
+
+    A plain value object so the parsers stay free of config/store/models imports; the ingest
+    layer builds it from :class:`~grimoire_beholder.config.Config`. Formats ignore the
+    switches that do not concern them.
+    """
+
+    pdf_tables: bool = True  # PDF tables drawn with lines become one record block per row
+    ocr: str = "auto"  # "auto": OCR PDF pages without a text layer if Tesseract is there
+    ocr_language: str = "eng"  # Tesseract language(s), e.g. "eng" or "eng+deu"
+
+
 @dataclass
 class ParsedBook:
     title: str

@@ -27,8 +27,9 @@ import numpy as np
 
 from ..config import CHOICES, Config
 from ..errors import GrimoireError, ModelError
+from ..models.protocols import Reranker
 from ..store import search as store_search
-from . import fusion, keyword
+from . import confidence, fusion, keyword, rerank
 from .hits import SearchHit, SearchResults
 from .vector import VectorIndex
 
@@ -60,10 +61,12 @@ class SearchEngine:
     """
 
     def __init__(self, conn: sqlite3.Connection,
-                 embed_query: Callable[[str], np.ndarray] | None, config: Config) -> None:
+                 embed_query: Callable[[str], np.ndarray] | None, config: Config,
+                 reranker: Reranker | None = None) -> None:
         self._conn = conn
         self._embed = embed_query
         self._config = config
+        self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = VectorIndex()
         self._lock = threading.Lock()
 
@@ -140,18 +143,43 @@ class SearchEngine:
                 clock.lap("keyword")
             fused = self._fuse(result.mode, arms, pool)
             positions = store_search.chunk_positions(self._conn, [f.chunk_id for f in fused])
-            kept = fusion.diversify(fused, positions, k)
+            kept = fusion.diversify(fused, positions, rerank.depth(
+                k, self._config.rerank_candidates, self._reranker))
             clock.lap("fusion")
             rows = store_search.hit_rows(self._conn, [f.chunk_id for f in kept])
             clock.lap("fetch")
         kept = [f for f in kept if f.chunk_id in rows]
+        fused_scores = [f.score for f in kept[:2]]
+        reranked: list[tuple[fusion.Fused, float | None]] = [(f, None) for f in kept]
+        if self._reranker is not None:
+            reranked = list(rerank.apply(self._reranker, result.query, kept, rows, k))
+            clock.lap("rerank")
+        kept = [f for f, _ in reranked]
         result.hits = [SearchHit.from_row(rows[f.chunk_id], rank, f.score, f.ranks)
                        for rank, f in enumerate(kept, start=1)]
+        for hit, (_, score) in zip(result.hits, reranked, strict=False):
+            hit.rerank_score = score
+        self._assess(result, arms, fused_scores, reranked[0][1] if reranked else None)
         if explain:
             result.explain = [{"rank": rank, **f.explain()}
                               for rank, f in enumerate(kept, start=1)]
         if not result.hits and result.note is None:
             result.note = "no match"
+
+    def _assess(self, result: SearchResults, arms: dict[str, list[tuple[int, float]]],
+                fused_scores: list[float], rerank_top: float | None) -> None:
+        """Fill ``confidence``/``low_confidence`` from the scores (search/confidence.py)."""
+        if not result.hits:
+            result.low_confidence = True
+            return
+        top = result.hits[0]
+        feats = confidence.features(result.query, arms, fused_scores,
+                                    f"{top.text} {top.context or ''} {top.section}", rerank_top)
+        backend = self._config.reranker if self._reranker is not None else None
+        result.features = feats
+        result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
+        result.low_confidence = (result.confidence is not None
+                                 and result.confidence < self._config.min_confidence)
 
     def _fuse(self, mode: str, arms: dict[str, list[tuple[int, float]]],
               pool: int) -> list[fusion.Fused]:

@@ -64,6 +64,7 @@ class SearchHit:
     context: str | None
     group: str = ""
     relative_path: str | None = None  # under the ingested folder root, when there is one
+    rerank_score: float | None = None  # the reranker's score, when a reranker ran
 
     @classmethod
     def from_row(cls, row: HitRow, rank: int, score: float,
@@ -106,6 +107,8 @@ class SearchHit:
             "context": self.context,
             "group": self.group,
             "relative_path": self.relative_path,
+            **({"rerank_score": round(self.rerank_score, 6)}
+               if self.rerank_score is not None else {}),
         }
 
 
@@ -126,6 +129,12 @@ class SearchResults:
     note: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     explain: list[dict[str, object]] | None = None
+    # Probability (0..1) that the answer is among the hits (search/confidence.py); None when
+    # the setting is not calibrated or nothing was found. low_confidence: below min_confidence.
+    confidence: float | None = None
+    low_confidence: bool = False
+    # the confidence model's inputs (for calibration; not part of the wire format)
+    features: dict[str, float] | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -134,6 +143,8 @@ class SearchResults:
             "fusion": self.fusion,
             "results": [hit.to_dict() for hit in self.hits],
             "note": self.note,
+            "confidence": self.confidence,
+            "low_confidence": self.low_confidence,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
         if self.explain is not None:

@@ -37,11 +37,19 @@ from ..store import vectors
 RefreshResult = Literal["unchanged", "appended", "rebuilt", "cleared"]
 
 
-def _normalised(matrix: np.ndarray) -> np.ndarray:
+def _normalised(matrix: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Rows scaled to unit length, written into ``out`` (a new array if None).
+
+    Never a full-size temporary: ``np.linalg.norm(axis=1)`` would square the whole matrix
+    first, so a 1M-row load would briefly hold three matrices; ``einsum`` sums row by row.
+    """
     matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
     norms[norms == 0.0] = 1.0
-    return matrix / norms
+    if out is None:
+        out = np.empty(matrix.shape, dtype=np.float32)
+    np.divide(matrix, norms, out=out)
+    return out
 
 
 class VectorIndex:
@@ -79,7 +87,7 @@ class VectorIndex:
 
     def _replace(self, chunk_ids: np.ndarray, book_ids: np.ndarray,
                  matrix: np.ndarray) -> None:
-        self._matrix = _normalised(matrix).copy()
+        self._matrix = _normalised(matrix)  # a fresh array: the caller's buffer can go
         self._chunk_ids = chunk_ids.copy()
         self._book_ids = book_ids.copy()
         self._n = len(chunk_ids)
@@ -97,7 +105,7 @@ class VectorIndex:
                 new = np.empty(capacity, dtype=np.int64)
                 new[:self._n] = old[:self._n]
                 setattr(self, name, new)
-        self._matrix[self._n:need] = _normalised(matrix)
+        _normalised(matrix, out=self._matrix[self._n:need])
         self._chunk_ids[self._n:need] = chunk_ids
         self._book_ids[self._n:need] = book_ids
         self._n = need

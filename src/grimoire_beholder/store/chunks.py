@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import EmbeddingMismatchError
 from . import fts, vectors
 from .records import ChunkWork
+
+if TYPE_CHECKING:  # numpy is imported on use: `list` and `--help` must not load it
+    import numpy as np
 
 
 def sections_without_summary(conn: sqlite3.Connection, book_id: int | None = None
@@ -66,6 +68,8 @@ def set_context(conn: sqlite3.Connection, chunk_id: int, context: str) -> None:
 def mark_embedded(conn: sqlite3.Connection, items: Sequence[tuple[ChunkWork, np.ndarray]],
                   identity: str, dimension: int) -> None:
     """Write vectors and FTS rows of a batch and mark it embedded. Call in one transaction."""
+    import numpy as np
+
     vectors.ensure_stamp(conn, identity, dimension)
     for _, vec in items:
         if np.shape(vec) != (dimension,) or not np.all(np.isfinite(vec)):

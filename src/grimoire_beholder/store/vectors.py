@@ -18,22 +18,31 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import EmbeddingMismatchError
 
-_FLOAT32_LE = np.dtype("<f4")
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported inside the functions that need it: ``list``/``--help`` import this
+# module through library.py and must not pay numpy's ~100 ms import.
+_FLOAT32_LE = "<f4"
+_FLOAT32_BYTES = 4
 _GENERATION_KEY = "vector_generation"
 
 
 def encode(vector: np.ndarray) -> bytes:
     """A vector as little-endian float32 bytes."""
+    import numpy as np
+
     return np.asarray(vector, dtype=_FLOAT32_LE).tobytes()
 
 
 def decode(blob: bytes, dimension: int) -> np.ndarray:
     """Little-endian float32 bytes back to a native float32 vector."""
+    import numpy as np
+
     vec = np.frombuffer(blob, dtype=_FLOAT32_LE)
     if vec.shape[0] != dimension:
         raise EmbeddingMismatchError(
@@ -137,8 +146,12 @@ def read_vectors(conn: sqlite3.Connection, dimension: int, after_id: int = 0
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(chunk ids, book ids, vectors) of rows with ``chunk_id > after_id``, by chunk id.
 
-    The BLOBs are joined and decoded in one ``frombuffer`` call, not one array per row.
+    One query; the BLOBs are joined into one bytes buffer and decoded by one ``frombuffer``
+    (no per-row array). The matrix is a read-only view of that buffer — no float32 copy is
+    made here (on little-endian hosts) — so the caller's normalisation is the only copy.
     """
+    import numpy as np
+
     rows = conn.execute(
         "SELECT chunk_id, book_id, vector FROM embeddings WHERE chunk_id > ? ORDER BY chunk_id",
         (after_id,),
@@ -146,11 +159,12 @@ def read_vectors(conn: sqlite3.Connection, dimension: int, after_id: int = 0
     chunk_ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     book_ids = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
     blob = b"".join(r[2] for r in rows)
-    expected = len(rows) * dimension * _FLOAT32_LE.itemsize
+    del rows  # the row tuples hold a second copy of every BLOB
+    expected = len(chunk_ids) * dimension * _FLOAT32_BYTES
     if len(blob) != expected:
         raise EmbeddingMismatchError(
             f"stored vectors do not all have the library's {dimension} dimensions; "
             "re-embed the library"
         )
-    matrix = np.frombuffer(blob, dtype=_FLOAT32_LE).reshape(len(rows), dimension)
-    return chunk_ids, book_ids, matrix.astype(np.float32)
+    matrix = np.frombuffer(blob, dtype=_FLOAT32_LE).reshape(len(chunk_ids), dimension)
+    return chunk_ids, book_ids, matrix.astype(np.float32, copy=False)

@@ -1,0 +1,204 @@
+"""How search cost grows with the library: latency, open time, memory and disk vs chunk count.
+
+Run: ``uv run python bench/scale.py [--sizes 10000,100000] [--queries 120] [--with-1m]``.
+
+Libraries of N synthetic chunks (``bench/scale_build.py``: Zipf text, random 384-d unit
+vectors, written through the store layer; cached in ``bench/out/``) are measured one per
+subprocess, so each starts from a clean heap and its RSS delta means something. In that
+process, warm (after 10 warm-up queries per mode), through ``Library.search`` exactly as the
+CLI and MCP server call it:
+
+* open: ``Library.open`` (read-only) and the first vector-index load (one BLOB query);
+* memory: RSS before/after the vector load vs the raw float32 matrix (N × 384 × 4 bytes);
+* latency p50/p95 of vector, keyword and hybrid searches over ``--queries`` queries, without
+  and with a one-book filter (1 % of the library at 100 books). Hybrid includes embedding the
+  query with the real embedded MiniLM model (its share is reported as ``embed``);
+* ``keyword-common``: queries made only of the most frequent content words — the worst case
+  for an OR-ed FTS5 query, since every matching chunk gets a BM25 score.
+
+The 2-core machine this runs on is often shared, so the 1-minute load average is printed
+next to every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_build  # noqa: E402
+
+MODES = ("vector", "keyword", "hybrid")
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
+def make_queries(count: int, seed: int, common: bool = False) -> list[str]:
+    """Question-like word bags drawn from the corpus distribution (stop words included).
+
+    ``common``: only the 40 most frequent content words, the keyword arm's worst case.
+    """
+    rng = np.random.default_rng(seed)
+    words = scale_build.vocabulary()
+    probs = scale_build.zipf_probabilities(len(words))
+    first = len(set(scale_build.STOP))
+    if common:
+        pool = np.arange(first, first + 40)
+        return [" ".join(words[i] for i in rng.choice(pool, 5, replace=False))
+                for _ in range(count)]
+    out = []
+    for _ in range(count):
+        ids = rng.choice(len(words), int(rng.integers(5, 10)), p=probs)
+        out.append("what " + " ".join(words[i] for i in ids) + "?")
+    return out
+
+
+def _percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return statistics.median(ordered), p95
+
+
+def measure(chunks: int, n_queries: int) -> dict[str, Any]:
+    """Everything for one library size, in this (fresh) process."""
+    from grimoire_beholder.config import Config
+    from grimoire_beholder.library import Library
+
+    path = scale_build.library_path(chunks)
+    fields = set(Config.__dataclass_fields__)
+    extra = {"record_stats": False} if "record_stats" in fields else {}
+    config = Config(db_path=str(path), **extra)
+    out: dict[str, Any] = {"chunks": chunks, "db_mb": path.stat().st_size / 2**20}
+    rss0 = _rss_mb()
+    started = time.perf_counter()
+    lib = Library.open(config=config, read_only=True)
+    out["open_ms"] = (time.perf_counter() - started) * 1000
+    engine = lib._search_engine()  # noqa: SLF001 - the bench times the index load alone
+    started = time.perf_counter()
+    engine.vector_index.refresh(lib.conn)
+    out["load_ms"] = (time.perf_counter() - started) * 1000
+    out["open_load"] = (out["open_ms"] + out["load_ms"], _load())
+    index = engine.vector_index
+    out["matrix_mb"] = index.size * index.dimension * 4 / 2**20
+    out["rss_delta_mb"] = _rss_mb() - rss0
+    started = time.perf_counter()
+    lib.embedder.check()  # type: ignore[attr-defined]
+    out["model_load_ms"] = (time.perf_counter() - started) * 1000
+    book = f"book-{chunks // scale_build.CHUNKS_PER_BOOK // 2:05d}"
+    queries = make_queries(n_queries, seed=1)
+    common = make_queries(n_queries, seed=2, common=True)
+    for mode in MODES:  # warm-up: page cache, numpy/BLAS threads, FTS5 statements
+        for q in queries[:10]:
+            lib.search(q, mode=mode)
+    rows: dict[str, Any] = {}
+    cases = [(m, f, queries) for m in MODES for f in (None, book)]
+    cases += [("keyword-common", None, common), ("hybrid-common", None, common)]
+    for mode, book_filter, qs in cases:
+        real_mode = mode.split("-")[0]
+        times, cpu, stages = [], [], []
+        load = _load()
+        for q in qs:
+            started, cpu0 = time.perf_counter(), time.process_time()
+            res = lib.search(q, mode=real_mode, book=book_filter)
+            times.append((time.perf_counter() - started) * 1000)
+            cpu.append((time.process_time() - cpu0) * 1000)
+            stages.append(res.timings_ms)
+        p50, p95 = _percentiles(times)
+        rows[f"{mode}{' +book' if book_filter else ''}"] = {
+            "p50": p50, "p95": p95, "cpu_p50": statistics.median(cpu), "load": load,
+            "embed_p50": statistics.median(t.get("embed", 0.0) for t in stages),
+            "stages": {k: statistics.median(t.get(k, 0.0) for t in stages)
+                       for k in ("embed", "vector", "keyword", "fusion", "fetch")}}
+    out["latency"] = rows
+    out["rss_end_mb"] = _rss_mb() - rss0
+    lib.close()
+    return out
+
+
+def _run_sizes(sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
+    results = []
+    for n in sizes:
+        path, seconds = scale_build.build(n)
+        if seconds:
+            print(f"built {n} chunks in {seconds:.0f} s (load {_load():.1f})", file=sys.stderr)
+        proc = subprocess.run([sys.executable, __file__, "--measure", str(n),
+                               "--queries", str(n_queries)],
+                              capture_output=True, text=True, check=True)
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return results
+
+
+def print_tables(results: list[dict[str, Any]]) -> None:
+    print("| chunks | DB on disk | open + load vectors | vector matrix | RSS delta after "
+          "load | RSS delta at end | model load |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in results:
+        total, load = r["open_load"]
+        print(f"| {r['chunks']:,} | {r['db_mb']:,.0f} MB | {total:,.0f} ms (open "
+              f"{r['open_ms']:.0f} + load {r['load_ms']:,.0f}; load avg {load:.1f}) | "
+              f"{r['matrix_mb']:,.0f} MB | {r['rss_delta_mb']:,.0f} MB | "
+              f"{r['rss_end_mb']:,.0f} MB | {r['model_load_ms']:,.0f} ms |")
+    print()
+    print("| case | " + " | ".join(f"{r['chunks']:,} p50 / p95 (ms)" for r in results)
+          + " | load avg |")
+    print("| --- |" + " ---: |" * (len(results) + 1))
+    for case in results[0]["latency"]:
+        cells = []
+        for r in results:
+            row = r["latency"][case]
+            embed = f" (embed {row['embed_p50']:.0f})" if row["embed_p50"] else ""
+            cells.append(f"{row['p50']:.1f} / {row['p95']:.1f}{embed}")
+        loads = "/".join(f"{r['latency'][case]['load']:.1f}" for r in results)
+        print(f"| {case} | " + " | ".join(cells) + f" | {loads} |")
+    print()
+    print("Median per-stage wall ms (engine timings) and process CPU ms per query, which "
+          "load inflates much less than wall time:\n")
+    print("| case | chunks | embed | vector | keyword | fusion | fetch | CPU ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for case in results[0]["latency"]:
+        for r in results:
+            row = r["latency"][case]
+            st = row["stages"]
+            print(f"| {case} | {r['chunks']:,} | {st['embed']:.1f} | {st['vector']:.1f} | "
+                  f"{st['keyword']:.1f} | {st['fusion']:.1f} | {st['fetch']:.1f} | "
+                  f"{row['cpu_p50']:.1f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--with-1m", action="store_true",
+                        help="also 1,000,000 chunks (~12 GB on disk, ~20+ min to build)")
+    parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.queries)))
+        return
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    if args.with_1m and 1_000_000 not in sizes:
+        sizes.append(1_000_000)
+    print(f"load average at start: {_load():.1f} (2 cores)\n")
+    print_tables(_run_sizes(sizes, args.queries))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Synthetic libraries for the scale bench: Zipf-distributed text and random unit vectors.
+
+Why synthetic: building a 100k or 1M chunk library through the real model would take hours;
+search latency depends on the number of rows, the text's term statistics and the vector
+dimension, not on what the vectors mean. So the text is drawn from a Zipf-Mandelbrot word
+distribution (English stop words at the top ranks, then pseudo-words), which gives FTS5
+realistic posting-list lengths, and the vectors are random 384-d unit vectors stamped as the
+embedded MiniLM model, so the real model can embed queries against them.
+
+Everything is written through the storage layer — ``store.books.insert_book`` then
+``store.chunks.mark_embedded`` (vectors, status and both FTS5 tables) inside
+``store.db.transaction``, one book per transaction — so the files have exactly the layout
+an ingest produces. Built files are cached in ``bench/out/scale-<N>.db`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grimoire_beholder.models.embedded import DIMENSION, MODEL_NAME
+from grimoire_beholder.store import books as book_store
+from grimoire_beholder.store import chunks as chunk_store
+from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
+
+OUT = Path(__file__).resolve().parent / "out"
+IDENTITY = f"embedded:{MODEL_NAME}"
+CHUNKS_PER_BOOK = 1000
+CHAPTERS_PER_BOOK = 10
+SECTIONS_PER_CHAPTER = 5  # so 20 chunks per section
+WORDS_PER_CHUNK = 180  # ~240 approx tokens: the size real chunks embed at (256-token window)
+STOP = ("the of and to a in is that it was for on as with his he be at by had this not are "
+        "but from or have an they which one you were her all she there would their we him "
+        "been has when who will more no if out so said what up its about into than them can "
+        "only other new some could time these two may then do first any my now such like our "
+        "over man me even most made after also did many before must through back years where "
+        "much your way well down should because each just those people how too little state "
+        "good very make world still own see men work long get here between both life being "
+        "under never day same another know while last might us great old year off come since "
+        "against go came right used take three").split()
+_SYLLABLES = ("ka ri to mo na lu be si ra ve do pa ne li ro ta mi gu fe sa ko ze hi ba no "
+              "te ru ya wa ge pi so da me ku fa le zo bi tu sh en ar or an").split()
+VOCAB_SIZE = 40_000
+
+
+def vocabulary() -> list[str]:
+    """Stop words first (the most frequent ranks), then distinct pseudo-words."""
+    rng = np.random.default_rng(7)
+    words = list(dict.fromkeys(STOP))
+    seen = set(words)
+    while len(words) < VOCAB_SIZE:
+        n = int(rng.integers(2, 5))
+        word = "".join(_SYLLABLES[int(i)] for i in rng.integers(0, len(_SYLLABLES), n))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+def zipf_probabilities(size: int, s: float = 1.0, q: float = 2.7) -> np.ndarray:
+    """Zipf-Mandelbrot rank probabilities, the usual fit for word frequencies in prose."""
+    weights = 1.0 / np.power(np.arange(1, size + 1) + q, s)
+    return np.asarray(weights / weights.sum())
+
+
+def _chunk_texts(rng: np.random.Generator, words: np.ndarray, probs: np.ndarray,
+                 count: int) -> list[str]:
+    ids = rng.choice(len(words), size=(count, WORDS_PER_CHUNK), p=probs)
+    return [" ".join(words[row]) + "." for row in ids]
+
+
+def _book(index: int, texts: list[str]) -> NewBook:
+    per_section = CHUNKS_PER_BOOK // (CHAPTERS_PER_BOOK * SECTIONS_PER_CHAPTER)
+    chapters = []
+    pos = 0
+    for ci in range(CHAPTERS_PER_BOOK):
+        sections = []
+        for si in range(SECTIONS_PER_CHAPTER):
+            part = texts[pos:pos + per_section]
+            pos += per_section
+            chunks, offset = [], 0
+            for text in part:
+                chunks.append(NewChunk(
+                    text=text, char_start=offset, char_end=offset + len(text),
+                    approx_tokens=len(text) // 4,
+                    content_hash=hashlib.sha256(text.encode()).hexdigest()))
+                offset += len(text) + 1
+            crumb = f"Chapter {ci + 1} › Section {si + 1}"
+            sections.append(NewSection(title=f"Section {si + 1}", breadcrumb=crumb,
+                                       text=" ".join(part), approx_tokens=offset // 4,
+                                       chunks=chunks))
+        chapters.append(NewChapter(title=f"Chapter {ci + 1}", sections=sections))
+    return NewBook(slug=f"book-{index:05d}", name=f"Synthetic book {index}",
+                   author=f"Author {index % 10}", source_type="text",
+                   source_path=f"/synthetic/book-{index:05d}.txt",
+                   source_hash=hashlib.sha256(str(index).encode()).hexdigest(),
+                   source_size=0, source_mtime=0.0, chapters=chapters)
+
+
+def library_path(chunks: int) -> Path:
+    return OUT / f"scale-{chunks}.db"
+
+
+def build(chunks: int, *, log: bool = True) -> tuple[Path, float]:
+    """Build (or reuse) the ``chunks``-chunk library; (path, build seconds, 0 if cached)."""
+    path = library_path(chunks)
+    if path.is_file():
+        return path, 0.0
+    OUT.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    for leftover in OUT.glob(partial.name + "*"):
+        leftover.unlink()
+    rng = np.random.default_rng(chunks)
+    words = np.array(vocabulary())
+    probs = zipf_probabilities(len(words))
+    started = time.perf_counter()
+    conn = connect(partial)
+    try:
+        for index in range(chunks // CHUNKS_PER_BOOK):
+            texts = _chunk_texts(rng, words, probs, CHUNKS_PER_BOOK)
+            vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            with transaction(conn):
+                book_id = book_store.insert_book(conn, _book(index, texts))
+                work = chunk_store.pending_chunks(conn, book_id)
+                chunk_store.mark_embedded(conn, list(zip(work, vecs, strict=True)),
+                                          IDENTITY, DIMENSION)
+            if log and index % 50 == 0:
+                print(f"  built {(index + 1) * CHUNKS_PER_BOOK} chunks "
+                      f"({time.perf_counter() - started:.0f} s)", flush=True)
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
+    partial.rename(path)
+    return path, time.perf_counter() - started

@@ -1,0 +1,138 @@
+"""CLI commands around search quality and assistants: ``eval``, ``stats`` and ``hook``.
+
+Kept apart from ``cli.py`` so that file stays about the library's core verbs; the commands
+register on the same Typer app (``cli.py`` imports this module at its end).
+
+The two ``hook`` commands are for Claude Code's hooks (see README.md). A hook runs on every
+session start or prompt, so they must be fast and must never break the assistant: no model
+is loaded (keyword search only), the library is opened read-only, and *any* failure prints
+nothing and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .cli import ConfigOpt, JsonOpt, _errors, _fail, _with_library, app
+from .hooks import prompt_context, session_context
+
+hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
+                       no_args_is_help=True)
+app.add_typer(hook_app, name="hook")
+
+EVAL_MODES = ("hybrid", "vector", "keyword")
+EVAL_KS = (1, 5, 10)
+
+
+def _run_path(base: Path, mode: str, many: bool) -> Path:
+    """``run.jsonl`` → ``run-hybrid.jsonl`` when several modes are written."""
+    return base.with_name(f"{base.stem}-{mode}{base.suffix}") if many else base
+
+
+@app.command("eval")
+def eval_(
+    questions: Annotated[Path, typer.Argument(
+        help="Questions (JSONL: id, question, answerable, gold fields — the bench format).")],
+    mode: Annotated[str, typer.Option(help="hybrid, vector, keyword or all.")] = "hybrid",
+    run_out: Annotated[Path | None, typer.Option(
+        "--run-out", help="Write the run (JSONL); with --mode all one file per mode, "
+        "suffixed -MODE.", show_default=False)] = None,
+    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Hits per question.")] = 10,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Score retrieval on a question set: recall@1/5/10, MRR@10 and abstention per mode."""
+    from . import evaluation
+
+    modes = list(EVAL_MODES) if mode == "all" else [mode]
+    if mode != "all" and mode not in EVAL_MODES:
+        _fail(f"unknown mode {mode!r}; use hybrid, vector, keyword or all")
+
+    def run(lib: Any) -> dict[str, Any]:
+        items = evaluation.load_questions(questions)
+        out: dict[str, Any] = {}
+        for m in modes:
+            records = evaluation.run_questions(lib, items, mode=m, top_k=top_k)
+            if run_out is not None:
+                _run_path(run_out, m, len(modes) > 1).write_text(
+                    "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")
+            scores = evaluation.score_run(items, records, EVAL_KS)
+            scores["abstention"] = evaluation.abstention(items, records)
+            out[m] = scores
+        return out
+
+    from .config import load_config
+
+    with _errors():
+        # Evaluation searches are not the user's: keep them out of the savings counters.
+        cfg = load_config(config).with_overrides(record_stats=False)
+    results = _with_library(None, run, config=cfg)
+    if json_out:
+        from .cli_render import print_json
+
+        print_json(results)
+        return
+    print("| mode | R@1 | R@5 | R@10 | MRR@10 | unanswerable abstained | answerable abstained |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for m, s in results.items():
+        a = s["abstention"]
+        print(f"| {m} | {_num(s['recall@1'])} | {_num(s['recall@5'])} | "
+              f"{_num(s['recall@10'])} | {_num(s['mrr@10'])} | "
+              f"{a['unanswerable_abstained']}/{a['unanswerable']} | "
+              f"{a['answerable_abstained']}/{a['answerable']} |")
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+@app.command()
+def stats(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Cumulative token savings: passage text served vs the full books it came from."""
+    data = _with_library(config, lambda lib: lib.savings(), read_only=True)
+    if json_out:
+        from .cli_render import print_json
+
+        print_json(data)
+        return
+    if not data["searches"]:
+        print(f"no searches recorded yet ({data['stats_file']})")
+        return
+    print(f"searches:        {data['searches']} (since {data['first_at']})")
+    print(f"served:          {data['chars_served']:,} characters "
+          f"(~{data['tokens_served_est']:,} tokens)")
+    print(f"books behind it: {data['chars_books']:,} characters")
+    print(f"saved:           ~{data['tokens_saved_est']:,} tokens "
+          f"({data['saving_ratio']:.1%} of the books' text never had to be read)")
+
+
+BudgetOpt = Annotated[int | None, typer.Option(
+    "--budget", help="Maximum characters printed.", show_default=False)]
+
+
+@hook_app.command("session-start")
+def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None) -> None:
+    """Print a compact table of contents of the library (for a SessionStart hook)."""
+    try:
+        text = session_context(config, budget)
+    except Exception:  # noqa: BLE001 — a hook must never break the assistant
+        return
+    if text:
+        sys.stdout.write(text + "\n")
+
+
+@hook_app.command("prompt")
+def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None) -> None:
+    """Read a UserPromptSubmit payload on stdin; print the best-matching passages."""
+    try:
+        text = prompt_context(sys.stdin.read(), config, budget)
+    except Exception:  # noqa: BLE001 — a hook must never break the assistant
+        return
+    if text:
+        sys.stdout.write(text + "\n")

@@ -1,0 +1,155 @@
+"""PDF tables as records: one ``Header: value; Header: value`` block per table row.
+
+Why records: a table's plain text comes out cell by cell (often column-interleaved), so a
+question about one row ("what do bits 4-7 of CTRL do?") meets a bag of unrelated cells and a
+chunk that names the column headers once, far away. Written as ``Field: MODE; Bits: 4-7;
+Description: …`` each row carries its own field names, reads as a sentence to the embedder,
+and is one block, so the chunker keeps it whole.
+
+Why the records *replace* the table's prose text rather than sit beside it: every cell is in
+exactly one record, so nothing is lost, and doubling the same words would double their BM25
+weight and waste chunk budget. The prose around the table is untouched, and a page without a
+detected table yields exactly the blocks it did before.
+
+Why only ruled tables: pymupdf's ``find_tables`` costs ~0.2 s a page even without its layout
+model (and ~1.5 s with it, which also mistook tables of contents for tables), so it runs only
+on pages whose vector drawings hold at least two horizontal and two vertical rules (rectangle
+edges count) — a check that costs ~3 ms a page. Text-aligned tables without rules stay prose.
+
+Cell text comes from MuPDF's own word extraction (the same as the prose), not from
+``Table.extract``, whose character clustering splits letter-spaced words ("P ref ace").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pymupdf
+
+_MIN_RULE = 5.0  # points: shorter strokes are glyph decorations, not table rules
+_FLAT = 1.0  # points: how far from exactly horizontal/vertical a rule may be
+_WS = re.compile(r"\s+")
+
+
+@dataclass
+class TableRecords:
+    """One detected table: the area its prose text is taken from, and its row records."""
+
+    area: tuple[float, float, float, float]  # x0, y0, x1, y1 (header included)
+    rows: list[tuple[float, float, str]]  # (y0, y1, record text), top to bottom
+
+    def covers(self, bbox: tuple[float, float, float, float]) -> bool:
+        """True when a text line's centre lies inside the table: its text is in a record."""
+        x, y = (bbox[0] + bbox[2]) / 2, (bbox[1] + bbox[3]) / 2
+        x0, y0, x1, y1 = self.area
+        return x0 - 1 <= x <= x1 + 1 and y0 - 1 <= y <= y1 + 1
+
+
+def has_rules(page: Any) -> bool:
+    """Cheap pre-check: does the page draw at least 2 horizontal and 2 vertical rules?"""
+    horizontal = vertical = 0
+    for path in page.get_cdrawings():
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (ax, ay), (bx, by) = item[1], item[2]
+                if abs(ay - by) < _FLAT and abs(ax - bx) > _MIN_RULE:
+                    horizontal += 1
+                elif abs(ax - bx) < _FLAT and abs(ay - by) > _MIN_RULE:
+                    vertical += 1
+            elif item[0] == "re":
+                rect = pymupdf.Rect(item[1])
+                horizontal += 2 if rect.width > _MIN_RULE else 0
+                vertical += 2 if rect.height > _MIN_RULE else 0
+            if horizontal >= 2 and vertical >= 2:
+                return True
+    return False
+
+
+def page_tables(page: Any, flags: int) -> list[TableRecords]:
+    """The ruled tables on ``page`` as records; [] when there are none (or detection fails).
+
+    A failure inside the table finder must never cost the page its text, so any error
+    leaves the page to the ordinary prose extraction.
+    """
+    if not has_rules(page):
+        return []
+    try:
+        found = page.find_tables(strategy="lines", use_layout=False).tables
+        if not found:
+            return []
+        words = page.get_text("words", flags=flags, sort=True)
+        tables = [_records(table, words) for table in found]
+    except Exception:
+        return []
+    return [t for t in tables if t is not None]
+
+
+def _records(table: Any, words: list[Any]) -> TableRecords | None:
+    """Records of one table, or None when it has no usable content (a drawn frame)."""
+    header = table.header
+    rows = list(table.rows)
+    if not header.external and rows:
+        rows = rows[1:]  # the first row is the header
+    if table.col_count < 2 or not rows:
+        return None
+    names = _names([_cell_text(cell, words) for cell in header.cells])
+    records: list[tuple[float, float, str]] = []
+    above: list[tuple[Any, str] | None] = [None] * len(names)
+    for row in rows:
+        parts = []
+        for col, cell in enumerate(row.cells[: len(names)]):
+            if cell is not None:
+                value = _cell_text(cell, words)
+                above[col] = (cell, value)
+            else:  # merged: a cell from a row above that reaches down here repeats its value
+                prev = above[col]
+                value = prev[1] if prev is not None and prev[0][3] > row.bbox[1] + 1 else ""
+            if value:
+                parts.append(f"{names[col]}: {value}")
+        if parts:
+            records.append((row.bbox[1], row.bbox[3], "; ".join(parts)))
+    if not records:
+        return None
+    area = pymupdf.Rect(table.bbox) | pymupdf.Rect(header.bbox)
+    return TableRecords((area.x0, area.y0, area.x1, area.y1), records)
+
+
+def _names(texts: list[str]) -> list[str]:
+    """Field names from header cells: blanks become "Column N", repeats get a number."""
+    names: list[str] = []
+    for index, text in enumerate(texts):
+        name = text.rstrip(":") or f"Column {index + 1}"
+        if name in names:
+            name = f"{name} ({index + 1})"
+        names.append(name)
+    return names
+
+
+def _cell_text(cell: Any, words: list[Any]) -> str:
+    """The words whose centre lies in ``cell``, in reading order, wrapped lines rejoined."""
+    if cell is None:
+        return ""
+    x0, y0, x1, y1 = cell[:4]
+    text = ""
+    line: tuple[int, int] | None = None
+    for word in words:
+        cx, cy = (word[0] + word[2]) / 2, (word[1] + word[3]) / 2
+        if not (x0 <= cx <= x1 and y0 <= cy <= y1):
+            continue
+        here = (word[5], word[6])
+        token = word[4]
+        if (
+            line is not None
+            and here != line
+            and text.endswith("-")
+            and len(text) > 1
+            and text[-2].isalpha()
+            and token[:1].islower()
+        ):
+            text = text[:-1] + token  # a word hyphenated at the cell's line break
+        else:
+            text = f"{text} {token}" if text else token
+        line = here
+    return _WS.sub(" ", text).strip()

@@ -1,0 +1,132 @@
+"""How likely the answer is among a search's hits: a small calibrated logistic model.
+
+Why: a search always returns *something*, and an assistant cannot tell a strong hit from the
+least-bad passage of a library that does not cover the question. A number in 0..1 lets the
+CLI say so plainly and the assistant say "the library does not seem to cover this".
+
+The signal comes only from scores the search already computed (no extra model call):
+
+* ``fused_top``/``fused_gap`` — the best fused score and its lead over the next kept hit;
+* ``agreement`` — 1 when the vector and keyword arms put the same chunk first;
+* ``cos_top``/``cos_gap`` — the best cosine and its lead over the arm's second;
+* ``kw_gap`` — 1 − second/best keyword score (keyword scores are scaled so the best is 1,
+  so the absolute BM25 says nothing across queries, but how far it stands out does);
+* ``coverage`` — the share of the question's content words (stop words dropped, compared
+  by their first 5 letters as a crude stem) found in the top hit's text, context or heading:
+  a query-length-independent stand-in for "how well BM25 matched";
+* ``rerank_top`` — the reranker's score of the top hit, when a reranker ran.
+
+The coefficients are fit per retrieval setting (``hybrid:convex``, ``hybrid:rrf``,
+``vector``, ``keyword``; ``+rerank:<backend>`` variants when fit with one) by
+``bench/calibrate_confidence.py`` on the dev question sets, and stored in
+:mod:`.confidence_model`. A setting without coefficients gets ``confidence = None``
+(unknown), never a made-up number.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .keyword import _TOKEN, STOP_WORDS
+
+FEATURES: tuple[str, ...] = ("fused_top", "fused_gap", "agreement", "cos_top", "cos_gap",
+                             "kw_gap", "coverage")
+RERANK_FEATURE = "rerank_top"
+STEM = 5
+
+
+def _stems(text: str) -> set[str]:
+    return {w.lower()[:STEM] for w in _TOKEN.findall(text)}
+
+
+def coverage(query: str, text: str) -> float:
+    """Share of the query's content words (by 5-letter stem) present in ``text``."""
+    words = {w.lower()[:STEM] for w in _TOKEN.findall(query)
+             if w.lower() not in STOP_WORDS and len(w) > 2}
+    if not words:
+        return 0.0
+    return len(words & _stems(text)) / len(words)
+
+
+def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
+             fused_scores: Sequence[float], top_text: str,
+             rerank_top: float | None = None) -> dict[str, float]:
+    """The feature vector of one search (see the module docstring); arms best first."""
+    vector = arms.get("vector") or []
+    keyword = arms.get("keyword") or []
+    out = {
+        "fused_top": fused_scores[0] if fused_scores else 0.0,
+        "fused_gap": fused_scores[0] - fused_scores[1] if len(fused_scores) > 1 else 0.0,
+        "agreement": float(bool(vector) and bool(keyword) and vector[0][0] == keyword[0][0]),
+        "cos_top": float(vector[0][1]) if vector else 0.0,
+        "cos_gap": float(vector[0][1] - vector[1][1]) if len(vector) > 1 else 0.0,
+        "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])
+                   if len(keyword) > 1 and keyword[0][1] > 0 else float(bool(keyword))),
+        "coverage": coverage(query, top_text),
+    }
+    if rerank_top is not None:
+        out[RERANK_FEATURE] = float(rerank_top)
+    return out
+
+
+def model_key(mode: str, fusion: str | None, reranker: str | None = None) -> str:
+    """The coefficient set's name for a retrieval setting, e.g. ``hybrid:convex``."""
+    key = f"{mode}:{fusion}" if mode == "hybrid" and fusion else mode
+    return f"{key}+rerank:{reranker}" if reranker else key
+
+
+def predict(feats: Mapping[str, float], model: Mapping[str, Any]) -> float:
+    """The logistic model's probability for one feature mapping (missing features = 0)."""
+    names = model["features"]
+    x = np.array([feats.get(n, 0.0) for n in names], dtype=np.float64)
+    z = (x - np.asarray(model["mean"])) / np.asarray(model["scale"])
+    logit = float(z @ np.asarray(model["coef"]) + float(model["intercept"]))
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+
+
+def confidence(feats: Mapping[str, float], mode: str, fusion: str | None,
+               reranker: str | None = None) -> float | None:
+    """Probability that the answer is among the hits, or None when not calibrated.
+
+    With a reranker but no coefficients fit with it, the setting's plain model is used
+    (the reranker score is then not part of the estimate).
+    """
+    from .confidence_model import MODELS
+
+    model = MODELS.get(model_key(mode, fusion, reranker)) if reranker else None
+    model = model or MODELS.get(model_key(mode, fusion))
+    return None if model is None else round(predict(feats, model), 4)
+
+
+def fit(rows: Sequence[Mapping[str, float]], labels: Sequence[int],
+        names: Sequence[str] = FEATURES, l2: float = 1.0,
+        iterations: int = 50) -> dict[str, Any]:
+    """Fit an L2-regularised logistic regression (Newton's method) on standardised features.
+
+    Standardising keeps one penalty fair to features of different scales; the means and
+    scales are stored with the coefficients so :func:`predict` needs nothing else.
+    """
+    x = np.array([[r.get(n, 0.0) for n in names] for r in rows], dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([(x - mean) / scale, np.ones((len(y), 1))])
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[-1] = 0.0  # the intercept is not shrunk
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -50, 50)))
+        grad = z.T @ (p - y) + penalty * w
+        hess = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    return {"features": list(names), "mean": [round(float(v), 6) for v in mean],
+            "scale": [round(float(v), 6) for v in scale],
+            "coef": [round(float(v), 6) for v in w[:-1]], "intercept": round(float(w[-1]), 6)}
