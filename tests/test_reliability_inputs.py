@@ -435,8 +435,6 @@ def test_unreadable_file_is_a_one_line_error(seeded: Path, tmp_path: Path) -> No
     check_outcome(seeded, path, "error")
 
 
-@pytest.mark.xfail(strict=True, reason="cli_render.err Console wraps long lines at 80 columns "
-                   "(needs soft_wrap=True); owned by the CLI, reported to the lead")
 def test_long_error_line_is_not_wrapped(seeded: Path, tmp_path: Path) -> None:
     deep = tmp_path / ("a-rather-long-folder-name-" * 3)
     deep.mkdir()
@@ -446,9 +444,6 @@ def test_long_error_line_is_not_wrapped(seeded: Path, tmp_path: Path) -> None:
     assert_one_line_error(proc, path.name)
 
 
-@pytest.mark.xfail(strict=True, reason="structure/sections.py auto-splits long chapters only at "
-                   "paragraph breaks: a one-line text stays one huge section, whose full text "
-                   "then goes into every chunk-context prompt; owned elsewhere, reported")
 def test_a_long_single_line_is_split_into_bounded_sections(tmp_path: Path) -> None:
     from conftest import fake_config
     from grimoire_beholder.ingest.build import build_book, file_info

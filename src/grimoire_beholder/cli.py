@@ -363,8 +363,23 @@ from . import cli_tools  # noqa: E402,F401
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: usage mistakes become one ``error:`` line, exit code 2."""
+    from typer import Abort
+    from typer._click.exceptions import ClickException, UsageError
+
+    try:
+        code = app(standalone_mode=False)
+    except UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
+        sys.exit(2)
+    except ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ first words (``Section 3 — The storm broke over…``) so an assistant can tell
 from __future__ import annotations
 
 from ..parse.document import Block, ParsedChapter, ParsedSection
-from .chunks import count_tokens
+from .chunks import chunk_section, count_tokens
 
 BREADCRUMB_SEPARATOR = " › "
 _TITLE_WORDS = 6
@@ -56,6 +56,14 @@ def _split_blocks(blocks: list[Block], counts: list[int], target: int) -> list[l
     return groups
 
 
+def _split_giant_block(block: Block, target: int) -> list[Block]:
+    """Cut one paragraph longer than a section (a 50 MB one-line file, a transcript) at
+    sentence or word boundaries, so no section — and no LLM context prompt — is unbounded."""
+    pieces = chunk_section(ParsedSection(title="", blocks=[block]), target, 0)
+    return [Block(text=p.text, page=p.page_start, page_end=p.page_end,
+                  line_start=p.line_start, line_end=p.line_end) for p in pieces] or [block]
+
+
 def shape_chapter(chapter: ParsedChapter, section_split_tokens: int) -> list[ParsedSection]:
     """The sections to store for ``chapter``.
 
@@ -73,9 +81,15 @@ def shape_chapter(chapter: ParsedChapter, section_split_tokens: int) -> list[Par
     anchor = next((s.anchor_page for s in sections if s.anchor_page is not None), None)
     if anchor is None:
         anchor = blocks[0].page
+    target = max(1, section_split_tokens)
     counts = [count_tokens(block.text) for block in blocks]
+    if any(count > target for count in counts):
+        blocks = [piece for block, count in zip(blocks, counts, strict=True)
+                  for piece in (_split_giant_block(block, target) if count > target
+                                else [block])]
+        counts = [count_tokens(block.text) for block in blocks]
     groups = (
-        _split_blocks(blocks, counts, max(1, section_split_tokens))
+        _split_blocks(blocks, counts, target)
         if sum(counts) > section_split_tokens
         else [blocks]
     )
