@@ -115,10 +115,10 @@ def test_single_50mb_line_parses_and_chunks_in_bounded_time(tmp_path: Path) -> N
     elapsed = time.monotonic() - start
     assert elapsed < 20, f"took {elapsed:.1f}s"
     assert book.line_count == 1
-    assert len(sections) == 1
+    assert len(sections) > 1000  # bounded sections, so no model prompt holds the whole file
     assert len(chunks) > 10_000
     assert max(c.approx_tokens for c in chunks) <= 600
     assert all(c.line_start == 1 and c.line_end == 1 for c in chunks[:100])
-    text = sections[0].text
-    assert chunks[-1].char_end == len(text.rstrip())
+    last = sections[-1].text
+    assert chunks[-1].char_end == len(last.rstrip())
     assert all(c.text.endswith(".") for c in chunks[:-1])  # cut at sentence ends

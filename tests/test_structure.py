@@ -191,8 +191,14 @@ def test_long_chapter_is_split_on_paragraphs_with_numbered_titles(split: int) ->
     assert all(size >= split * 0.25 for size in sizes)
 
 
-def test_one_giant_paragraph_stays_one_section() -> None:
+def test_one_giant_paragraph_is_split_into_bounded_sections() -> None:
+    text = " ".join(f"Sentence number {i} ends here." for i in range(4_000))
     chapter = ParsedChapter(title="Blob", sections=[
-        ParsedSection(title="", blocks=[Block(text="word " * 10_000)])])
-    [section] = shape_chapter(chapter, 3000)
-    assert section.title == ""
+        ParsedSection(title="", blocks=[Block(text=text, line_start=1, line_end=1)])])
+    sections = shape_chapter(chapter, 3000)
+    assert len(sections) > 3
+    assert all(count_tokens(s.text) <= 3000 * 1.3 for s in sections)
+    assert sections[0].title.startswith("Section 1 — Sentence number 0")
+    assert " ".join(s.text for s in sections).split() == text.split()  # nothing lost
+    assert all(b.line_start == 1 for s in sections for b in s.blocks)
+
