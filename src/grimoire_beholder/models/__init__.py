@@ -16,7 +16,7 @@ def make_embedder(config: Config) -> Embedder:
     if config.embedding_backend == "embedded":
         from .embedded import EmbeddedEmbedder
 
-        return EmbeddedEmbedder()
+        return EmbeddedEmbedder(batch_size=config.embed_batch_size)
     if config.embedding_backend == "ollama":
         from .ollama import OllamaEmbedder
 
