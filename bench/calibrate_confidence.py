@@ -17,15 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-from retrieval_eval import BENCH, ROOT, build_library
 
 from grimoire_beholder import evaluation
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
+from retrieval_eval import BENCH, ROOT, build_library
 
 MODEL_FILE = ROOT / "src" / "grimoire_beholder" / "search" / "confidence_model.py"
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -68,7 +67,8 @@ def cross_validated(rows: list[dict[str, float]], labels: list[int], folds: int 
 def table(name: str, probs: np.ndarray, labels: list[int], answerable: list[bool]) -> str:
     """Abstention rates by threshold: unanswerable, answerable, answerable-and-found."""
     lines = [f"### {name}", "", "| min_confidence | unanswerable abstained | answerable "
-             "abstained | answerable with the answer found, abstained |", "| --- | --- | --- | --- |"]
+             "abstained | answerable with the answer found, abstained |",
+             "| --- | --- | --- | --- |"]
     ans = np.array(answerable)
     found = np.array(labels, dtype=bool)
     for t in THRESHOLDS:

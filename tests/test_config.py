@@ -15,7 +15,7 @@ def test_defaults_without_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.delenv(CONFIG_ENV, raising=False)
     cfg = load_config()
     assert cfg.source is None
-    assert cfg.chunk_size == 600 and cfg.chunk_overlap == 80
+    assert cfg.chunk_size == 256 and cfg.chunk_overlap == 40
     assert cfg.section_split_tokens == 3000
     assert cfg.database_path == (tmp_path / "book.db").resolve()
 

@@ -175,7 +175,8 @@ def test_to_dict_keys_exactly(tmp_path: Path) -> None:
     add_book(conn, "keys", [("Chapter", "Sec", ["keys and locks"])], author="A", context=True)
     result = engine_for(conn).search("keys", explain=True)
     data = result.to_dict()
-    assert list(data) == ["query", "mode", "fusion", "results", "note", "timings_ms", "explain"]
+    assert list(data) == ["query", "mode", "fusion", "results", "note", "confidence",
+                          "low_confidence", "timings_ms", "explain"]
     assert list(data["results"][0]) == HIT_KEYS
     hit = data["results"][0]
     assert hit["ranks"] == {"vector": 1, "keyword": 1}

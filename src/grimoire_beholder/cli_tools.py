@@ -68,11 +68,13 @@ def eval_(
         return out
 
     from .config import load_config
+    from .library import Library
 
     with _errors():
         # Evaluation searches are not the user's: keep them out of the savings counters.
         cfg = load_config(config).with_overrides(record_stats=False)
-    results = _with_library(None, run, config=cfg)
+        with Library.open(config=cfg) as lib:
+            results = run(lib)
     if json_out:
         from .cli_render import print_json
 
@@ -121,7 +123,7 @@ def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None) -> No
     """Print a compact table of contents of the library (for a SessionStart hook)."""
     try:
         text = session_context(config, budget)
-    except Exception:  # noqa: BLE001 — a hook must never break the assistant
+    except Exception:  # a hook must never break the assistant
         return
     if text:
         sys.stdout.write(text + "\n")
@@ -132,7 +134,7 @@ def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None) -> None:
     """Read a UserPromptSubmit payload on stdin; print the best-matching passages."""
     try:
         text = prompt_context(sys.stdin.read(), config, budget)
-    except Exception:  # noqa: BLE001 — a hook must never break the assistant
+    except Exception:  # a hook must never break the assistant
         return
     if text:
         sys.stdout.write(text + "\n")

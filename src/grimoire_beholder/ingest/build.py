@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
-from ..parse.document import ParsedBook, ParsedSection
+from ..parse.document import ParsedBook, ParsedSection, ParseOptions
 from ..store.records import NewBook, NewChapter, NewChunk, NewSection
 from ..structure.chunks import chunk_section
 from ..structure.modes import chunk_mode_for
@@ -26,6 +26,12 @@ class FileInfo:
     sha256: str
     size: int
     mtime: float
+
+
+def parse_options(config: Config) -> ParseOptions:
+    """The parser switches from the config: the parsers never see Config itself."""
+    return ParseOptions(pdf_tables=config.pdf_tables, ocr=config.ocr,
+                        ocr_language=config.ocr_language)
 
 
 def file_info(path: Path) -> FileInfo:

@@ -17,7 +17,7 @@ from ..store import books as book_store
 from ..store.db import transaction
 from ..views import IngestReport
 from . import faults
-from .build import book_slug, build_book, file_info
+from .build import book_slug, build_book, file_info, parse_options
 from .lock import writer_lock
 from .pipeline import StageReport, StageRunner
 from .progress import Progress
@@ -75,7 +75,7 @@ def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
             return _report(lib, same.id, created=False, replaced=False, stages=stages,
                            warnings=[])
 
-        parsed = parse_file(path)
+        parsed = parse_file(path, parse_options(lib.config))
         for warning in parsed.warnings:
             progress.message(f"warning: {path.name}: {warning}")
         display = (name or parsed.title or path.stem).strip() or path.stem

@@ -32,7 +32,7 @@ from ..store import books as book_store
 from ..store import folders
 from ..store.db import transaction
 from ..views import FileOutcome, SyncReport
-from .build import FileInfo, book_slug, build_book, file_info, slugify
+from .build import FileInfo, book_slug, build_book, file_info, parse_options, slugify
 from .folder import FolderFile, library_files, scan
 from .lock import writer_lock
 from .progress import NullProgress, Progress
@@ -230,7 +230,7 @@ class Syncer:
 
         assert step.path is not None
         info = step.info or file_info(step.path)
-        parsed = parse_file(step.path)
+        parsed = parse_file(step.path, parse_options(self.lib.config))
         for warning in parsed.warnings:
             self.progress.message(f"warning: {step.display}: {warning}")
         stored = step.stored
@@ -281,7 +281,8 @@ class Syncer:
             if step.action in ("added", "changed") and step.path is not None:
                 try:
                     info = step.info or file_info(step.path)
-                    new_book = build_book(parse_file(step.path), slug="preview", name="",
+                    parsed = parse_file(step.path, parse_options(self.lib.config))
+                    new_book = build_book(parsed, slug="preview", name="",
                                           info=info, config=self.lib.config)
                 except Exception as exc:  # the real run would fail on this file too
                     outcome = FileOutcome("failed", step.display, error=_reason(exc))

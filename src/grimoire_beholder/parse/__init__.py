@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputFileError
-from .document import ParseOptions, ParsedBook
+from .document import ParsedBook, ParseOptions
 
 _SOURCE_TYPES = {
     ".pdf": "pdf",

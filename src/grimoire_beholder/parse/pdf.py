@@ -19,6 +19,10 @@ Running headers/footers are removed: a line in the top or bottom tenth of the pa
 with digits (and a lone roman numeral) normalised away, recurs in the same margin on several
 pages is a header, as is anything sharing that header's row on its page (e.g. a chapter name
 printed next to the page number).
+
+Ruled tables become one record block per row (``parse/pdf_tables.py``) in place of their cell
+text, and pages without a text layer are OCR'd when Tesseract is available
+(``parse/pdf_ocr.py``); both are switched by :class:`ParseOptions`.
 """
 
 from __future__ import annotations
@@ -33,7 +37,15 @@ from typing import Any
 import pymupdf
 
 from grimoire_beholder.errors import InputFileError
-from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
+from grimoire_beholder.parse.document import (
+    Block,
+    ParsedBook,
+    ParsedChapter,
+    ParsedSection,
+    ParseOptions,
+)
+from grimoire_beholder.parse.pdf_ocr import ocr_pages, scanned_pages
+from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
 
 # pymupdf's plain-text flags minus ligature preservation: "ﬁ" comes out as "fi" for search
 _FLAGS = (
@@ -61,6 +73,7 @@ class _Line:
     text: str
     size: float
     block: int  # block number on its page: lines of one block form one paragraph
+    record: bool = False  # a table row record: never a heading, header or joined paragraph
 
 
 @dataclass
@@ -78,13 +91,15 @@ def _fail(path: Path, reason: str) -> InputFileError:
     return InputFileError(f"{path}: {' '.join(reason.split())}")
 
 
-def parse_pdf(path: Path) -> ParsedBook:
+def parse_pdf(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     """Parse the PDF at ``path`` into a :class:`ParsedBook` (source_type "pdf").
 
     Raises :class:`InputFileError` (never anything else for a bad file) when the file is
-    missing, empty, not a readable PDF, password-protected, or has no extractable text.
+    missing, empty, not a readable PDF, password-protected, or has no extractable text (a
+    scanned PDF with OCR off or unavailable says so and how to enable it).
     """
     path = Path(path)
+    options = options or ParseOptions()
     if not path.exists():
         raise _fail(path, "file not found")
     if not path.is_file():
@@ -96,36 +111,39 @@ def parse_pdf(path: Path) -> ParsedBook:
     except Exception as exc:
         raise _fail(path, f"not a readable PDF (corrupt or not a PDF: {exc})") from exc
     try:
-        return _parse(doc, path)
+        return _parse(doc, path, options)
     except _PYMUPDF_ERRORS as exc:  # a damaged file that got past opening
         raise _fail(path, f"damaged PDF, cannot be read ({exc})") from exc
     finally:
         doc.close()
 
 
-def _parse(doc: Any, path: Path) -> ParsedBook:
+def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     """Everything after opening; pymupdf errors are turned into one line by the caller."""
     if doc.needs_pass and not doc.authenticate(""):
         raise _fail(path, "the PDF is password-protected; decrypt it first")
     if doc.page_count == 0:
         raise _fail(path, "the PDF has no pages (corrupt or truncated file)")
     warnings: list[str] = []
-    lines, failed = _extract_lines(doc)
+    lines, failed, textless = _extract_lines(doc, options)
     if failed:
         warnings.append(f"{path.name}: text of {failed} page(s) could not be read (damaged file)")
+    scanned = scanned_pages(doc, textless)
+    ocr = ocr_pages(doc, scanned, mode=options.ocr, language=options.ocr_language,
+                    flags=_FLAGS, name=path.name)
+    if ocr.blocks:
+        for page_no, page_blocks in ocr.blocks.items():
+            lines.extend(_page_lines(page_no, page_blocks, []))
+        lines.sort(key=lambda ln: ln.page)  # stable: reading order within a page is kept
     if not lines:
         if failed == doc.page_count:
             raise _fail(path, "no page could be read (corrupt or truncated file)")
-        raise _fail(
-            path,
-            "no extractable text; it looks scanned/image-only and OCR is not available yet",
-        )
-    textless = doc.page_count - len({ln.page for ln in lines}) - failed
-    if textless > doc.page_count / 2:
-        warnings.append(
-            f"{path.name}: {textless} of {doc.page_count} pages have no extractable text "
-            "(scanned or drawn as images; OCR is not available yet)"
-        )
+        if scanned and ocr.not_run:
+            raise _fail(path, f"no text layer on any page (a scanned PDF); {ocr.not_run}")
+        if scanned:
+            raise _fail(path, "a scanned PDF without a text layer, and OCR found no text in it")
+        raise _fail(path, "no extractable text (blank pages, or text drawn as vector shapes)")
+    warnings.extend(ocr.warnings)
     heights = {i + 1: doc[i].rect.height for i in range(doc.page_count)}
     # A document made only of header-like lines (one short line per page, all alike) would
     # lose every line to the running-header filter; such lines are the text, so keep them.
@@ -153,26 +171,60 @@ def _parse(doc: Any, path: Path) -> ParsedBook:
     )
 
 
-def _extract_lines(doc: Any) -> tuple[list[_Line], int]:
-    """All non-blank text lines in reading order; also how many pages failed to load."""
+def _extract_lines(doc: Any, options: ParseOptions) -> tuple[list[_Line], int, list[int]]:
+    """All non-blank text lines in reading order, ruled tables as row records; also how many
+    pages failed to load and which pages (1-based) have no text at all."""
     lines: list[_Line] = []
     failed = 0
+    textless: list[int] = []
     for index in range(doc.page_count):
         try:
-            blocks = doc[index].get_text("dict", flags=_FLAGS, sort=True)["blocks"]
+            page = doc[index]
+            blocks = page.get_text("dict", flags=_FLAGS, sort=True)["blocks"]
         except Exception:
             failed += 1
             continue
-        for number, block in enumerate(blocks):
-            for line in block.get("lines", []):
-                spans = line.get("spans", [])
-                text = _WS.sub(" ", "".join(s.get("text", "") for s in spans)).strip()
-                if not text:
-                    continue
-                main = max(spans, key=lambda s: len(s.get("text", "").strip()))
-                y0, y1 = line["bbox"][1], line["bbox"][3]
-                lines.append(_Line(index + 1, y0, y1, text, round(main["size"] * 2) / 2, number))
-    return lines, failed
+        tables = page_tables(page, _FLAGS) if options.pdf_tables else []
+        found = _page_lines(index + 1, blocks, tables)
+        if not found:
+            textless.append(index + 1)
+        lines.extend(found)
+    return lines, failed, textless
+
+
+def _page_lines(page_no: int, blocks: list[Any], tables: list[TableRecords]) -> list[_Line]:
+    """One page's lines from pymupdf's ``dict`` blocks; a table's cells give way to its rows.
+
+    A row record takes the font size most of its table's text has, so the body-size guess
+    behind heading detection is the same with or without table records.
+    """
+    lines: list[_Line] = []
+    tables = sorted(tables, key=lambda t: t.area[1])
+    sizes: dict[int, Counter[float]] = defaultdict(Counter)
+    for number, block in enumerate(blocks):
+        for line in block.get("lines", []):
+            spans = line.get("spans", [])
+            text = _WS.sub(" ", "".join(s.get("text", "") for s in spans)).strip()
+            if not text:
+                continue
+            main = max(spans, key=lambda s: len(s.get("text", "").strip()))
+            size = round(main["size"] * 2) / 2
+            inside = [i for i, t in enumerate(tables) if t.covers(line["bbox"])]
+            if inside:
+                sizes[inside[0]][size] += len(text)
+                continue
+            lines.append(_Line(page_no, line["bbox"][1], line["bbox"][3], text, size, number))
+    for number, table in enumerate(tables):
+        size = sizes[number].most_common(1)[0][0] if sizes[number] else 0.0
+        at = next(
+            (i for i, ln in enumerate(lines) if not ln.record and ln.y0 >= table.area[1]),
+            len(lines),
+        )
+        lines[at:at] = [  # one block per row: negative numbers never meet a text block's
+            _Line(page_no, y0, y1, text, size, -1 - number * 100_000 - row, record=True)
+            for row, (y0, y1, text) in enumerate(table.rows)
+        ]
+    return lines
 
 
 def _running_key(text: str) -> str:
@@ -200,7 +252,8 @@ def _strip_running(lines: list[_Line], heights: dict[int, float]) -> list[_Line]
     zones = [zone(ln) for ln in lines]
     for i, (ln, z) in enumerate(zip(lines, zones, strict=True)):
         key = _running_key(ln.text)
-        if z and ("#" in key or re.search(r"[^\W\d_]", key)):  # not a lone "}" of code
+        # a record is table content, and a lone "}" of code is no running header
+        if z and not ln.record and ("#" in key or re.search(r"[^\W\d_]", key)):
             seen[(z, key)].add(ln.page)
         else:
             zones[i] = None
@@ -285,6 +338,7 @@ def _heading_entries(lines: list[_Line]) -> list[_Entry]:
     weight: Counter[float] = Counter()
     for ln in lines:
         weight[ln.size] += len(ln.text)
+    lines = [ln for ln in lines if not ln.record]  # a table row is never a heading
     if not weight:  # no text lines at all: nothing to take headings from
         return []
     body = weight.most_common(1)[0][0]
@@ -319,14 +373,17 @@ def _blocks(lines: list[_Line]) -> list[Block]:
     """Paragraph blocks from lines; a paragraph running over a page break becomes one."""
     blocks: list[Block] = []
     key: tuple[int, int] | None = None
+    after_record = False
     for ln in lines:
         if key == (ln.page, ln.block):
             blocks[-1].text = _join(blocks[-1].text, ln.text)
             continue
         key = (ln.page, ln.block)
         prev = blocks[-1] if blocks else None
+        joins_record, after_record = after_record or ln.record, ln.record
         if (
             prev is not None
+            and not joins_record
             and prev.last_page == ln.page - 1
             and not _SENTENCE_END.search(prev.text)
             and ln.text[:1].islower()

@@ -56,6 +56,10 @@ def page_ranges(pages: list[int]) -> str:
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
+def _pages(pages: list[int]) -> str:
+    return f"page{'s' if len(pages) > 1 else ''} {page_ranges(pages)}"
+
+
 def scanned_pages(doc: Any, textless: list[int]) -> list[int]:
     """The textless pages (1-based) that show an image: blank pages are not scanned."""
     found = []
@@ -108,7 +112,6 @@ def ocr_pages(doc: Any, pages: list[int], *, mode: str, language: str, flags: in
     outcome = OcrOutcome()
     if not pages:
         return outcome
-    listed = f"page{'s' if len(pages) > 1 else ''} {page_ranges(pages)}"
     if mode == "off":
         outcome.not_run = (
             f'OCR is off; set ocr = "auto" in config.toml to OCR scanned pages (needs '
@@ -128,17 +131,17 @@ def ocr_pages(doc: Any, pages: list[int], *, mode: str, language: str, flags: in
             if read:
                 outcome.warnings.append(
                     f"{name}: {len(read)} scanned page(s) without a text layer were read by OCR "
-                    f"({language}; expect recognition errors): pages {page_ranges(read)}"
+                    f"({language}; expect recognition errors): {_pages(read)}"
                 )
             if failed:
                 outcome.warnings.append(
                     f"{name}: OCR found no text on {len(failed)} scanned page(s): "
-                    f"pages {page_ranges(failed)}"
+                    f"{_pages(failed)}"
                 )
             return outcome
     outcome.warnings.append(
         f"{name}: {len(pages)} scanned page(s) have no text layer and were skipped "
-        f"({listed}): {outcome.not_run}"
+        f"({_pages(pages)}): {outcome.not_run}"
     )
     return outcome
 

@@ -23,6 +23,7 @@ Cell text comes from MuPDF's own word extraction (the same as the prose), not fr
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ import pymupdf
 _MIN_RULE = 5.0  # points: shorter strokes are glyph decorations, not table rules
 _FLAT = 1.0  # points: how far from exactly horizontal/vertical a rule may be
 _WS = re.compile(r"\s+")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass
@@ -47,24 +49,61 @@ class TableRecords:
         return x0 - 1 <= x <= x1 + 1 and y0 - 1 <= y <= y1 + 1
 
 
-def has_rules(page: Any) -> bool:
-    """Cheap pre-check: does the page draw at least 2 horizontal and 2 vertical rules?"""
-    horizontal = vertical = 0
+def _rules(page: Any) -> tuple[dict[int, list[tuple[float, float]]], list[tuple[float, ...]]]:
+    """The page's horizontal rules as x-spans by rounded y, and its vertical rules (x, y0, y1);
+    rectangles count as their four edges."""
+    horizontal: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    vertical: list[tuple[float, ...]] = []
     for path in page.get_cdrawings():
         for item in path.get("items", ()):
             if item[0] == "l":
                 (ax, ay), (bx, by) = item[1], item[2]
                 if abs(ay - by) < _FLAT and abs(ax - bx) > _MIN_RULE:
-                    horizontal += 1
+                    horizontal[round(ay)].append((min(ax, bx), max(ax, bx)))
                 elif abs(ax - bx) < _FLAT and abs(ay - by) > _MIN_RULE:
-                    vertical += 1
+                    vertical.append((ax, min(ay, by), max(ay, by)))
             elif item[0] == "re":
-                rect = pymupdf.Rect(item[1])
-                horizontal += 2 if rect.width > _MIN_RULE else 0
-                vertical += 2 if rect.height > _MIN_RULE else 0
-            if horizontal >= 2 and vertical >= 2:
-                return True
+                x0, y0, x1, y1 = pymupdf.Rect(item[1])
+                if x1 - x0 > _MIN_RULE:
+                    horizontal[round(y0)].append((x0, x1))
+                    horizontal[round(y1)].append((x0, x1))
+                if y1 - y0 > _MIN_RULE:
+                    vertical += [(x0, y0, y1), (x1, y0, y1)]
+    return horizontal, vertical
+
+
+def has_grid(page: Any) -> bool:
+    """Cheap pre-check: do two horizontal rules each meet three vertical rules at distinct x?
+
+    That is the least a ruled table of two columns draws (top and bottom border, each met by
+    the left, middle and right rule). A framed code box or a figure frame meets only two, so
+    pages full of those never pay for the table finder. Collinear pieces of a rule (one per
+    cell) are joined first.
+    """
+    horizontal, vertical = _rules(page)
+    if len(horizontal) < 2 or len(vertical) < 3:
+        return False
+    crossed = 0
+    for y, spans in horizontal.items():
+        for x0, x1 in _joined(spans):
+            xs = {round(v[0]) for v in vertical
+                  if x0 - 1 <= v[0] <= x1 + 1 and v[1] - 1 <= y <= v[2] + 1}
+            if len(xs) >= 3:
+                crossed += 1
+                if crossed >= 2:
+                    return True
     return False
+
+
+def _joined(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Touching or overlapping x-spans of one rule row, merged."""
+    out: list[tuple[float, float]] = []
+    for x0, x1 in sorted(spans):
+        if out and x0 <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], x1))
+        else:
+            out.append((x0, x1))
+    return out
 
 
 def page_tables(page: Any, flags: int) -> list[TableRecords]:
@@ -73,7 +112,7 @@ def page_tables(page: Any, flags: int) -> list[TableRecords]:
     A failure inside the table finder must never cost the page its text, so any error
     leaves the page to the ordinary prose extraction.
     """
-    if not has_rules(page):
+    if not has_grid(page):
         return []
     try:
         found = page.find_tables(strategy="lines", use_layout=False).tables
@@ -94,7 +133,11 @@ def _records(table: Any, words: list[Any]) -> TableRecords | None:
         rows = rows[1:]  # the first row is the header
     if table.col_count < 2 or not rows:
         return None
-    names = _names([_cell_text(cell, words) for cell in header.cells])
+    texts = [_cell_text(cell, words) for cell in header.cells]
+    worded = sum(1 for text in texts if _LETTER.search(text))
+    if worded < max(2, (len(texts) + 1) // 2):
+        return None  # no header to name the fields: a figure's frame, not a table
+    names = _names(texts)
     records: list[tuple[float, float, str]] = []
     above: list[tuple[Any, str] | None] = [None] * len(names)
     for row in rows:

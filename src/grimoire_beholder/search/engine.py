@@ -121,6 +121,7 @@ class SearchEngine:
             else:
                 self._run(result, k, allowed, clock, explain)
             result.timings_ms = clock.total()
+        result.low_confidence = result.low_confidence or not result.hits
         return result
 
     def _run(self, result: SearchResults, k: int, allowed: list[int] | None,

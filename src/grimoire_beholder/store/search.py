@@ -177,11 +177,27 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
     return sorted(candidates)
 
 
-def _book_clause(book_ids: Collection[int] | None, args: list[object]) -> str:
+def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
+                 args: list[object]) -> str:
+    """The JOIN and WHERE text restricting an FTS5 match to ``book_ids`` (None: no filter).
+
+    Without a filter there is no join at all: joining every match to ``chunks`` reads the
+    chunk rows (text included) and doubled the keyword arm's cost at 100k chunks. With one,
+    the allowed books' chunk-id span is added as an FTS5 ``rowid`` range, which FTS5 uses to
+    skip the rest of each posting list: a book's chunks are inserted together, so one
+    book's span is small, and a one-book filter on a common word went from 52 to 2.5 CPU-ms
+    at 100k chunks (bench/scale.py). The join on ``book_id`` stays as the exact test.
+    """
     if book_ids is None:
         return ""
-    args.append(_ids_param(book_ids))
-    return " AND c.book_id IN (SELECT value FROM json_each(?))"
+    ids = _ids_param(book_ids)
+    low, high = conn.execute(
+        "SELECT min(id), max(id) FROM chunks WHERE book_id IN (SELECT value FROM json_each(?))",
+        (ids,),
+    ).fetchone()
+    args.extend([ids, low if low is not None else 0, high if high is not None else -1])
+    return (" JOIN chunks c ON c.id = f.rowid WHERE {table} MATCH ?"
+            " AND c.book_id IN (SELECT value FROM json_each(?)) AND f.rowid BETWEEN ? AND ?")
 
 
 def word_match(conn: sqlite3.Connection, expression: str, limit: int,
@@ -191,12 +207,11 @@ def word_match(conn: sqlite3.Connection, expression: str, limit: int,
     The book filter is part of the query, so ``limit`` rows come from the allowed books.
     """
     args: list[object] = [*WORD_WEIGHTS, expression]
-    clause = _book_clause(book_ids, args)
+    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
     args.append(limit)
     rows = conn.execute(
-        "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?, ?, ?) AS score FROM chunks_fts f "
-        "JOIN chunks c ON c.id = f.rowid WHERE chunks_fts MATCH ?" + clause
-        + " ORDER BY score, f.rowid LIMIT ?",
+        "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?, ?, ?) AS score FROM chunks_fts f"
+        + clause.format(table="chunks_fts") + " ORDER BY score, f.rowid LIMIT ?",
         args,
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]
@@ -206,12 +221,11 @@ def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
                   book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
     args: list[object] = [expression]
-    clause = _book_clause(book_ids, args)
+    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
     args.append(limit)
     rows = conn.execute(
-        "SELECT f.rowid, bm25(chunks_fts_trigram) AS score FROM chunks_fts_trigram f "
-        "JOIN chunks c ON c.id = f.rowid WHERE chunks_fts_trigram MATCH ?" + clause
-        + " ORDER BY score, f.rowid LIMIT ?",
+        "SELECT f.rowid, bm25(chunks_fts_trigram) AS score FROM chunks_fts_trigram f"
+        + clause.format(table="chunks_fts_trigram") + " ORDER BY score, f.rowid LIMIT ?",
         args,
     ).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]

@@ -1,0 +1,63 @@
+"""``grimoire-beholder eval``: run files with abstention, metrics per mode, JSON output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from grimoire_beholder.cli import app
+
+
+def _setup(tmp_path: Path, sample_book: Path) -> tuple[Path, Path]:
+    config = tmp_path / "config.toml"
+    config.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 120\n'
+                      'chunk_overlap = 20\n')
+    result = CliRunner().invoke(app, ["ingest", str(sample_book), "--quiet", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    questions = tmp_path / "questions.jsonl"
+    rows = [
+        {"id": "g-1", "question": "copper tape and beer traps protect lettuce from slugs",
+         "answerable": True, "gold_file": "garden.md", "gold_chapter": "Pests",
+         "gold_section": "Slugs", "evidence": "copper tape and beer traps"},
+        {"id": "g-2", "question": "ladybirds keep aphids down", "answerable": True,
+         "gold_file": "garden.md", "gold_chapter": "Pests", "gold_section": "Aphids",
+         "evidence": "Ladybirds and a jet of water"},
+        {"id": "g-3", "question": "who won the 1966 world cup final", "answerable": False},
+    ]
+    questions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return config, questions
+
+
+def test_eval_all_modes_json_and_run_files(tmp_path: Path, sample_book: Path) -> None:
+    config, questions = _setup(tmp_path, sample_book)
+    run_out = tmp_path / "run.jsonl"
+    result = CliRunner().invoke(app, ["eval", str(questions), "--mode", "all", "--run-out",
+                                      str(run_out), "--json", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"hybrid", "vector", "keyword"}
+    keyword = data["keyword"]
+    assert keyword["recall@1"] == 1.0 and keyword["mrr@10"] == 1.0
+    assert keyword["abstention"]["unanswerable"] == 1
+    assert keyword["abstention"]["answerable"] == 2
+    for mode in data:
+        records = [json.loads(line) for line in
+                   (tmp_path / f"run-{mode}.jsonl").read_text().splitlines()]
+        assert [r["id"] for r in records] == ["g-1", "g-2", "g-3"]
+        assert all(isinstance(r["abstained"], bool) for r in records)
+        assert records[0]["results"]
+    assert keyword["abstention"]["unanswerable_abstained"] == 1  # no keyword hit at all
+    assert not (tmp_path / "lib.stats.db").exists()  # evaluation is not counted as usage
+
+
+def test_eval_table_and_bad_mode(tmp_path: Path, sample_book: Path) -> None:
+    config, questions = _setup(tmp_path, sample_book)
+    result = CliRunner().invoke(app, ["eval", str(questions), "--mode", "keyword",
+                                      "--top-k", "3", "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "| keyword | 1.000 |" in result.stdout and "/1 |" in result.stdout
+    bad = CliRunner().invoke(app, ["eval", str(questions), "--mode", "semantic",
+                                   "-c", str(config)])
+    assert bad.exit_code != 0 and "unknown mode" in bad.output

@@ -1,0 +1,73 @@
+"""Claude Code hooks: a table of contents at session start, passages per prompt, and
+silence (exit 0) whenever anything goes wrong."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from grimoire_beholder.cli import app
+from grimoire_beholder.hooks import HEADER, prompt_context, prompt_text
+
+
+@pytest.fixture
+def config(tmp_path: Path, sample_book: Path) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 120\n'
+                    'chunk_overlap = 20\nmin_confidence = 0.3\n')
+    result = CliRunner().invoke(app, ["ingest", str(sample_book), "-q", "-c", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def _prompt(config: Path, payload: str, *extra: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["hook", "prompt", "-c", str(config), *extra],
+                                input=payload)
+    return result.exit_code, result.stdout
+
+
+def test_prompt_hook_prints_passages_within_budget(config: Path) -> None:
+    payload = json.dumps({"session_id": "x", "hook_event_name": "UserPromptSubmit",
+                          "prompt": "how do copper tape and beer traps stop slugs?"})
+    code, out = _prompt(config, payload, "--budget", "600")
+    assert code == 0 and out.startswith(HEADER)
+    assert "[1] The Garden Book · Pests › Slugs · lines" in out
+    assert len(out) <= 601
+
+
+def test_prompt_hook_is_silent_when_it_should_be(config: Path, tmp_path: Path) -> None:
+    assert _prompt(config, json.dumps({"prompt": "slugs?"})) == (0, "")  # short
+    assert _prompt(config, "{not json") == (0, "")
+    assert _prompt(config, json.dumps({"prompt": "zzyzx qwerty plugh xyzzy frobnicate"})) == (
+        0, "")  # nothing matches
+    missing = tmp_path / "nowhere.toml"
+    assert _prompt(missing, json.dumps({"prompt": "copper tape beer traps slugs"})) == (0, "")
+
+
+def test_prompt_hook_is_fast(config: Path) -> None:
+    prompt_context("copper tape and beer traps for slugs", config)  # warm imports
+    started = time.perf_counter()
+    prompt_context("copper tape and beer traps for slugs", config)
+    assert time.perf_counter() - started < 0.5  # typically ~10 ms; loose for loaded CI
+
+
+def test_prompt_text_accepts_payload_or_plain_text() -> None:
+    assert prompt_text('{"prompt": "hello there"}') == "hello there"
+    assert prompt_text("plain words") == "plain words"
+    assert prompt_text('{"prompt": 3}') == ""
+
+
+def test_session_start_lists_books_and_chapters(config: Path) -> None:
+    result = CliRunner().invoke(app, ["hook", "session-start", "-c", str(config)])
+    assert result.exit_code == 0
+    assert "1 books" in result.stdout
+    assert "- the-garden-book: The Garden Book — Test Author (2 ch.): Soil; Pests" in result.stdout
+    small = CliRunner().invoke(app, ["hook", "session-start", "--budget", "50", "-c",
+                                     str(config)])
+    assert small.exit_code == 0 and "more books" in small.stdout
+    broken = CliRunner().invoke(app, ["hook", "session-start", "-c", "/nonexistent.toml"])
+    assert broken.exit_code == 0 and broken.stdout == ""

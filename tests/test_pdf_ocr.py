@@ -1,0 +1,147 @@
+"""Scanned PDF pages: OCR'd through pymupdf + Tesseract when available, else listed clearly.
+
+The scanned pages are made here: text is drawn on a page, rasterised with ``get_pixmap`` and
+inserted as an image into a new page that has no text layer. The OCR tests need Tesseract's
+language data (Debian ``tesseract-ocr``); CI installs it (.ci/run), locally they skip.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pymupdf
+import pytest
+
+from conftest import fake_config
+from grimoire_beholder.errors import InputFileError
+from grimoire_beholder.library import Library
+from grimoire_beholder.models.fake import FakeEmbedder
+from grimoire_beholder.parse import pdf_ocr
+from grimoire_beholder.parse.document import ParsedBook, ParseOptions
+from grimoire_beholder.parse.pdf import parse_pdf
+
+SCANNED_TEXT = "The foghorn sounds every thirty seconds in dense fog."
+needs_tesseract = pytest.mark.skipif(
+    pdf_ocr.find_tessdata("eng") is None,
+    reason="Tesseract with English language data is not installed "
+           "(apt-get install tesseract-ocr); CI installs it",
+)
+
+
+def scanned_page(doc: pymupdf.Document, text: str) -> None:
+    """Append a page that shows ``text`` only as a picture (no text layer)."""
+    src = pymupdf.open()
+    page = src.new_page()
+    page.insert_text((72, 120), text, fontsize=16)
+    pix = page.get_pixmap(dpi=200)
+    src.close()
+    doc.new_page().insert_image(pymupdf.Rect(0, 0, 595, 842), pixmap=pix)
+
+
+def mixed_pdf(path: Path, scanned: int = 1) -> Path:
+    """Page 1 has a text layer; the next ``scanned`` pages are scans."""
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 120), "Lighthouse keepers trim the wick at dusk.",
+                               fontsize=11)
+    for _ in range(scanned):
+        scanned_page(doc, SCANNED_TEXT)
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def scan_only_pdf(path: Path) -> Path:
+    doc = pymupdf.open()
+    scanned_page(doc, SCANNED_TEXT)
+    scanned_page(doc, "Second scanned page about the lamp room.")
+    doc.save(path)
+    doc.close()
+    return path
+
+
+def text_by_page(book: ParsedBook) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for ch in book.chapters:
+        for s in ch.sections:
+            for b in s.blocks:
+                assert b.page is not None
+                out[b.page] = f"{out.get(b.page, '')} {b.text}".strip()
+    return out
+
+
+def no_tesseract(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pdf_ocr, "find_tessdata", lambda language: None)
+
+
+@needs_tesseract
+def test_a_scanned_page_is_ocrd_and_searchable(tmp_path: Path) -> None:
+    path = mixed_pdf(tmp_path / "keeper.pdf")
+    book = parse_pdf(path)
+    pages = text_by_page(book)
+    assert "foghorn sounds every thirty seconds" in pages[2].lower()
+    assert "trim the wick" in pages[1]
+    assert any("read by OCR" in w and w.endswith("page 2") for w in book.warnings)
+    with Library.open(config=fake_config(tmp_path, retrieval_mode="keyword"),
+                      embedder=FakeEmbedder()) as lib:
+        lib.ingest(path)
+        hit = lib.search("how often does the foghorn sound?", top_k=1).hits[0]
+        assert hit.page_end == 2 and "foghorn" in hit.text.lower()
+
+
+def test_without_tesseract_the_skipped_pages_are_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_tesseract(monkeypatch)
+    book = parse_pdf(mixed_pdf(tmp_path / "keeper.pdf", scanned=3))
+    assert set(text_by_page(book)) == {1}
+    (warning,) = book.warnings
+    assert "3 scanned page(s)" in warning and "pages 2–4" in warning
+    assert "apt-get install tesseract-ocr" in warning and "brew install tesseract" in warning
+
+
+def test_ocr_off_lists_the_pages_and_how_to_turn_it_on(tmp_path: Path) -> None:
+    book = parse_pdf(mixed_pdf(tmp_path / "keeper.pdf"), ParseOptions(ocr="off"))
+    assert set(text_by_page(book)) == {1}
+    (warning,) = book.warnings
+    assert "page 2" in warning and 'ocr = "auto"' in warning
+
+
+def test_fully_scanned_pdf_with_ocr_off_is_a_one_line_error(tmp_path: Path) -> None:
+    path = scan_only_pdf(tmp_path / "scan.pdf")
+    with Library.open(config=fake_config(tmp_path, ocr="off"), embedder=FakeEmbedder()) as lib:
+        with pytest.raises(InputFileError) as info:
+            lib.ingest(path)
+        assert lib.list_books() == []
+    message = str(info.value)
+    assert "\n" not in message and "scan.pdf" in message
+    assert "scanned PDF" in message and 'ocr = "auto"' in message
+
+
+def test_fully_scanned_pdf_without_tesseract_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_tesseract(monkeypatch)
+    with pytest.raises(InputFileError) as info:
+        parse_pdf(scan_only_pdf(tmp_path / "scan.pdf"))
+    message = str(info.value)
+    assert "\n" not in message and "scanned PDF" in message
+    assert "apt-get install tesseract-ocr" in message
+
+
+def test_blank_pages_are_not_reported_as_scanned(tmp_path: Path) -> None:
+    doc = pymupdf.open()
+    doc.new_page().insert_text((72, 120), "Only the first page has words.", fontsize=11)
+    doc.new_page()
+    doc.save(tmp_path / "blank.pdf")
+    doc.close()
+    assert parse_pdf(tmp_path / "blank.pdf", ParseOptions(ocr="off")).warnings == []
+
+
+def test_tessdata_is_found_from_tessdata_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "eng.traineddata").write_bytes(b"x")
+    monkeypatch.setenv("TESSDATA_PREFIX", str(tmp_path))
+    assert pdf_ocr.find_tessdata("eng") == str(tmp_path)
+    assert pdf_ocr.find_tessdata("eng+xyz") != str(tmp_path)  # every language must be there
+    assert pdf_ocr.page_ranges([7, 1, 2, 3, 9, 10]) == "1–3, 7, 9–10"
