@@ -33,6 +33,18 @@ from pydantic import BaseModel, Field
 
 from .errors import GrimoireError
 from .library import Library
+from .mcp_models import (
+    BookEntry,
+    BookList,
+    BookOutline,
+    BookStatus,
+    LibraryStatus,
+    OutlineChapterEntry,
+    OutlineSectionEntry,
+    SearchHitEntry,
+    SearchResult,
+    SectionPart,
+)
 from .views import book_dict
 
 log = logging.getLogger("grimoire_beholder.mcp")
@@ -58,119 +70,6 @@ BookId = Annotated[int | str, Field(
 
 
 # ------------------------------------------------------------------------ result models
-class BookEntry(BaseModel):
-    id: int = Field(description="Numeric book id (accepted wherever book_id is asked for).")
-    slug: str = Field(description="Stable short name (also accepted as book_id).")
-    name: str
-    author: str | None
-    source_type: str = Field(description="pdf, epub, markdown or text.")
-    page_count: int | None = Field(description="Pages (PDF), else null.")
-    line_count: int | None = Field(description="Lines (Markdown/text), else null.")
-    chapters: int
-    sections: int
-    approx_tokens: int
-
-
-class BookList(BaseModel):
-    count: int = Field(description="Books in the library.")
-    books: list[BookEntry]
-    note: str | None = None
-
-
-class OutlineSectionEntry(BaseModel):
-    section_index: int
-    title: str
-    page_start: int | None
-    line_start: int | None
-    approx_tokens: int = Field(description="Size of the section's full text.")
-
-
-class OutlineChapterEntry(BaseModel):
-    chapter_index: int
-    title: str
-    page_start: int | None
-    section_count: int
-    sections: list[OutlineSectionEntry] | None = Field(
-        description="Null when left out to bound the response: ask for this chapter_index.")
-
-
-class BookOutline(BaseModel):
-    book_id: int
-    slug: str
-    name: str
-    chapters: list[OutlineChapterEntry]
-    note: str | None = None
-
-
-class _Located(BaseModel):
-    """Where a passage is: the book, and the indices get_section takes."""
-
-    book_id: int
-    slug: str
-    book: str
-    chapter_index: int = Field(description="0-based; pass to get_section.")
-    chapter: str
-    section_index: int = Field(description="0-based within the chapter; pass to get_section.")
-    section: str
-    page_start: int | None
-    page_end: int | None
-    page_label: str | None = Field(description="The printed page label, when it differs.")
-    line_start: int | None = Field(description="For Markdown/text books, 1-based.")
-    line_end: int | None
-
-
-class SearchHitEntry(_Located):
-    rank: int
-    score: float
-    citation: str = Field(description="Book · chapter · section · pages or lines, for quoting.")
-    author: str | None
-    source_type: str
-    text: str = Field(description="The matching excerpt (clipped; get_section has it all).")
-    context: str | None = Field(description="Where the excerpt sits in the book, if known.")
-
-
-class SearchResult(BaseModel):
-    query: str
-    mode: str = Field(description="hybrid, vector or keyword.")
-    top_k: int
-    results: list[SearchHitEntry]
-    note: str | None = None
-
-
-class SectionPart(_Located):
-    breadcrumb: str
-    approx_tokens: int
-    summary: str | None
-    part: int = Field(description="This part, 1-based.")
-    total_parts: int
-    text: str
-    note: str | None = None
-
-
-class BookStatus(BaseModel):
-    id: int
-    slug: str
-    name: str
-    chapters: int
-    sections: int
-    sections_summarized: int
-    chunks: int
-    status: dict[str, int] = Field(description="Chunks by stage: pending, contextualized, "
-                                               "embedded (searchable by meaning).")
-    complete: bool
-
-
-class LibraryStatus(BaseModel):
-    embedding_backend: str
-    embedding_model: str
-    llm_backend: str
-    retrieval_mode: str
-    chunks: dict[str, int]
-    books: list[BookStatus]
-    note: str | None = None
-
-
-# ------------------------------------------------------------------------ text helpers
 def clip(text: str, limit: int) -> str:
     """``text`` cut at a word boundary to at most ``limit`` characters (with a "…")."""
     if len(text) <= limit:
