@@ -63,7 +63,8 @@ def _rules(page: Any) -> tuple[dict[int, list[tuple[float, float]]], list[tuple[
                 elif abs(ax - bx) < _FLAT and abs(ay - by) > _MIN_RULE:
                     vertical.append((ax, min(ay, by), max(ay, by)))
             elif item[0] == "re":
-                x0, y0, x1, y1 = pymupdf.Rect(item[1])
+                rect = pymupdf.Rect(item[1])
+                x0, y0, x1, y1 = float(rect.x0), float(rect.y0), float(rect.x1), float(rect.y1)
                 if x1 - x0 > _MIN_RULE:
                     horizontal[round(y0)].append((x0, x1))
                     horizontal[round(y1)].append((x0, x1))
