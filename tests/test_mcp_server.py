@@ -100,7 +100,8 @@ async def test_lists_exactly_five_read_only_tools_with_schemas(config_path: Path
         assert "ctx" not in tool.input_schema.get("properties", {}), tool.name
     search = tools["search_book"].input_schema
     assert search["required"] == ["question"]
-    assert set(search["properties"]) == {"question", "book_id", "top_k", "author", "source_type"}
+    assert set(search["properties"]) == {"question", "book_id", "top_k", "author", "source_type",
+                                         "group", "path_prefix"}
     section = tools["get_section"].input_schema
     assert set(section["required"]) == {"book_id", "chapter_index", "section_index"}
     kinds = {s.get("type") for s in section["properties"]["book_id"]["anyOf"]}

@@ -15,8 +15,11 @@ class BookEntry(BaseModel):
     name: str
     author: str | None
     source_type: str = Field(description="pdf, epub, markdown or text.")
-    page_count: int | None = Field(description="Pages (PDF), else null.")
+    page_count: int | None = Field(
+        description="Pages (PDF), synthetic ~1,024-character pages (EPUB), else null.")
     line_count: int | None = Field(description="Lines (Markdown/text), else null.")
+    group: str = Field(default="", description="Top-level folder within an ingested folder "
+                       "(search_book's group filter); empty for files ingested one by one.")
     chapters: int
     sections: int
     approx_tokens: int

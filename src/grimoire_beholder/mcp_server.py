@@ -295,6 +295,12 @@ def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
         author: Annotated[str | None, Field(description="Only books by this author.")] = None,
         source_type: Annotated[str | None, Field(
             description="Only pdf, epub, markdown or text books.")] = None,
+        group: Annotated[str | None, Field(
+            description="Only books from this top-level folder of an ingested folder "
+                        "(list_books shows each book's group).")] = None,
+        path_prefix: Annotated[str | None, Field(
+            description="Only books whose file path (absolute, or relative to the ingested "
+                        "folder) starts with this, e.g. 'notes/ops/'.")] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Search the books by meaning and keywords (hybrid retrieval) and return the best
         matching excerpts, each with a citation (book · chapter · section · pages or lines)
@@ -309,7 +315,7 @@ def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
         clamped = min(max(limit, 1), MAX_TOP_K)
         data = state.run(lambda lib: lib.search(
             question.strip(), top_k=clamped, book=book_id, author=author,
-            source_type=source_type).to_dict())
+            source_type=source_type, group=group, path_prefix=path_prefix).to_dict())
         hits = data.get("results", [])
         per_hit = min(HIT_TEXT_MAX, SEARCH_TEXT_BUDGET // max(len(hits), 1))
         entries = [SearchHitEntry.model_validate({
