@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scale_build  # noqa: E402
+import scale_build
 
 CLI = [sys.executable, "-m", "grimoire_beholder.cli"]
 

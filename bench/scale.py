@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import scale_build  # noqa: E402
+import scale_build
 
 MODES = ("vector", "keyword", "hybrid")
 
@@ -91,7 +91,7 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     started = time.perf_counter()
     lib = Library.open(config=config, read_only=True)
     out["open_ms"] = (time.perf_counter() - started) * 1000
-    engine = lib._search_engine()  # noqa: SLF001 - the bench times the index load alone
+    engine = lib._search_engine()
     started = time.perf_counter()
     engine.vector_index.refresh(lib.conn)
     out["load_ms"] = (time.perf_counter() - started) * 1000
@@ -136,7 +136,7 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
 def _run_sizes(sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
     results = []
     for n in sizes:
-        path, seconds = scale_build.build(n)
+        _, seconds = scale_build.build(n)
         if seconds:
             print(f"built {n} chunks in {seconds:.0f} s (load {_load():.1f})", file=sys.stderr)
         proc = subprocess.run([sys.executable, __file__, "--measure", str(n),

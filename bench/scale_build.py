@@ -33,17 +33,23 @@ CHUNKS_PER_BOOK = 1000
 CHAPTERS_PER_BOOK = 10
 SECTIONS_PER_CHAPTER = 5  # so 20 chunks per section
 WORDS_PER_CHUNK = 180  # ~240 approx tokens: the size real chunks embed at (256-token window)
-STOP = ("the of and to a in is that it was for on as with his he be at by had this not are "
-        "but from or have an they which one you were her all she there would their we him "
-        "been has when who will more no if out so said what up its about into than them can "
-        "only other new some could time these two may then do first any my now such like our "
-        "over man me even most made after also did many before must through back years where "
-        "much your way well down should because each just those people how too little state "
-        "good very make world still own see men work long get here between both life being "
-        "under never day same another know while last might us great old year off come since "
-        "against go came right used take three").split()
-_SYLLABLES = ("ka ri to mo na lu be si ra ve do pa ne li ro ta mi gu fe sa ko ze hi ba no "
-              "te ru ya wa ge pi so da me ku fa le zo bi tu sh en ar or an").split()
+_STOP_TEXT = (
+    "the of and to a in is that it was for on as with his he be at by had this not are but "
+    "from or have an they which one you were her all she there would their we him been has "
+    "when who will more no if out so said what up its about into than them can only other new "
+    "some could time these two may then do first any my now such like our over man me even "
+    "most made after also did many before must through back years where much your way well "
+    "down should because each just those people how too little state good very make world "
+    "still own see men work long get here between both life being under never day same "
+    "another know while last might us great old year off come since against go came right "
+    "used take three"
+)
+STOP = tuple(_STOP_TEXT.split())
+_SYLLABLES_TEXT = (
+    "ka ri to mo na lu be si ra ve do pa ne li ro ta mi gu fe sa ko ze hi ba no te ru ya wa "
+    "ge pi so da me ku fa le zo bi tu sh en ar or an"
+)
+_SYLLABLES = tuple(_SYLLABLES_TEXT.split())
 VOCAB_SIZE = 40_000
 
 

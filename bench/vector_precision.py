@@ -47,12 +47,12 @@ def recall(db: Path) -> None:
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     with Library.open(config=config, read_only=True) as lib:
         lib.search("warm up", mode="vector")
-        index = lib._search_engine().vector_index  # noqa: SLF001 - bench swaps the matrix
-        original = index._matrix.copy()  # noqa: SLF001
+        index = lib._search_engine().vector_index
+        original = index._matrix.copy()
         for name, convert in (("float32", lambda m: m),
                               ("float16", lambda m: m.astype(np.float16).astype(np.float32)),
                               ("int8 (per-row scale)", _int8_roundtrip)):
-            index._matrix = convert(original)  # noqa: SLF001
+            index._matrix = convert(original)
             for mode in ("vector", "hybrid"):
                 run = evaluation.run_questions(lib, questions, mode=mode, top_k=10)
                 m = evaluation.score_run(questions, run, (1, 5, 10))

@@ -22,6 +22,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
+from concurrent import futures
 
 import numpy as np
 
@@ -34,6 +35,18 @@ from .hits import SearchHit, SearchResults
 from .vector import VectorIndex
 
 MAX_TOP_K = 100
+_ARM_POOL: futures.ThreadPoolExecutor | None = None
+_ARM_POOL_LOCK = threading.Lock()
+
+
+def _arm_pool() -> futures.ThreadPoolExecutor:
+    """One process-wide worker for the vector arm (engines serialise their own searches)."""
+    global _ARM_POOL
+    with _ARM_POOL_LOCK:
+        if _ARM_POOL is None:
+            _ARM_POOL = futures.ThreadPoolExecutor(max_workers=2,
+                                                   thread_name_prefix="vector-arm")
+        return _ARM_POOL
 
 
 class _Clock:
@@ -127,21 +140,28 @@ class SearchEngine:
     def _run(self, result: SearchResults, k: int, allowed: list[int] | None,
              clock: _Clock, explain: bool) -> None:
         pool = max(self._config.candidate_pool_size, 3 * k)
-        query_vec = None
-        if result.mode != "keyword" and self._embed is not None:
-            # Lone surrogates (from broken JSON) would make a tokenizer raise; replace them.
-            safe = result.query.encode("utf-8", "replace").decode("utf-8")
-            query_vec = self._embed(safe)
-            clock.lap("embed")
         with store_search.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}
-            if query_vec is not None:
+            vector_arm = None
+            if result.mode != "keyword" and self._embed is not None:
                 self._index.refresh(self._conn)
-                arms["vector"] = self._index.search(query_vec, pool, allowed)
-                clock.lap("vector")
-            if result.mode != "vector":
-                arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed)
-                clock.lap("keyword")
+                clock.lap("refresh")
+                # Embedding the query and scanning the matrix never touch the connection, so
+                # they run on a worker thread while this one runs the keyword arm (SQLite,
+                # onnxruntime and numpy all release the GIL): hybrid costs about
+                # max(embed + vector, keyword) instead of their sum on a multi-core machine.
+                vector_arm = _arm_pool().submit(self._vector_arm, result.query, pool, allowed)
+            try:
+                if result.mode != "vector":
+                    arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed)
+                    clock.lap("keyword")
+            finally:
+                if vector_arm is not None:
+                    futures.wait([vector_arm])  # never leave the snapshot with it running
+            if vector_arm is not None:
+                arms["vector"], stage_ms = vector_arm.result()
+                clock.lap("vector_wait")  # what the keyword arm did not hide
+                clock.timings.update(stage_ms)
             fused = self._fuse(result.mode, arms, pool)
             positions = store_search.chunk_positions(self._conn, [f.chunk_id for f in fused])
             kept = fusion.diversify(fused, positions, rerank.depth(
@@ -181,6 +201,18 @@ class SearchEngine:
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
         result.low_confidence = (result.confidence is not None
                                  and result.confidence < self._config.min_confidence)
+
+    def _vector_arm(self, query: str, pool: int, allowed: list[int] | None
+                    ) -> tuple[list[tuple[int, float]], dict[str, float]]:
+        """Embed the query and search the matrix; also the ms of each (run on a worker)."""
+        assert self._embed is not None
+        started = time.perf_counter()
+        # Lone surrogates (from broken JSON) would make a tokenizer raise; replace them.
+        query_vec = self._embed(query.encode("utf-8", "replace").decode("utf-8"))
+        embedded = time.perf_counter()
+        hits = self._index.search(query_vec, pool, allowed)
+        done = time.perf_counter()
+        return hits, {"embed": (embedded - started) * 1000, "vector": (done - embedded) * 1000}
 
     def _fuse(self, mode: str, arms: dict[str, list[tuple[int, float]]],
               pool: int) -> list[fusion.Fused]:
