@@ -117,6 +117,7 @@ async def test_lists_exactly_five_read_only_tools_with_schemas(config_path: Path
 async def test_list_books_and_status(config_path: Path) -> None:
     async with connect(config_path) as client:
         books = await books_by_slug(client)
+        await call(client, "search_book", question="kitchen scraps compost heap")
         status = await call(client, "book_status")
     assert set(books) == {"the-garden-book", "bread-at-home", "lighthouse-log"}
     garden = books["the-garden-book"]
@@ -127,6 +128,8 @@ async def test_list_books_and_status(config_path: Path) -> None:
     assert all(b["complete"] and b["status"]["embedded"] == b["chunks"] for b in data["books"])
     assert data["retrieval_mode"] == "hybrid" and data["embedding_backend"] == "fake"
     assert "the-garden-book" in text(status)
+    savings = data["savings"]  # the search above was counted, even on a read-only server
+    assert savings["searches"] >= 1 and 0 < savings["chars_served"] < savings["chars_books"]
 
 
 async def test_outline_by_id_slug_and_digit_string(config_path: Path) -> None:
@@ -156,6 +159,7 @@ async def test_search_chains_into_get_section(config_path: Path) -> None:
                              chapter_index=top["chapter_index"],
                              section_index=top["section_index"])
     assert data["mode"] == "hybrid" and top["slug"] == "the-garden-book"
+    assert "low_confidence" in data and "confidence" in data
     assert top["section"].endswith("Compost") and top["chapter"] == "Soil"
     assert top["citation"].startswith("The Garden Book · Soil") and "Compost" in top["citation"]
     assert top["line_start"] is not None and "line" in top["citation"]

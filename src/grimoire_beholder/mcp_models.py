@@ -6,6 +6,8 @@ wiring; these are plain data shapes with field descriptions a model can read.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field
 
 
@@ -88,6 +90,11 @@ class SearchResult(BaseModel):
     mode: str = Field(description="hybrid, vector or keyword.")
     top_k: int
     results: list[SearchHitEntry]
+    confidence: float | None = Field(
+        default=None, description="0–1: how likely the answer is among these results.")
+    low_confidence: bool = Field(
+        default=False, description="True when the library probably does not cover the "
+                                   "question: say so rather than answer from these results.")
     note: str | None = None
 
 
@@ -121,6 +128,9 @@ class LibraryStatus(BaseModel):
     retrieval_mode: str
     chunks: dict[str, int]
     books: list[BookStatus]
+    savings: dict[str, Any] | None = Field(
+        default=None, description="Characters served by searches vs the full size of the "
+                                  "books they came from (the context this library saved).")
     note: str | None = None
 
 

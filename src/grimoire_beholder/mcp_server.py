@@ -325,8 +325,13 @@ def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
         notes = [n for n in (data.get("note"),) if n]
         if clamped != limit:
             notes.append(f"top_k {limit} is out of range; used {clamped} (allowed 1–{MAX_TOP_K}).")
+        low = bool(data.get("low_confidence"))
+        if low and entries:
+            notes.insert(0, "Low confidence: the library probably does not cover this question; "
+                            "these are best guesses.")
         result = SearchResult(query=data.get("query", question), mode=data.get("mode", ""),
-                              top_k=clamped, results=entries, note=" ".join(notes) or None)
+                              top_k=clamped, results=entries, confidence=data.get("confidence"),
+                              low_confidence=low, note=" ".join(notes) or None)
         lines = [f"{len(entries)} result(s) for {result.query!r} ({result.mode} search):"]
         for e in entries:
             lines += ["", f"{e.rank}. {e.citation}",
@@ -377,7 +382,7 @@ def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
         chunks are embedded; 'complete' is false while an ingest is unfinished. Also names
         the embedding model and retrieval mode in use."""
         state = _state(ctx)
-        info = state.run(lambda lib: lib.status())
+        info = state.run(lambda lib: {**lib.status(), "savings": lib.savings()})
         books = [BookStatus.model_validate(b) for b in info["books"]]
         note = (f"Only the first {MAX_BOOKS} of {len(books)} books are shown."
                 if len(books) > MAX_BOOKS else None)
@@ -385,7 +390,10 @@ def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
             **info, "retrieval_mode": state.library.config.retrieval_mode,
             "books": books[:MAX_BOOKS], "note": note})
         lines = [f"embeddings: {result.embedding_backend} · {result.embedding_model}; "
-                 f"retrieval: {result.retrieval_mode}; chunks: {_counts(result.chunks)}"] + [
+                 f"retrieval: {result.retrieval_mode}; chunks: {_counts(result.chunks)}"] + ([
+            f"searches so far served {result.savings.get('chars_served', 0):,} characters from "
+            f"books totalling {result.savings.get('chars_books', 0):,}"]
+            if result.savings and result.savings.get("searches") else []) + [
             f"- {b.slug} (id={b.id}): {b.chapters} chapters, {b.sections} sections "
             f"({b.sections_summarized} summarized), {b.chunks} chunks ({_counts(b.status)}) — "
             + ("complete" if b.complete else "incomplete") for b in result.books]
