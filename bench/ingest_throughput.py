@@ -92,7 +92,7 @@ def pipeline_overhead(files: list[Path]) -> None:
     n = len(texts)
     print(f"Ingest of {len(files)} SQuAD-dev articles, {n} chunks, embedded MiniLM "
           f"(load avg {load0:.1f} → {os.getloadavg()[0]:.1f}; files with errors: "
-          f"{len(getattr(report, 'failed', []) or [])})\n")
+          f"{report.counts().get('failed', 0)})\n")
     print("| pass | wall s | chunks/s (wall) | CPU s | chunks per CPU-s |")
     print("| --- | ---: | ---: | ---: | ---: |")
     print(f"| ingest end to end (model preloaded) | {ingest_wall:.1f} | {n / ingest_wall:.1f} | "

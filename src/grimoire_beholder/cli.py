@@ -22,6 +22,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: typer's rich help renderer imports rich.markdown, pygments and more,
+    # ~0.4-0.8 s of a cold `--help` on a 2-core machine (bench/cli_latency.py). Rich is still
+    # used for our own output (cli_render), imported only by commands that print.
+    rich_markup_mode=None,
 )
 
 T = TypeVar("T")

@@ -86,8 +86,11 @@ class VectorIndex:
         return int(self._matrix.shape[1])
 
     def _replace(self, chunk_ids: np.ndarray, book_ids: np.ndarray,
-                 matrix: np.ndarray) -> None:
-        self._matrix = _normalised(matrix)  # a fresh array: the caller's buffer can go
+                 matrix: np.ndarray, *, owned: bool = False) -> None:
+        """Take these arrays as the whole index. ``owned``: ``matrix`` is a fresh float32
+        array nobody else holds (``read_vectors``), normalised in place so a load never holds
+        two copies of the matrix; otherwise a normalised copy is made."""
+        self._matrix = _normalised(matrix, out=matrix if owned else None)
         self._chunk_ids = chunk_ids.copy()
         self._book_ids = book_ids.copy()
         self._n = len(chunk_ids)
@@ -142,8 +145,9 @@ class VectorIndex:
                     and old.id_sum + int(chunk_ids.sum()) == sig.id_sum):
                 self._append(chunk_ids, book_ids, matrix)
                 return "appended"
+        self._clear()  # drop the old matrix before reading the new one: one copy at a time
         chunk_ids, book_ids, matrix = vectors.read_vectors(conn, dimension)
-        self._replace(chunk_ids, book_ids, matrix)
+        self._replace(chunk_ids, book_ids, matrix, owned=True)
         self.rebuilds += 1
         return "rebuilt"
 
