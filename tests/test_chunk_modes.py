@@ -109,4 +109,4 @@ def test_chunk_mode_config_is_validated() -> None:
     with pytest.raises(ConfigError, match="window_overlap"):
         config_from_mapping({"window_size": 50, "window_overlap": 50})
     assert (Config().chunk_mode, Config().window_size, Config().window_overlap) == (
-        "auto", 400, 60)
+        "auto", 256, 40)

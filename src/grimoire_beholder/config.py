@@ -61,8 +61,8 @@ class Config:
     section_split_tokens: int = 3000
     # auto: heading-structured files chunk per section, headerless prose in windows
     chunk_mode: str = "auto"
-    window_size: int = 400
-    window_overlap: int = 60
+    window_size: int = 256
+    window_overlap: int = 40
     # PDF parsing (parse/pdf_tables.py, parse/pdf_ocr.py): ruled tables as one record per row;
     # OCR of pages without a text layer when Tesseract is installed ("auto") or never ("off")
     pdf_tables: bool = True
