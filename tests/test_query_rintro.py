@@ -44,10 +44,7 @@ CASES: list[tuple[str, str, int] | ParameterSet] = [
      "Data permanency and removing objects", 12),
     pytest.param(
         "how do I quit R, and does it ask whether to save my work?",
-        "Using R interactively", 10,
-        marks=pytest.mark.xfail(strict=True, reason=(
-            "parse/pdf.py gives the top of page 10, where section 1.5 continues, to 1.6 "
-            "'An introductory session' (whose heading is lower on that page)"))),
+        "Using R interactively", 10),
 ]
 
 

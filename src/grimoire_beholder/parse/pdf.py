@@ -148,7 +148,7 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     # A document made only of header-like lines (one short line per page, all alike) would
     # lose every line to the running-header filter; such lines are the text, so keep them.
     lines = _strip_running(lines, heights) or lines
-    entries = _outline_entries(doc, path, warnings)
+    entries = _snap_to_headings(_outline_entries(doc, path, warnings), lines)
     if not entries:
         entries = _heading_entries(lines)
     if not entries:
@@ -330,6 +330,43 @@ def _outline_entries(doc: Any, path: Path, warnings: list[str]) -> list[_Entry]:
             "file does not have; placed at the next entry"
         )
     entries.reverse()
+    return entries
+
+
+_NUMBER_PREFIX = re.compile(
+    r"^(?:(?:chapter|appendix|part)\s+)?(?:\d+(?:\.\d+)*|[a-z](?:\.\d+)+|[a-z](?=[.:]))[.:]?\s+")
+
+
+def _heading_key(text: str) -> str:
+    """A heading without its number or case: '1.6 An introductory session' → 'an intro…'."""
+    flat = _WS.sub(" ", text).strip().lower()
+    return _NUMBER_PREFIX.sub("", flat) if len(flat) > 6 else flat
+
+
+def _snap_to_headings(entries: list[_Entry], lines: list[_Line]) -> list[_Entry]:
+    """Move an entry down to its printed heading when its destination sits above it.
+
+    Some generators (texinfo's named destinations, for one) point an entry at the top of the
+    page while its heading is lower down; the text above the heading still belongs to the
+    previous section. An entry moves only to a line on its page that reads as its title, below
+    the destination and above the next entry placed on the same page.
+    """
+    by_page: dict[int, list[_Line]] = {}
+    for line in lines:
+        by_page.setdefault(line.page, []).append(line)
+    for i, entry in enumerate(entries):
+        title = _heading_key(entry.title)
+        if entry.page < 1 or len(title) < 3:
+            continue
+        limit = min((e.y for e in entries[i + 1:] if e.page == entry.page and e.y > entry.y),
+                    default=float("inf"))
+        for line in by_page.get(entry.page, []):
+            if not entry.y - 2.0 <= line.y0 < limit or line.record:
+                continue
+            key = _heading_key(line.text)
+            if key == title or (len(key) >= 12 and title.startswith(key)):
+                entry.y = max(entry.y, line.y0 - 0.5)
+                break
     return entries
 
 
