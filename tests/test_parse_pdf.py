@@ -428,3 +428,24 @@ def test_r_data_questions_find_evidence_at_the_gold_location() -> None:
         if len(places) != 1 or not ok:
             misses.append((q["id"], places))
     assert misses == [], f"{23 - len(misses)}/23 at the gold location"
+
+
+def test_entries_pointing_at_the_page_top_snap_to_their_printed_headings(tmp_path: Path) -> None:
+    """Outline destinations without a position (page top) must not steal the text above
+    their heading from the section before."""
+    doc = pymupdf.open()
+    page = doc.new_page()
+    y = 72
+    for text, size in [("1 Rivers", 20), ("1.1 Springs", 14),
+                       ("Springs rise where groundwater meets the surface.", 11),
+                       ("1.2 Deltas", 14),
+                       ("Deltas form where a river drops its silt into the sea.", 11)]:
+        page.insert_text((72, y), text, fontsize=size)
+        y += 60
+    doc.set_toc([[1, "Rivers", 1], [2, "Springs", 1], [2, "Deltas", 1]])
+    path = tmp_path / "snap.pdf"
+    doc.save(path)
+    (chapter,) = parse_pdf(path).chapters
+    by_title = {s.title: s.text for s in chapter.sections}
+    assert "groundwater" in by_title["Springs"] and "groundwater" not in by_title["Deltas"]
+    assert "silt" in by_title["Deltas"]
