@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -117,9 +118,10 @@ def books_table(books: list[dict[str, Any]]) -> Table:
 def citation(hit: dict[str, Any]) -> str:
     """``Book · Chapter · Section · p. 12–13``; Markdown and text hits cite like an editor
     would jump: ``notes/runbook.md:120-148 · Runbook › Deploys › Rollback`` (the path is
-    relative to the ingested folder when there is one, else absolute)."""
+    relative to the ingested folder when there is one, else to the working directory when the
+    file is below it, else absolute)."""
     if hit.get("source_type") in ("markdown", "text") and hit.get("line_start") is not None:
-        path = hit.get("relative_path") or hit.get("source_path") or hit["book"]
+        path = hit.get("relative_path") or _near(hit.get("source_path")) or hit["book"]
         start, end = hit["line_start"], hit.get("line_end")
         lines = f"{start}" if end is None or end == start else f"{start}-{end}"
         crumb = hit.get("section") or hit.get("chapter") or ""
@@ -138,6 +140,16 @@ def citation(hit: dict[str, Any]) -> str:
     elif hit.get("page_start") is not None:
         parts.append(f"loc. {_span(hit['page_start'], hit['page_end'])}")
     return " · ".join(p for p in parts if p)
+
+
+def _near(path: str | None) -> str | None:
+    """``path`` relative to the working directory when it lies below it."""
+    if not path:
+        return None
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
 
 
 def _span(a: int, b: int | None) -> str:
