@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_markdown_book
+from db_state import library_state
 
 CONFIG = """\
 db_path = "book.db"
@@ -57,37 +57,13 @@ def _ingest(lib_dir: Path, book: Path, kill_at: str | None = None) -> int:
     return proc.returncode
 
 
-def _state(db: Path) -> dict[str, object]:
-    conn = sqlite3.connect(db)
-    try:
-        q = conn.execute
-        return {
-            "books": q("SELECT slug, name, source_hash FROM books ORDER BY slug").fetchall(),
-            "chapters": q("SELECT b.slug, chapter_index, title FROM chapters c JOIN books b "
-                          "ON b.id = c.book_id ORDER BY 1, 2").fetchall(),
-            "sections": q("SELECT b.slug, chapter_index, section_index, title, summary, text "
-                          "FROM sections s JOIN books b ON b.id = s.book_id "
-                          "ORDER BY 1, 2, 3").fetchall(),
-            "chunks": q("SELECT b.slug, chapter_index, section_index, chunk_index, text, "
-                        "context, status, content_hash, e.vector FROM chunks c "
-                        "JOIN books b ON b.id = c.book_id "
-                        "LEFT JOIN embeddings e ON e.chunk_id = c.id "
-                        "ORDER BY 1, 2, 3, 4").fetchall(),
-            "fts": q("SELECT count(*) FROM chunks_fts").fetchone()[0],
-            "trigram": q("SELECT count(*) FROM chunks_fts_trigram").fetchone()[0],
-            "integrity": q("PRAGMA integrity_check").fetchone()[0],
-        }
-    finally:
-        conn.close()
-
-
 @pytest.fixture(scope="module")
 def clean_state(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     lib = tmp_path_factory.mktemp("clean")
     (lib / "config.toml").write_text(CONFIG)
     for book in _make_books(lib / "books"):
         assert _ingest(lib, book) == 0
-    state = _state(lib / "book.db")
+    state = library_state(lib / "book.db")
     chunks = state["chunks"]
     assert isinstance(chunks, list) and len(chunks) > 20
     assert all(row[6] == "embedded" and row[8] for row in chunks)
@@ -124,4 +100,4 @@ def test_kill_and_resume_matches_clean_run(tmp_path: Path, clean_state: dict[str
     # The killed run left at most the in-flight unit undone; rerun everything to completion.
     for book in books:
         assert _ingest(tmp_path, book) == 0
-    assert _state(tmp_path / "book.db") == clean_state
+    assert library_state(tmp_path / "book.db") == clean_state

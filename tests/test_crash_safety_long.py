@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_markdown_book
+from db_state import library_state
 from grimoire_beholder.library import Library
 
 pymupdf = pytest.importorskip("pymupdf")
@@ -123,33 +124,6 @@ def run_cli(lib_dir: Path, *args: str,
                           cwd=lib_dir, env=env, capture_output=True, text=True, timeout=120)
 
 
-def state(db: Path) -> dict[str, object]:
-    """Everything a reader could see, keyed by stable identities (not autoincrement ids)."""
-    conn = sqlite3.connect(db)
-    try:
-        q = conn.execute
-        return {
-            "books": q("SELECT slug, name, author, source_type, source_hash, page_count "
-                       "FROM books ORDER BY slug").fetchall(),
-            "chapters": q("SELECT b.slug, chapter_index, title, c.page_start, c.page_end "
-                          "FROM chapters c JOIN books b ON b.id = c.book_id "
-                          "ORDER BY 1, 2").fetchall(),
-            "sections": q("SELECT b.slug, chapter_index, section_index, title, breadcrumb, "
-                          "summary, text FROM sections s JOIN books b ON b.id = s.book_id "
-                          "ORDER BY 1, 2, 3").fetchall(),
-            "chunks": q("SELECT b.slug, chapter_index, section_index, chunk_index, text, "
-                        "context, status, content_hash, e.vector FROM chunks c "
-                        "JOIN books b ON b.id = c.book_id "
-                        "LEFT JOIN embeddings e ON e.chunk_id = c.id "
-                        "ORDER BY 1, 2, 3, 4").fetchall(),
-            "fts": q("SELECT count(*) FROM chunks_fts").fetchone()[0],
-            "trigram": q("SELECT count(*) FROM chunks_fts_trigram").fetchone()[0],
-            "integrity": q("PRAGMA integrity_check").fetchone()[0],
-        }
-    finally:
-        conn.close()
-
-
 def assert_consistent(db: Path) -> None:
     """Invariants that must hold after *any* kill, not only after the final rerun."""
     conn = sqlite3.connect(db)
@@ -194,7 +168,7 @@ def clean(tmp_path_factory: pytest.TempPathFactory, book_files: list[Path]) -> d
         for book in book_files:
             report = lib.ingest(book)
             assert report.embedded == report.chunks > 0
-    result = state(folder / "book.db")
+    result = library_state(folder / "book.db")
     assert len(result["books"]) == 3  # type: ignore[arg-type]
     return result
 
@@ -247,11 +221,11 @@ def test_many_kills_in_one_library_then_resume_equals_clean_run(
         proc = run_cli(tmp_path, "ingest", str(book), "--quiet")
         assert proc.returncode == 0, proc.stderr
     assert_consistent(db)
-    assert state(db) == clean
+    assert library_state(db) == clean
     # A further rerun is a no-op: nothing duplicated, nothing redone.
     proc = run_cli(tmp_path, "ingest", str(books[0]), "--quiet", "--json")
     assert proc.returncode == 0 and '"embedded": 0' in proc.stdout
-    assert state(db) == clean
+    assert library_state(db) == clean
     assert survived == len(KILLS)
 
 
@@ -263,28 +237,28 @@ def test_kill_during_delete_and_reindex_is_all_or_nothing(
     with Library.open(tmp_path / "config.toml") as lib:
         for book in books:
             lib.ingest(book)
-    before = state(db)
+    before = library_state(db)
     assert before == clean
 
     for slug in ("book-of-voyages", "harbour-manual", "lantern-stories"):
         proc = run_cli(tmp_path, "delete", slug, "--yes", kill_at="delete.before_commit:1")
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         assert_consistent(db)
-        assert state(db) == before  # fully there
+        assert library_state(db) == before  # fully there
 
     for args in (("reindex-fts",), ("reindex-fts", "--book", "harbour-manual")):
         proc = run_cli(tmp_path, *args, kill_at="reindex.before_commit:1")
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         assert_consistent(db)
-        assert state(db) == before
+        assert library_state(db) == before
     proc = run_cli(tmp_path, "reindex-fts")
     assert proc.returncode == 0, proc.stderr
-    assert state(db) == before
+    assert library_state(db) == before
 
     proc = run_cli(tmp_path, "delete", "harbour-manual", "--yes")
     assert proc.returncode == 0, proc.stderr
     assert_consistent(db)
-    after = state(db)
+    after = library_state(db)
     assert [b[0] for b in after["books"]] == ["book-of-voyages", "lantern-stories"]  # type: ignore[index]
     for key in ("chapters", "sections", "chunks"):
         rows = [r for r in before[key] if r[0] != "harbour-manual"]  # type: ignore[union-attr]

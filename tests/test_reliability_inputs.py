@@ -10,7 +10,6 @@ hang fails the test instead of the machine.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import resource
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_markdown_book
+from db_state import snapshot
 from grimoire_beholder.library import Library
 
 pymupdf = pytest.importorskip("pymupdf")
@@ -58,16 +58,6 @@ def run_cli(lib_dir: Path, *args: str, wide: bool = True) -> subprocess.Complete
                           preexec_fn=_limit_memory)
 
 
-def snapshot(db: Path) -> str:
-    """A digest of every row of every table (FTS shadow tables too): 'unchanged' means equal."""
-    conn = sqlite3.connect(db)
-    try:
-        digest = hashlib.sha256()
-        for line in conn.iterdump():
-            digest.update(line.encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
-    finally:
-        conn.close()
 
 
 # -- generators ---------------------------------------------------------------------------

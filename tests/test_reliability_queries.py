@@ -9,7 +9,6 @@ quotes every term.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_markdown_book
+from db_state import snapshot
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 
@@ -76,15 +76,6 @@ def lib_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def snapshot(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        digest = hashlib.sha256()
-        for line in conn.iterdump():
-            digest.update(line.encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
-    finally:
-        conn.close()
 
 
 def run_query(lib: Path, *args: str) -> subprocess.CompletedProcess[bytes]:

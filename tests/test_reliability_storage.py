@@ -14,7 +14,6 @@ when not running as root, where permissions stop nothing — a read-only file an
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -28,6 +27,7 @@ from typing import Any
 import pytest
 
 from conftest import write_markdown_book
+from db_state import snapshot
 from fake_ollama import FakeOllama
 from grimoire_beholder.errors import GrimoireError, StorageError
 from grimoire_beholder.library import Library
@@ -60,15 +60,6 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str)
     return lines[0]
 
 
-def snapshot(db: Path) -> str:
-    conn = sqlite3.connect(db)
-    try:
-        digest = hashlib.sha256()
-        for line in conn.iterdump():
-            digest.update(line.encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
-    finally:
-        conn.close()
 
 
 def integrity(db: Path) -> dict[str, Any]:
