@@ -47,19 +47,34 @@ def write_markdown_book(path: Path, title: str, chapters: dict[str, dict[str, st
     return path
 
 
+GARDEN_CHAPTERS: dict[str, dict[str, str]] = {
+    "Soil": {
+        "Compost": "Compost turns kitchen scraps into dark humus. Turn the heap weekly "
+                   "so air reaches the microbes. " * 6,
+        "Drainage": "Clay soils hold water; raised beds and grit improve drainage for "
+                    "roots that rot in wet ground. " * 6,
+    },
+    "Pests": {
+        "Aphids": "Aphids cluster on new shoots. Ladybirds and a jet of water keep "
+                  "them down without sprays. " * 6,
+        "Slugs": "Slugs feed at night on seedlings; copper tape and beer traps "
+                 "protect lettuce beds. " * 6,
+    },
+}
+
+
 @pytest.fixture
 def sample_book(tmp_path: Path) -> Path:
-    return write_markdown_book(tmp_path / "garden.md", "The Garden Book", {
-        "Soil": {
-            "Compost": "Compost turns kitchen scraps into dark humus. Turn the heap weekly "
-                       "so air reaches the microbes. " * 6,
-            "Drainage": "Clay soils hold water; raised beds and grit improve drainage for "
-                        "roots that rot in wet ground. " * 6,
-        },
-        "Pests": {
-            "Aphids": "Aphids cluster on new shoots. Ladybirds and a jet of water keep "
-                      "them down without sprays. " * 6,
-            "Slugs": "Slugs feed at night on seedlings; copper tape and beer traps "
-                     "protect lettuce beds. " * 6,
-        },
-    })
+    return write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+
+
+def open_with_ollama(config: Config) -> Library:
+    """A Library on the real Ollama backends (for a FakeOllama server), with tiny retry
+    backoff so fault tests stay fast."""
+    from grimoire_beholder.models.ollama import OllamaEmbedder, OllamaGenerator
+
+    embedder = OllamaEmbedder(config.embedding_model, config.ollama_host, timeout=5.0,
+                              retries=2, batch_size=config.embed_batch_size, backoff=0.01)
+    generator = OllamaGenerator(config.llm_model, config.ollama_host, timeout=5.0, retries=2,
+                                backoff=0.01)
+    return Library.open(config=config, embedder=embedder, generator=generator)

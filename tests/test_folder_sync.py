@@ -17,13 +17,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import fake_config
+from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
 from grimoire_beholder.cli import app
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from grimoire_beholder.models.fake import FakeEmbedder
-from grimoire_beholder.models.ollama import OllamaEmbedder, OllamaGenerator
 from grimoire_beholder.store.db import SCHEMA_VERSION, connect
 
 WORDS = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper",
@@ -68,14 +67,6 @@ def _ollama_config(tmp_path: Path, server: FakeOllama) -> Config:
                        chunk_overlap=20)
 
 
-def _open(config: Config) -> Library:
-    embedder = OllamaEmbedder(config.embedding_model, config.ollama_host, timeout=5.0,
-                              retries=2, batch_size=config.embed_batch_size, backoff=0.01)
-    generator = OllamaGenerator(config.llm_model, config.ollama_host, timeout=5.0, retries=2,
-                                backoff=0.01)
-    return Library.open(config=config, embedder=embedder, generator=generator)
-
-
 def _model_calls(server: FakeOllama) -> tuple[int, int]:
     """(chunk texts embedded, requests to /api/generate) since the log was cleared.
 
@@ -106,7 +97,7 @@ def _state(db: Path) -> list[tuple[object, ...]]:
 def test_ingest_folder_then_edit_reembeds_only_the_changed_chunk(tmp_path: Path,
                                                                  server: FakeOllama) -> None:
     root = _make_folder(tmp_path / "wiki")
-    with _open(_ollama_config(tmp_path, server)) as lib:
+    with open_with_ollama(_ollama_config(tmp_path, server)) as lib:
         report = lib.ingest_folder(root)
         assert report.counts()["added"] == 4 and not report.failed
         chunks = sum(b.chunks for b in lib.list_books())
@@ -146,7 +137,7 @@ def test_ingest_folder_then_edit_reembeds_only_the_changed_chunk(tmp_path: Path,
 
 def test_touched_but_identical_file_is_unchanged(tmp_path: Path, server: FakeOllama) -> None:
     root = _make_folder(tmp_path / "wiki")
-    with _open(_ollama_config(tmp_path, server)) as lib:
+    with open_with_ollama(_ollama_config(tmp_path, server)) as lib:
         lib.ingest_folder(root)
         target = root / "readme.md"
         os.utime(target, (time.time() + 100, time.time() + 100))
@@ -159,7 +150,7 @@ def test_touched_but_identical_file_is_unchanged(tmp_path: Path, server: FakeOll
 def test_deleted_file_is_removed_and_gone_from_search(tmp_path: Path,
                                                       server: FakeOllama) -> None:
     root = _make_folder(tmp_path / "wiki")
-    with _open(_ollama_config(tmp_path, server)) as lib:
+    with open_with_ollama(_ollama_config(tmp_path, server)) as lib:
         lib.ingest_folder(root)
         assert any(h.slug == "on-call" for h in lib.search("escalate rota").hits)
         (root / "ops" / "oncall.md").unlink()
@@ -172,7 +163,7 @@ def test_deleted_file_is_removed_and_gone_from_search(tmp_path: Path,
 
 def test_renamed_file_is_moved_without_model_calls(tmp_path: Path, server: FakeOllama) -> None:
     root = _make_folder(tmp_path / "wiki")
-    with _open(_ollama_config(tmp_path, server)) as lib:
+    with open_with_ollama(_ollama_config(tmp_path, server)) as lib:
         lib.ingest_folder(root)
         before = lib.book("setup")
         (root / "handbook").mkdir()
@@ -191,7 +182,7 @@ def test_renamed_file_is_moved_without_model_calls(tmp_path: Path, server: FakeO
 def test_dry_run_changes_nothing(tmp_path: Path, server: FakeOllama) -> None:
     root = _make_folder(tmp_path / "wiki")
     config = _ollama_config(tmp_path, server)
-    with _open(config) as lib:
+    with open_with_ollama(config) as lib:
         lib.ingest_folder(root)
         runbook = root / "ops" / "runbook.md"
         runbook.write_text(runbook.read_text().replace(_para("alert"), "Alerts go to pagers."))

@@ -10,12 +10,10 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_config
+from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.library import Library
-from grimoire_beholder.models.ollama import OllamaEmbedder, OllamaGenerator
 
 
 @pytest.fixture
@@ -32,15 +30,6 @@ def _config(tmp_path: Path, server: FakeOllama, **extra: Any) -> Config:
     return fake_config(tmp_path, **{**settings, **extra})
 
 
-def _open(config: Config) -> Library:
-    """Real Ollama backends, with tiny retry backoff so fault tests stay fast."""
-    embedder = OllamaEmbedder(config.embedding_model, config.ollama_host, timeout=5.0,
-                              retries=2, batch_size=config.embed_batch_size, backoff=0.01)
-    generator = OllamaGenerator(config.llm_model, config.ollama_host, timeout=5.0, retries=2,
-                                backoff=0.01)
-    return Library.open(config=config, embedder=embedder, generator=generator)
-
-
 def _books(db: Path) -> list[tuple[Any, ...]]:
     conn = sqlite3.connect(db)
     try:
@@ -51,7 +40,7 @@ def _books(db: Path) -> list[tuple[Any, ...]]:
 
 def test_ingest_and_search_through_ollama(tmp_path: Path, server: FakeOllama,
                                           sample_book: Path) -> None:
-    with _open(_config(tmp_path, server, chunk_size=40, chunk_overlap=5)) as lib:
+    with open_with_ollama(_config(tmp_path, server, chunk_size=40, chunk_overlap=5)) as lib:
         report = lib.ingest(sample_book)
         assert report.embedded == report.chunks
         embeds = [r for r in server.requests_to("/api/embed") if r.status == 200]
@@ -85,7 +74,7 @@ def _common_prefix(texts: list[str]) -> str:
 def test_missing_model_is_refused_before_any_write(tmp_path: Path, server: FakeOllama,
                                                    sample_book: Path) -> None:
     config = _config(tmp_path, server, llm_model="qwen3:8b")
-    with _open(config) as lib, pytest.raises(ModelError, match="ollama pull qwen3:8b"):
+    with open_with_ollama(config) as lib, pytest.raises(ModelError, match="ollama pull qwen3:8b"):
         lib.ingest(sample_book)
     assert _books(config.database_path) == []
 
@@ -94,7 +83,7 @@ def test_daemon_down_is_refused_before_any_write(tmp_path: Path, server: FakeOll
                                                  sample_book: Path) -> None:
     config = _config(tmp_path, server)
     server.stop()
-    with _open(config) as lib, pytest.raises(ModelError, match="ollama serve"):
+    with open_with_ollama(config) as lib, pytest.raises(ModelError, match="ollama serve"):
         lib.ingest(sample_book)
     assert _books(config.database_path) == []
 
@@ -114,13 +103,13 @@ def test_daemon_dying_mid_stage_stops_cleanly_and_resumes(tmp_path: Path,
     server.start()
     try:
         config = _config(tmp_path, server, context_concurrency=1)
-        with _open(config) as lib:
+        with open_with_ollama(config) as lib:
             with pytest.raises(ModelError):
                 lib.ingest(sample_book)
             status = lib.status()["books"][0]
             assert not status["complete"] and status["status"]["embedded"] == 0
         server.start()  # the daemon is back: the same command resumes
-        with _open(config) as lib:
+        with open_with_ollama(config) as lib:
             report = lib.ingest(sample_book)
             assert not report.created
             book = lib.list_books()[0]
@@ -134,7 +123,7 @@ def test_daemon_dying_mid_stage_stops_cleanly_and_resumes(tmp_path: Path,
 def test_wrong_dimension_is_never_stored(tmp_path: Path, server: FakeOllama,
                                          sample_book: Path) -> None:
     config = _config(tmp_path, server)
-    with _open(config) as lib:
+    with open_with_ollama(config) as lib:
         lib.ingest(sample_book)
         dims = {len(r[0]) for r in lib.conn.execute("SELECT vector FROM embeddings")}
         assert dims == {768 * 4}

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import write_markdown_book
+from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server import MAX_TOP_K, PART_CHARS, split_parts
@@ -42,20 +42,7 @@ def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = write_config(root)
     books = root / "books"
     books.mkdir()
-    write_markdown_book(books / "garden.md", "The Garden Book", {
-        "Soil": {
-            "Compost": "Compost turns kitchen scraps into dark humus. Turn the heap weekly "
-                       "so air reaches the microbes. " * 6,
-            "Drainage": "Clay soils hold water; raised beds and grit improve drainage for "
-                        "roots that rot in wet ground. " * 6,
-        },
-        "Pests": {
-            "Aphids": "Aphids cluster on new shoots. Ladybirds and a jet of water keep "
-                      "them down without sprays. " * 6,
-            "Slugs": "Slugs feed at night on seedlings; copper tape and beer traps "
-                     "protect lettuce beds. " * 6,
-        },
-    })
+    write_markdown_book(books / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
     cook = write_markdown_book(books / "bread.md", "Bread at Home", {
         "Dough": {"Kneading": "Knead the dough until it is smooth and springs back; "
                               "gluten strands trap the gas of the yeast. " * 5},
