@@ -17,9 +17,13 @@ selection (``np.argpartition``), so a filtered search still returns ``k`` hits w
 allowed books hold that many vectors; when the allowed rows are under half the matrix only
 those rows are multiplied.
 
-Cost: an exact scan is memory-bound — 100k × 384 float32 is 153 MB per query: about 4 ms
-warm on a 2-vCPU VM (15+ ms for the first queries, while the pages are cold); a filter to a
-few books costs about 1 ms.
+Cost (bench/scale.py, 2-vCPU VM, load average ~2): an exact scan is memory-bound, 4 bytes ×
+384 per row — the matrix-vector product is 4 ms alone, ~10 ms in a search, at 100k rows
+(146 MB) and ~130 ms in a search at 1M (1.5 GB); a one-book filter costs 1-2 ms at any
+size. Loading 100k rows (one query read in batches, normalised in place) takes 0.3-0.8 s
+warm and holds ~1.1× the raw matrix. Past ~1M rows, or when the matrix no longer fits in
+RAM comfortably, an approximate index is the next step (numpy has no float16/int8 kernels:
+a float16 matrix halves memory but scans 13× slower; bench/vector_precision.py).
 """
 
 from __future__ import annotations
