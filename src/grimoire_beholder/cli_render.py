@@ -33,6 +33,7 @@ class RichProgress:
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._started = time.perf_counter()
+        self._stage_started = self._started
 
     def __enter__(self) -> RichProgress:
         if self.enabled:
@@ -47,7 +48,8 @@ class RichProgress:
 
             self._bar = Progress(
                 TextColumn("[bold]{task.description:<11}"), BarColumn(),
-                MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
+                MofNCompleteColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                TextColumn("eta"), TimeRemainingColumn(),
                 console=err, transient=False,
             )
             self._bar.start()
@@ -61,11 +63,15 @@ class RichProgress:
         if self._bar is not None:
             if self._task is not None:
                 self._bar.update(self._task, completed=self._bar.tasks[-1].total)
-            self._task = self._bar.add_task(name, total=total)
+            self._task = self._bar.add_task(name, total=total, rate="")
+            self._stage_started = time.perf_counter()
 
     def advance(self, n: int = 1) -> None:
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)
+            done = self._bar.tasks[-1].completed
+            elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
+            self._bar.update(self._task, rate=f"{done / elapsed:6.1f}/s")
 
     def message(self, text: str) -> None:
         if not self.quiet:
