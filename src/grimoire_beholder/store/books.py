@@ -80,14 +80,14 @@ def _fill_counts(conn: sqlite3.Connection, books: list[BookRow]) -> list[BookRow
     for book_id, n in conn.execute("SELECT book_id, count(*) FROM chapters GROUP BY book_id"):
         if book_id in by_id:
             by_id[book_id].chapters = n
-    for book_id, n, tokens, chars in conn.execute(
-        "SELECT book_id, count(*), sum(approx_tokens), sum(length(text)) FROM sections "
-        "GROUP BY book_id"
+    # Only integer columns here: reading section text would make `list` cost grow with the
+    # size of the whole library.
+    for book_id, n, tokens in conn.execute(
+        "SELECT book_id, count(*), sum(approx_tokens) FROM sections GROUP BY book_id"
     ):
         if book_id in by_id:
             by_id[book_id].sections = n
             by_id[book_id].approx_tokens = tokens or 0
-            by_id[book_id].chars = chars or 0
     for book_id, status, n in conn.execute(
         "SELECT book_id, status, count(*) FROM chunks GROUP BY book_id, status"
     ):

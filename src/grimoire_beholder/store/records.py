@@ -80,7 +80,6 @@ class BookRow:
     chunks: int = 0
     status: dict[str, int] = field(default_factory=dict)
     approx_tokens: int = 0
-    chars: int = 0
     source_root: str | None = None
     source_group: str = ""
 
