@@ -200,35 +200,36 @@ def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
             " AND c.book_id IN (SELECT value FROM json_each(?)) AND f.rowid BETWEEN ? AND ?")
 
 
+def _ranked(conn: sqlite3.Connection, table: str, weights: tuple[float, ...],
+            expression: str, limit: int, book_ids: Collection[int] | None
+            ) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from one FTS5 table, best first. ``table`` is one of our two fixed
+    names, never user text; the expression, weights and filter are bound parameters."""
+    args: list[object] = [*weights, expression]
+    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
+    args.append(limit)
+    marks = ", ".join("?" * len(weights))
+    rows = conn.execute(
+        f"SELECT f.rowid, bm25({table}{', ' + marks if marks else ''}) AS score FROM {table} f"
+        + clause.format(table=table) + " ORDER BY score, f.rowid LIMIT ?",
+        args,
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
 def word_match(conn: sqlite3.Connection, expression: str, limit: int,
                book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the word index, best first; bm25 is negative, lower is better.
 
     The book filter is part of the query, so ``limit`` rows come from the allowed books.
     """
-    args: list[object] = [*WORD_WEIGHTS, expression]
-    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
-    args.append(limit)
-    rows = conn.execute(
-        "SELECT f.rowid, bm25(chunks_fts, ?, ?, ?, ?, ?) AS score FROM chunks_fts f"
-        + clause.format(table="chunks_fts") + " ORDER BY score, f.rowid LIMIT ?",
-        args,
-    ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return _ranked(conn, "chunks_fts", tuple(WORD_WEIGHTS), expression, limit, book_ids)
 
 
 def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
                   book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
-    args: list[object] = [expression]
-    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
-    args.append(limit)
-    rows = conn.execute(
-        "SELECT f.rowid, bm25(chunks_fts_trigram) AS score FROM chunks_fts_trigram f"
-        + clause.format(table="chunks_fts_trigram") + " ORDER BY score, f.rowid LIMIT ?",
-        args,
-    ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+    return _ranked(conn, "chunks_fts_trigram", (), expression, limit, book_ids)
 
 
 def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
