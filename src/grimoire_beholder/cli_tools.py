@@ -1,7 +1,7 @@
 """CLI commands around search quality and assistants: ``eval``, ``stats`` and ``hook``.
 
-Kept apart from ``cli.py`` so that file stays about the library's core verbs; the commands
-register on the same Typer app (``cli.py`` imports this module at its end).
+Kept apart from ``cli_library.py`` so that file stays about the library's core verbs; the
+commands register on the one Typer app of ``cli_app`` (``cli.py`` imports this module).
 
 The two ``hook`` commands are for Claude Code's hooks (see README.md). A hook runs on every
 session start or prompt, so they must be fast and must never break the assistant: no model
@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli import ConfigOpt, JsonOpt, _errors, _fail, _with_library, app
+from .cli_app import ConfigOpt, JsonOpt, app, fail, reported_errors, with_library
 from .hooks import prompt_context, session_context
 
 hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
@@ -51,7 +51,7 @@ def eval_(
 
     modes = list(EVAL_MODES) if mode == "all" else [mode]
     if mode != "all" and mode not in EVAL_MODES:
-        _fail(f"unknown mode {mode!r}; use hybrid, vector, keyword or all")
+        fail(f"unknown mode {mode!r}; use hybrid, vector, keyword or all")
 
     def run(lib: Any) -> dict[str, Any]:
         items = evaluation.load_questions(questions)
@@ -70,7 +70,7 @@ def eval_(
     from .config import load_config
     from .library import Library
 
-    with _errors():
+    with reported_errors():
         # Evaluation searches are not the user's: keep them out of the savings counters.
         cfg = load_config(config).with_overrides(record_stats=False)
         with Library.open(config=cfg) as lib:
@@ -97,7 +97,7 @@ def _num(value: float | None) -> str:
 @app.command()
 def stats(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
     """Cumulative token savings: passage text served vs the full books it came from."""
-    data = _with_library(config, lambda lib: lib.savings(), read_only=True)
+    data = with_library(config, lambda lib: lib.savings(), read_only=True)
     if json_out:
         from .cli_render import print_json
 

@@ -1,0 +1,6 @@
+"""``python -m grimoire_beholder``: the same CLI as the ``grimoire-beholder`` script."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The one Typer app and what every command shares: options, error mapping, opening the Library.
+
+Command modules (``cli_library``, ``cli_tools``) import this module and register on ``app``;
+it imports none of them, so there is a single ``app`` however the CLI is started. ``cli.py``
+imports the command modules and is the entry point.
+
+stdout carries results only (tables, hits, JSON); progress bars, warnings and errors go to
+stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from .errors import GrimoireError
+
+app = typer.Typer(
+    name="grimoire-beholder",
+    help="A local, offline library of books and documents, searchable by AI assistants.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    # Plain click help: typer's rich help renderer imports rich.markdown, pygments and more,
+    # ~0.4-0.8 s of a cold `--help` on a 2-core machine (bench/cli_latency.py). Rich is still
+    # used for our own output (cli_render), imported only by commands that print.
+    rich_markup_mode=None,
+)
+
+T = TypeVar("T")
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG or ./config.toml).",
+    show_default=False)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print one ``error:`` line on stderr and exit with ``code``."""
+    from .cli_render import err
+
+    err.print(f"error: {message}", markup=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn a GrimoireError into its one-line error and exit code; Ctrl-C into exit 130."""
+    try:
+        yield
+    except GrimoireError as exc:
+        fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        from .cli_render import err
+
+        err.print("interrupted: committed work is kept; run the same command to resume",
+                  markup=False)
+        raise typer.Exit(130) from None
+
+
+def with_library(config: Path | None, fn: Callable[[Any], T], **kwargs: Any) -> T:
+    """Open the Library, run ``fn`` on it, close it; errors reported as above."""
+    from .library import Library
+
+    with reported_errors():
+        lib = Library.open(config, **kwargs)
+        try:
+            return fn(lib)
+        finally:
+            lib.close()
+    raise AssertionError("unreachable")

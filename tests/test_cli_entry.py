@@ -1,0 +1,78 @@
+"""However the CLI is started, it is the same CLI: one Typer app with every command on it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from grimoire_beholder.cli import app
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grimoire_beholder"
+COMMANDS = {"ingest", "sync", "list", "delete", "status", "reindex-fts", "query", "serve-mcp",
+            "eval", "stats", "hook"}
+INVOCATIONS = {
+    "console script": [str(Path(sys.executable).with_name("grimoire-beholder"))],
+    "python -m grimoire_beholder": [sys.executable, "-m", "grimoire_beholder"],
+    "python -m grimoire_beholder.cli": [sys.executable, "-m", "grimoire_beholder.cli"],
+}
+
+
+def _listed_commands(help_text: str) -> set[str]:
+    """Command names from the ``Commands:`` section of click's plain ``--help``."""
+    section = help_text.split("Commands:", 1)[1]
+    return {line.split()[0] for line in section.splitlines() if line.startswith("  ")}
+
+
+def test_the_app_has_every_command() -> None:
+    assert set(typer.main.get_command(app).commands) == COMMANDS  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", INVOCATIONS.values(), ids=INVOCATIONS.keys())
+def test_help_lists_every_command(command: list[str]) -> None:
+    proc = subprocess.run([*command, "--help"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert _listed_commands(proc.stdout) == COMMANDS
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """Package modules ``path`` imports anywhere: top level, in functions, under TYPE_CHECKING."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package.rsplit(".", node.level - 1)[0] if node.level else ""
+            source = ".".join(p for p in (base, node.module) if p)
+            found.add(source)
+            found |= {f"{source}.{alias.name}" for alias in node.names}
+    return found & modules
+
+
+def test_no_cli_module_is_part_of_an_import_cycle() -> None:
+    paths = list(PACKAGE.rglob("*.py"))
+    modules = {_module_name(p) for p in paths}
+    graph = {_module_name(p): _imports(p, modules) for p in paths}
+    cli_modules = {m for m in modules if m.rpartition(".")[2].startswith(("cli", "__main__"))}
+    assert {"grimoire_beholder.cli", "grimoire_beholder.cli_app"} <= cli_modules
+    for start in cli_modules:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            module = todo.pop()
+            assert module != start, f"{start} imports itself back"
+            if module not in seen:
+                seen.add(module)
+                todo += graph[module]
