@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BENCH = SHARED / "bench"

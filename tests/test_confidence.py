@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import fake_config
+from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.search import confidence
 from grimoire_beholder.search.confidence_model import MODELS
 

@@ -76,3 +76,27 @@ def test_repo_config_is_valid() -> None:
     repo_config = Path(__file__).resolve().parents[1] / "config.toml"
     cfg = load_config(repo_config)
     assert isinstance(cfg, Config) and cfg.embedding_backend == "embedded"
+
+
+def test_embedding_model_defaults_to_a_name_the_backend_knows(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('embedding_backend = "ollama"\n')
+    assert load_config(path).embedding_model_name == "nomic-embed-text"
+    path.write_text('embedding_backend = "ollama"\nembedding_model = "all-minilm"\n')
+    assert load_config(path).embedding_model_name == "all-minilm"
+    assert Config().embedding_model_name == "all-MiniLM-L6-v2"
+    path.write_text('embedding_model = "nomic-embed-text"\n')  # forgot the backend
+    with pytest.raises(ConfigError, match="embedded backend runs only all-MiniLM-L6-v2"):
+        load_config(path)
+
+
+def test_the_package_registers_no_test_backend(tmp_path: Path) -> None:
+    """``fake`` comes from the dev-only tests/fakes_plugin, never from the package itself."""
+    from importlib.metadata import distribution
+
+    groups = {ep.group for ep in distribution("grimoire-beholder-mcp").entry_points}
+    assert groups == {"console_scripts"}
+    path = tmp_path / "config.toml"
+    path.write_text('embedding_backend = "gpt"\n')
+    with pytest.raises(ConfigError, match=r"one of embedded, ollama, fake \(got 'gpt'\)"):
+        load_config(path)

@@ -19,10 +19,10 @@ from typer.testing import CliRunner
 
 from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
+from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.store.db import SCHEMA_VERSION, connect
 
 WORDS = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper",

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from conftest import fake_config, write_markdown_book
+from fakes import FakeEmbedder, FakeGenerator
 from grimoire_beholder.errors import (
     EmbeddingMismatchError,
     InputFileError,
@@ -17,7 +18,6 @@ from grimoire_beholder.errors import (
 )
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder, FakeGenerator
 
 
 def _snapshot(db: Path) -> list[tuple[object, ...]]:

@@ -14,9 +14,9 @@ import pymupdf
 import pytest
 
 from conftest import fake_config
+from fakes import FakeEmbedder
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.parse import pdf_ocr
 from grimoire_beholder.parse.document import ParsedBook, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf

@@ -12,11 +12,11 @@ import pymupdf
 import pytest
 
 from conftest import fake_config
+from fakes import FakeEmbedder
 from grimoire_beholder.config import config_from_mapping
 from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.ingest.build import parse_options
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.document import ParsedBook, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf

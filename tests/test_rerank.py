@@ -12,10 +12,10 @@ import pytest
 
 from conftest import fake_config
 from fake_ollama import FakeOllama
+from fakes import FakeEmbedder
 from grimoire_beholder.errors import ModelError
 from grimoire_beholder.library import Library
 from grimoire_beholder.models import make_reranker
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.models.rerank_ollama import UNPARSED, OllamaReranker, parse_grade
 from grimoire_beholder.models.rerank_onnx import OnnxReranker
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.search.engine import SearchEngine
 from grimoire_beholder.store import books, chunks, db
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection

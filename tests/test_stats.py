@@ -7,9 +7,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from conftest import fake_config
+from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
 from grimoire_beholder.library import Library
-from grimoire_beholder.models.fake import FakeEmbedder
 from grimoire_beholder.store.stats import stats_path
 
 

@@ -202,3 +202,19 @@ def test_one_giant_paragraph_is_split_into_bounded_sections() -> None:
     assert " ".join(s.text for s in sections).split() == text.split()  # nothing lost
     assert all(b.line_start == 1 for s in sections for b in s.blocks)
 
+
+
+@pytest.mark.parametrize("sample", [
+    "ภาษาไทยเขียนติดกันไม่เว้นวรรค",  # Thai: one "word" to a whitespace split
+    "𠀋𠂤𠃵𠄌𠆢𠈓𠌫𠍱",  # CJK extension B, outside the Basic Multilingual Plane
+    "吾輩は猫である",
+], ids=["thai", "cjk-extension-b", "japanese"])
+def test_scripts_without_spaces_are_one_token_per_character_everywhere(sample: str) -> None:
+    """Chunk sizing, Ollama's window split and the keyword arm agree on these scripts."""
+    from grimoire_beholder.models.ollama import split_windows
+    from grimoire_beholder.search.keyword import build_query
+
+    assert approx_tokens(sample) == count_tokens(sample) == len(sample)
+    windows = split_windows(sample * 10, 12)
+    assert len(windows) > 1 and "".join(windows) == sample * 10
+    assert build_query(sample).trigram is not None and build_query(sample).word is None

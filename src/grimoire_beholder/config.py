@@ -27,12 +27,27 @@ CONFIG_FILENAME = "config.toml"
 # Allowed values for the keys that take one of a few words.
 CHOICES: dict[str, tuple[str, ...]] = {
     "retrieval_mode": ("hybrid", "vector", "keyword"),
-    "embedding_backend": ("embedded", "ollama", "fake"),
-    "llm_backend": ("none", "ollama", "fake"),
+    "embedding_backend": ("embedded", "ollama"),
+    "llm_backend": ("none", "ollama"),
     "fusion": ("rrf", "convex"),
     "chunk_mode": ("auto", "header", "window"),
     "ocr": ("auto", "off"),
     "reranker": ("none", "onnx", "ollama"),
+}
+
+# More backends may come from other installed packages: an entry point in the key's group,
+# named by the config value, that takes the Config and returns an Embedder (or Generator).
+# The test suite registers its deterministic fakes as "fake" this way (tests/fakes_plugin).
+BACKEND_ENTRY_POINTS: dict[str, str] = {
+    "embedding_backend": "grimoire_beholder.embedding_backends",
+    "llm_backend": "grimoire_beholder.llm_backends",
+}
+
+# The model behind ``embedding_model = ""``, per backend. The embedded backend runs only
+# all-MiniLM-L6-v2 (models/embedded.py); nomic-embed-text is Ollama's most pulled embedder.
+DEFAULT_EMBEDDING_MODELS: dict[str, str] = {
+    "embedded": "all-MiniLM-L6-v2",
+    "ollama": "nomic-embed-text",
 }
 
 
@@ -43,7 +58,7 @@ class Config:
     db_path: str = "book.db"
     # models
     embedding_backend: str = "embedded"
-    embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_model: str = ""  # "": the backend's own (see embedding_model_name)
     llm_backend: str = "none"
     llm_model: str = "llama3.2:3b"
     ollama_host: str = "http://localhost:11434"
@@ -86,7 +101,7 @@ class Config:
     # hybrid search flagged 11 of 14 unanswerable dev questions and 5.7% of answerable ones
     # (5-fold cross-validated, bench/calibrate_confidence.py).
     min_confidence: float = 0.7
-    # per-search token-savings counters in a small file beside the library (search/stats.py)
+    # per-search token-savings counters in a small file beside the library (search/savings.py)
     record_stats: bool = True
     # where the config came from (not a TOML key)
     source: str | None = field(default=None, compare=False)
@@ -99,6 +114,12 @@ class Config:
         if not path.is_absolute():
             path = Path(self.base_dir) / path
         return path.resolve()
+
+    @property
+    def embedding_model_name(self) -> str:
+        """The embedding model in use: ``embedding_model``, or the backend's default."""
+        return (self.embedding_model
+                or DEFAULT_EMBEDDING_MODELS.get(self.embedding_backend, self.embedding_backend))
 
     def with_overrides(self, **changes: Any) -> Config:
         """A copy with some keys changed, validated like a file would be."""
@@ -118,13 +139,26 @@ def _key_types() -> dict[str, type]:
     return out
 
 
+def plugin_backends(key: str) -> tuple[str, ...]:
+    """The backend names other installed packages add for ``key`` (BACKEND_ENTRY_POINTS)."""
+    from importlib.metadata import entry_points
+
+    group = BACKEND_ENTRY_POINTS.get(key)
+    return tuple(ep.name for ep in entry_points(group=group)) if group else ()
+
+
 def _validated(cfg: Config) -> Config:
     for key, allowed in CHOICES.items():
         value = getattr(cfg, key)
-        if value not in allowed:
-            raise ConfigError(
-                f"config key '{key}' must be one of {', '.join(allowed)} (got {value!r})"
-            )
+        if value not in allowed and value not in plugin_backends(key):
+            names = ", ".join(allowed + plugin_backends(key))
+            raise ConfigError(f"config key '{key}' must be one of {names} (got {value!r})")
+    embedded = DEFAULT_EMBEDDING_MODELS["embedded"]
+    if cfg.embedding_backend == "embedded" and cfg.embedding_model not in ("", embedded):
+        raise ConfigError(
+            f"config key 'embedding_model' names {cfg.embedding_model!r}, but the embedded "
+            f'backend runs only {embedded}: set embedding_backend = "ollama" for another model'
+        )
     positive = ("chunk_size", "section_split_tokens", "embed_batch_size", "top_k",
                 "candidate_pool_size", "rrf_k", "context_concurrency", "rerank_candidates")
     for key in positive:

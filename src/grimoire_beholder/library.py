@@ -153,10 +153,7 @@ class Library:
             "database": str(self.config.database_path),
             "config_file": self.config.source,
             "embedding_backend": self.config.embedding_backend,
-            "embedding_model": (self.config.embedding_model
-                                if self.config.embedding_backend == "ollama"
-                                else "all-MiniLM-L6-v2"
-                                if self.config.embedding_backend == "embedded" else "fake"),
+            "embedding_model": self.config.embedding_model_name,
             "llm_backend": self.config.llm_backend,
             "llm_model": self.config.llm_model if self.config.llm_backend != "none" else None,
             "embedding_stamp": ({"identity": stamp[0], "dimension": stamp[1]}

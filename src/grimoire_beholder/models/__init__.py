@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from ..config import Config
+from ..config import BACKEND_ENTRY_POINTS, Config
 from .protocols import Embedder, Generator, Reranker
 
 __all__ = ["Embedder", "Generator", "Reranker", "make_embedder", "make_generator",
@@ -20,14 +21,8 @@ def make_embedder(config: Config) -> Embedder:
     if config.embedding_backend == "ollama":
         from .ollama import OllamaEmbedder
 
-        return OllamaEmbedder(
-            model=config.embedding_model, host=config.ollama_host,
-            timeout=config.ollama_timeout, retries=config.ollama_retries,
-            batch_size=config.embed_batch_size,
-        )
-    from .fake import FakeEmbedder
-
-    return FakeEmbedder()
+        return OllamaEmbedder.from_config(config)
+    return _from_entry_point("embedding_backend", config)
 
 
 def make_generator(config: Config) -> Generator | None:
@@ -37,13 +32,16 @@ def make_generator(config: Config) -> Generator | None:
     if config.llm_backend == "ollama":
         from .ollama import OllamaGenerator
 
-        return OllamaGenerator(
-            model=config.llm_model, host=config.ollama_host,
-            timeout=config.ollama_timeout, retries=config.ollama_retries,
-        )
-    from .fake import FakeGenerator
+        return OllamaGenerator.from_config(config)
+    return _from_entry_point("llm_backend", config)
 
-    return FakeGenerator()
+
+def _from_entry_point(key: str, config: Config) -> Any:
+    """The backend another package registered under the config value (validated to exist)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group=BACKEND_ENTRY_POINTS[key], name=getattr(config, key))
+    return next(iter(found)).load()(config)
 
 
 def make_reranker(config: Config) -> Reranker | None:

@@ -3,7 +3,7 @@
 Used when no LLM is configured (the default), so every chunk still gets a section summary
 to situate it. Centrality is cosine similarity of each sentence's TF-IDF vector to the
 section's centroid — cheap, deterministic and language-agnostic enough: Latin-script text
-is split into words, CJK text (no spaces) into character bigrams.
+is split into words, runs of scripts without spaces (CJK, Thai …) into character bigrams.
 
 Work is bounded for giant sections: only the first :data:`MAX_SENTENCES` sentences (of the
 first :data:`MAX_INPUT_CHARS` characters) are considered, so time stays linear and small.
@@ -15,13 +15,14 @@ import math
 import re
 from collections import Counter
 
+from ..text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS
+
 MAX_INPUT_CHARS = 200_000
 MAX_SENTENCES = 400
 MIN_SENTENCE_TOKENS = 4  # headings and fragments are rarely good summary sentences
 
-_CJK_CLASS = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
-_WORD = re.compile(rf"[^\W\d_{_CJK_CLASS}][^\W_{_CJK_CLASS}]*")
+_NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
+_WORD = re.compile(rf"[^\W\d_{NO_SPACE_CHARS}][^\W_{NO_SPACE_CHARS}]*")
 # A sentence ends at . ! ? … (plus any closing quote/bracket) before whitespace and a
 # character that is not a lowercase letter (so "e.g. the" is not cut), right after a CJK
 # full stop (plus closer) even without a space, and at blank lines.
@@ -32,17 +33,6 @@ _BOUNDARY = re.compile(
     rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
     r"|\n\s*\n"
 )
-
-_STOPWORD_TEXT = """
-a about above after again against all also am an and any are as at be because been before
-being below between both but by can could did do does doing down during each few for from
-further had has have having he her here hers herself him himself his how i if in into is it
-its itself just me more most my myself no nor not now of off on once only or other our ours
-out over own same she should so some such than that the their theirs them then there these
-they this those through to too under until up very was we were what when where which while
-who whom why will with would you your yours one may might must shall us
-"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def split_sentences(text: str) -> list[str]:
@@ -58,14 +48,14 @@ def split_sentences(text: str) -> list[str]:
 
 def _terms(sentence: str) -> list[str]:
     lowered = sentence.lower()
-    terms = [w for w in _WORD.findall(lowered) if w not in _STOPWORDS and len(w) > 1]
-    for run in _CJK_RUN.findall(lowered):
+    terms = [w for w in _WORD.findall(lowered) if w not in SUMMARY_STOP_WORDS and len(w) > 1]
+    for run in _NO_SPACE_RUN.findall(lowered):
         terms.extend(run[i:i + 2] for i in range(max(1, len(run) - 1)))
     return terms
 
 
 def _length(sentence: str) -> int:
-    return len(sentence.split()) + sum(len(r) for r in _CJK_RUN.findall(sentence)) // 2
+    return len(sentence.split()) + sum(len(r) for r in _NO_SPACE_RUN.findall(sentence)) // 2
 
 
 def _cosine(a: dict[str, float], b: dict[str, float]) -> float:

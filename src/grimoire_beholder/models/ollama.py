@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..structure.tokens import approx_tokens
+from ..text import NO_SPACE_CHARS
 
 if TYPE_CHECKING:
     import ollama
@@ -105,9 +106,7 @@ def conservative_tokens(text: str) -> int:
     return math.ceil(max(approx_tokens(text) * 1.25, chars / 3.5))
 
 
-_PIECE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]\s*"
-                    r"|[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+\s*"
-                    r"|\s+")
+_PIECE = re.compile(rf"[{NO_SPACE_CHARS}]\s*|[^\s{NO_SPACE_CHARS}]+\s*|\s+")
 
 
 def split_windows(text: str, budget: int) -> list[str]:
@@ -265,8 +264,8 @@ class OllamaEmbedder(_OllamaBackend):
     @classmethod
     def from_config(cls, cfg: Config) -> OllamaEmbedder:
         """The embedder the configuration asks for (``embedding_model`` on ``ollama_host``)."""
-        return cls(cfg.embedding_model, cfg.ollama_host, cfg.ollama_timeout, cfg.ollama_retries,
-                   cfg.embed_batch_size)
+        return cls(cfg.embedding_model_name, cfg.ollama_host, cfg.ollama_timeout,
+                   cfg.ollama_retries, cfg.embed_batch_size)
 
     @property
     def texts_split(self) -> int:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
+from ..text import without_lone_surrogates
 
 REQUIRED_FILES = ("model.onnx", "tokenizer.json")
 DEFAULT_MAX_LENGTH = 512
@@ -82,8 +83,9 @@ class OnnxReranker:
     def _pair(self, query: str, passage: str) -> tuple[list[int], list[int]]:
         """(token ids, token types) of ``[CLS] q [SEP] p [SEP]`` within the window."""
         limit = self._max_length or DEFAULT_MAX_LENGTH
+        pair = [without_lone_surrogates(query), without_lone_surrogates(passage)]
         q_ids, p_ids = (list(e.ids) for e in self._tokenizer.encode_batch(
-            [_clean(query), _clean(passage)], add_special_tokens=False))
+            pair, add_special_tokens=False))
         q_ids = q_ids[: max(1, limit // 2 - 2)]
         p_ids = p_ids[: max(0, limit - len(q_ids) - 3)]
         ids = [self._cls, *q_ids, self._sep, *p_ids, self._sep]
@@ -157,11 +159,6 @@ class OnnxReranker:
         self._tokenizer, self._inputs = tokenizer, inputs
         self._cls, self._sep, self._pad = cls, sep, 0 if pad is None else pad
         self._session = session
-
-
-def _clean(text: str) -> str:
-    """Lone surrogates (from broken JSON) would make the tokenizer raise; replace them."""
-    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _window(model_dir: Path) -> int:

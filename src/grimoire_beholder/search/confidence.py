@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .keyword import _TOKEN, STOP_WORDS
+from ..text import STOP_WORDS, WORD_TOKEN
 
 FEATURES: tuple[str, ...] = ("fused_top", "fused_gap", "agreement", "cos_top", "cos_gap",
                              "kw_gap", "coverage")
@@ -40,12 +40,12 @@ STEM = 5
 
 
 def _stems(text: str) -> set[str]:
-    return {w.lower()[:STEM] for w in _TOKEN.findall(text)}
+    return {w.lower()[:STEM] for w in WORD_TOKEN.findall(text)}
 
 
 def coverage(query: str, text: str) -> float:
     """Share of the query's content words (by 5-letter stem) present in ``text``."""
-    words = {w.lower()[:STEM] for w in _TOKEN.findall(query)
+    words = {w.lower()[:STEM] for w in WORD_TOKEN.findall(query)
              if w.lower() not in STOP_WORDS and len(w) > 2}
     if not words:
         return 0.0

@@ -5,11 +5,14 @@ Modes (``retrieval_mode`` or the ``mode`` argument):
 * ``hybrid`` — both arms, fused by ``fusion`` (``rrf`` or ``convex``, see ``fusion.py``);
 * ``vector`` — cosine similarity only; ``keyword`` — BM25 only.
 
-Without an embedder (``embed_query`` is None, e.g. the model is not installed) hybrid
-degrades to keyword search and says so in ``note``; ``vector`` cannot degrade without
-silently changing what was asked, so it raises :class:`ModelError`. A configured embedder
-that fails at query time (e.g. Ollama is down) is not masked: its ModelError propagates,
-so the user learns the backend is broken instead of getting quietly weaker results.
+``embed_query`` is None only when nothing needs it: ``Library`` passes none when the
+configured ``retrieval_mode`` is ``keyword`` and the library holds no vectors yet, so a
+keyword-only setup never loads a model. A search that then asks for ``hybrid`` degrades to
+keyword search and says so in ``note``; ``vector`` cannot degrade without silently changing
+what was asked, so it raises :class:`ModelError`. A missing or failing embedding model is
+never masked: building the engine does not load it, and its ModelError at query time (the
+embedded package not installed, Ollama down) propagates, so the user learns the backend is
+broken instead of getting quietly weaker results.
 
 Each arm contributes its best ``max(candidate_pool_size, 3·top_k)`` candidates (3·top_k so
 that diversification, which can drop up to two neighbours per kept hit, still leaves
@@ -30,6 +33,7 @@ from ..config import CHOICES, Config
 from ..errors import GrimoireError, ModelError
 from ..models.protocols import Reranker
 from ..store import search as store_search
+from ..text import without_lone_surrogates
 from . import confidence, fusion, keyword, rerank
 from .hits import SearchHit, SearchResults
 from .vector import VectorIndex
@@ -102,9 +106,9 @@ class SearchEngine:
         note = None
         if self._embed is None and wanted != "keyword":
             if wanted == "vector":
-                raise ModelError("vector search needs the embedding model, which is not "
-                                 "available; use mode 'keyword' or install the model")
-            wanted, note = "keyword", "no embedding model available: keyword search only"
+                raise ModelError("vector search needs embeddings, and this keyword-only "
+                                 "library has none yet; use mode 'keyword'")
+            wanted, note = "keyword", "no embeddings in this library yet: keyword search only"
         return query.strip(), k, wanted, note
 
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
@@ -207,8 +211,7 @@ class SearchEngine:
         """Embed the query and search the matrix; also the ms of each (run on a worker)."""
         assert self._embed is not None
         started = time.perf_counter()
-        # Lone surrogates (from broken JSON) would make a tokenizer raise; replace them.
-        query_vec = self._embed(query.encode("utf-8", "replace").decode("utf-8"))
+        query_vec = self._embed(without_lone_surrogates(query))
         embedded = time.perf_counter()
         hits = self._index.search(query_vec, pool, allowed)
         done = time.perf_counter()

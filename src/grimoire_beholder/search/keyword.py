@@ -7,18 +7,19 @@ cannot contain one), and the quoted tokens are joined with ``OR``. Operator word
 ``NEAR``/``AND``/``NOT`` become plain quoted words. ``OR`` keeps recall; BM25 still ranks
 chunks that match more, rarer terms first.
 
-* Stop words (a small English list) are dropped, unless every token is one.
+* Stop words (a small English list, ``text.STOP_WORDS``) are dropped, unless every token
+  is one.
 * At most :data:`MAX_TOKENS` distinct tokens are kept; for long pastes the longest ones win
   (length is a free proxy for rarity), then they go back in reading order.
 * Accents: the word table folds them (``remove_diacritics 2``) and a quoted token passes
   through the same tokenizer, so ``café`` and ``cafe`` find each other.
-* Scripts without spaces (CJK, kana, Hangul, Thai): ``unicode61`` indexes a whole run of
-  such characters as one token, so they are searched in the trigram table instead. Each run
-  of ≥3 characters becomes its overlapping trigrams, each quoted, ORed (capped at
-  MAX_TOKENS). A run of 1–2 characters cannot use the trigram index (it needs 3); it is
-  sent to the word table as a quoted prefix (``"名前"*``), which finds runs that *start*
-  with it (after a space or punctuation). Mid-run 1–2 character matches are not found by
-  the keyword arm — the vector arm covers them in hybrid mode. No ``LIKE`` full scans.
+* Scripts without spaces (``text.NO_SPACE_CHARS``: CJK, kana, Hangul, Thai): ``unicode61``
+  indexes a whole run of such characters as one token, so they are searched in the trigram
+  table instead. Each run of ≥3 characters becomes its overlapping trigrams, each quoted,
+  ORed (capped at MAX_TOKENS). A run of 1–2 characters cannot use the trigram index (it
+  needs 3); it is sent to the word table as a quoted prefix (``"名前"*``), which finds runs
+  that *start* with it (after a space or punctuation). Mid-run 1–2 character matches are not
+  found by the keyword arm — the vector arm covers them in hybrid mode. No ``LIKE`` scans.
 
 The two tables' BM25 scores are not comparable, so each list is scaled by its own best
 score (best = 1.0) and a chunk's keyword score is the sum over the tables it matched.
@@ -32,33 +33,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..store import search as store_search
+from ..text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 MAX_TOKENS = 64
 MAX_TOKEN_CHARS = 100
 
-# Letters and digits only (``\w`` minus ``_``, which unicode61 treats as a separator).
-_TOKEN = re.compile(r"[^\W_]+")
-# Scripts written without spaces between words.
-_NO_SPACE_CHARS = (
-    "\u0e00-\u0e7f"  # Thai
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3100-\u312f\u31a0-\u31bf"  # Bopomofo
-    "\u31f0-\u31ff"  # Katakana phonetic extensions
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
-    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # Hangul
-    "\uff66-\uff9f"  # half-width Katakana
-    "\U00020000-\U0003134f"  # CJK extensions B–G
-)
-_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_CHARS}]+")
-
-STOP_WORDS = frozenset({
-    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could",
-    "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "his", "how", "i",
-    "if", "in", "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "or", "our",
-    "she", "so", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
-    "those", "to", "was", "we", "were", "what", "when", "where", "which", "who", "whom", "why",
-    "will", "with", "would", "you", "your",
-})
+_NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
 
 
 @dataclass(frozen=True)
@@ -106,7 +86,7 @@ def build_query(text: str) -> KeywordQuery:
         else:
             prefixes.append(run)
     rest = _NO_SPACE_RUN.sub(" ", text) if grams or prefixes else text
-    words = [w.lower()[:MAX_TOKEN_CHARS] for w in _TOKEN.findall(rest)]
+    words = [w.lower()[:MAX_TOKEN_CHARS] for w in WORD_TOKEN.findall(rest)]
     content = [w for w in words if w not in STOP_WORDS]
     if not content and not prefixes and not grams:
         content = words

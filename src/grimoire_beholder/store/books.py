@@ -212,11 +212,3 @@ def section_counts(conn: sqlite3.Connection, book_id: int) -> list[int]:
         "GROUP BY ch.chapter_index ORDER BY ch.chapter_index", (book_id,)).fetchall()
     return [r[1] for r in rows]
 
-
-def get_meta(conn: sqlite3.Connection, key: str) -> str | None:
-    row = conn.execute("SELECT value FROM library_meta WHERE key = ?", (key,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) VALUES (?, ?)", (key, value))

@@ -9,9 +9,10 @@ Migrations are keyed by ``PRAGMA user_version``: version N means the first N ent
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -165,6 +166,12 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
             MIGRATIONS[version](conn)
             conn.execute(f"PRAGMA user_version = {version + 1}")
         version += 1
+
+
+def ids_param(ids: Iterable[int]) -> str:
+    """A list of ids as one bound parameter, for ``IN (SELECT value FROM json_each(?))``: no
+    SQL text depends on the list's length, and only integers get in."""
+    return json.dumps([int(i) for i in ids])
 
 
 @contextmanager

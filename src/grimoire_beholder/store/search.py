@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BookNotFoundError, GrimoireError
+from .db import ids_param
 
 # Mirrors the CHECK constraint on books.source_type in schema.sql.
 SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text")
@@ -66,10 +67,6 @@ class HitRow:
     context: str | None
     source_root: str | None = None
     group: str = ""
-
-
-def _ids_param(ids: Iterable[int]) -> str:
-    return json.dumps([int(i) for i in ids])
 
 
 @contextmanager
@@ -190,7 +187,7 @@ def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
     """
     if book_ids is None:
         return ""
-    ids = _ids_param(book_ids)
+    ids = ids_param(book_ids)
     low, high = conn.execute(
         "SELECT min(id), max(id) FROM chunks WHERE book_id IN (SELECT value FROM json_each(?))",
         (ids,),
@@ -238,7 +235,7 @@ def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
     rows = conn.execute(
         "SELECT id, book_id, chapter_index, section_index, chunk_index FROM chunks "
         "WHERE id IN (SELECT value FROM json_each(?))",
-        (_ids_param(chunk_ids),),
+        (ids_param(chunk_ids),),
     ).fetchall()
     return {int(r[0]): ChunkPosition(r[1], r[2], r[3], r[4]) for r in rows}
 
@@ -255,7 +252,7 @@ def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Hi
            JOIN chapters ch ON ch.id = s.chapter_id
            JOIN books b ON b.id = c.book_id
            WHERE c.id IN (SELECT value FROM json_each(?))""",
-        (_ids_param(chunk_ids),),
+        (ids_param(chunk_ids),),
     ).fetchall()
     labels_cache: dict[int, dict[int, str]] = {}
     out: dict[int, HitRow] = {}

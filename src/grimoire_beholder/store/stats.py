@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .search import _ids_param
+from .db import ids_param
 
 _SCHEMA = """CREATE TABLE IF NOT EXISTS search_totals (
     id            INTEGER PRIMARY KEY CHECK (id = 1),
@@ -38,7 +38,7 @@ def book_chars(conn: sqlite3.Connection, book_ids: Iterable[int]) -> dict[int, i
     rows = conn.execute(
         "SELECT book_id, sum(length(text)) FROM sections "
         "WHERE book_id IN (SELECT value FROM json_each(?)) GROUP BY book_id",
-        (_ids_param(book_ids),)).fetchall()
+        (ids_param(book_ids),)).fetchall()
     return {int(r[0]): int(r[1] or 0) for r in rows}
 
 

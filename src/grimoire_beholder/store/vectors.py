@@ -14,13 +14,13 @@ embeddings must therefore call :func:`bump_generation` in the same transaction
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import EmbeddingMismatchError
+from .db import ids_param
 
 if TYPE_CHECKING:
     import numpy as np
@@ -95,10 +95,9 @@ def write_vectors(conn: sqlite3.Connection, rows: Iterable[tuple[int, int, np.nd
     params = [(chunk_id, book_id, encode(vec)) for chunk_id, book_id, vec in rows]
     if not params:
         return
-    ids = json.dumps([int(p[0]) for p in params])
     if conn.execute(
         "SELECT 1 FROM embeddings WHERE chunk_id IN (SELECT value FROM json_each(?)) LIMIT 1",
-        (ids,),
+        (ids_param(p[0] for p in params),),
     ).fetchone() is not None:
         bump_generation(conn)
     conn.executemany(

@@ -1,8 +1,14 @@
-"""Deterministic, dependency-free models for tests and dry runs (``*_backend = "fake"``).
+"""Deterministic, dependency-free models for the tests and the benches.
 
 The fake embedder hashes each word (lower-cased, accents kept) into one of ``dimension``
 buckets, so texts that share words get similar vectors: good enough for search tests to
 mean something, and identical on every machine.
+
+In-process tests inject them (``Library.open(embedder=FakeEmbedder())``). Tests that run the
+CLI or the MCP server as a subprocess write ``embedding_backend = "fake"`` (or
+``llm_backend = "fake"``) in a config instead: ``tests/fakes_plugin`` registers
+:func:`fake_embedder` and :func:`fake_generator` under that name as backend entry points, and
+it is installed only in the dev environment, so no installed copy of the package knows "fake".
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -81,3 +88,13 @@ class FakeGenerator:
         lines = [ln for ln in prompt.strip().splitlines() if ln.strip()]
         last = lines[-1] if lines else ""
         return "Context: " + " ".join(last.split()[:20])
+
+
+def fake_embedder(config: Any) -> FakeEmbedder:
+    """The ``fake`` embedding backend (entry point; the config is not needed)."""
+    return FakeEmbedder()
+
+
+def fake_generator(config: Any) -> FakeGenerator:
+    """The ``fake`` LLM backend (entry point; the config is not needed)."""
+    return FakeGenerator()
