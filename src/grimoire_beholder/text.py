@@ -1,7 +1,8 @@
 """What the code knows about written text, in one place: structure (token estimates), models
 (summaries, window splits, tokenizer input) and search (keyword queries, confidence) all
 read it from here, so they cannot disagree about which scripts have no spaces or which words
-carry no meaning. A leaf module: it imports nothing of the package.
+carry no meaning, nor about where to cut a text that is too long (``clip``). A leaf module:
+it imports nothing of the package.
 """
 
 from __future__ import annotations
@@ -52,6 +53,39 @@ SUMMARY_STOP_WORDS = STOP_WORDS | frozenset({
 })
 
 
+ELLIPSIS = "…"
+_SENTENCE_ENDS = (". ", "! ", "? ", "。")
+_TRAILING = " \t\r\n,;:"
+
+
 def without_lone_surrogates(text: str) -> str:
     """``text`` with lone surrogates (from broken JSON) as ``?``: tokenizers raise on them."""
     return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def clip(text: str, limit: int, *, at_sentence: bool = False) -> str:
+    """``text`` in at most ``limit`` characters, or as it is when it fits: the one clip for
+    what ingest stores (extractive summaries, chunk contexts, so its cut points are part of
+    what the index holds) and every excerpt the adapters show.
+
+    Cut after the last sentence end that fits when ``at_sentence`` and one is in the second
+    half (no "…": the text still ends cleanly), else at the last word boundary in the second
+    half, else mid-word; a cut mid-sentence ends in "…" with no dangling space or comma.
+    """
+    if len(text) <= limit:
+        return text
+    if at_sentence:
+        head = text[:limit]
+        end = max(head.rfind(mark) for mark in _SENTENCE_ENDS)
+        if end > limit // 2:
+            return head[: end + 1].rstrip()
+    cut = text[: max(1, limit - 1)]
+    space = cut.rfind(" ")
+    if space > limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(_TRAILING) + ELLIPSIS
+
+
+def flat(text: str) -> str:
+    """``text`` on one line: every run of whitespace one space (for one-line excerpts)."""
+    return " ".join(text.split())

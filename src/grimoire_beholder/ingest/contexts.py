@@ -23,6 +23,7 @@ from typing import Protocol, runtime_checkable
 
 from ..models.extractive import split_sentences, summarize
 from ..models.protocols import Generator
+from ..text import clip
 from .prompts import SYSTEM_PROMPT, chunk_context_prompt, section_summary_prompt
 
 SUMMARY_SENTENCES = 3
@@ -68,26 +69,13 @@ def new_to_chunk(summary: str, chunk_text: str) -> str:
     return " ".join(s for s in split_sentences(summary) if s not in flat)
 
 
-def _clip(text: str, max_chars: int) -> str:
-    """Cut at the last sentence end (else word) that fits, so no half-word is indexed."""
-    if len(text) <= max_chars:
-        return text
-    head = text[:max_chars]
-    ends = [head.rfind(mark) for mark in (". ", "! ", "? ", "。")]
-    at = max(ends)
-    if at > max_chars // 2:
-        return head[: at + 1].rstrip()
-    space = head.rfind(" ")
-    return (head[:space] if space > max_chars // 2 else head[: max_chars - 1]).rstrip() + "…"
-
-
 def extractive_context(book: str, breadcrumb: str, summary: str, chunk_text: str = "") -> str:
     """The model-free chunk context: where the chunk is, then what else its section says."""
     place = location(book, breadcrumb)
     summary = new_to_chunk(summary, chunk_text).strip()
     if not summary:
         return place
-    return _clip(f"{place}. {summary}" if place else summary, MAX_CONTEXT_CHARS)
+    return clip(f"{place}. {summary}" if place else summary, MAX_CONTEXT_CHARS, at_sentence=True)
 
 
 class ExtractiveContextWriter:
@@ -115,7 +103,7 @@ def clean_model_text(text: str, max_chars: int) -> str:
     text = _LABEL.sub("", text)
     if len(text) > 1 and text[0] in "\"'“" and text[-1] in "\"'”":
         text = text[1:-1].strip()
-    return _clip(text, max_chars)
+    return clip(text, max_chars, at_sentence=True)
 
 
 class LLMContextWriter:
@@ -152,7 +140,8 @@ class LLMContextWriter:
         if not context:
             return extractive_context(book, breadcrumb, summary)
         place = location(book, breadcrumb)
-        return _clip(f"{place}. {context}" if place else context, MAX_CONTEXT_CHARS)
+        return clip(f"{place}. {context}" if place else context, MAX_CONTEXT_CHARS,
+                    at_sentence=True)
 
 
 def make_context_writer(generator: Generator | None) -> ContextWriter:

@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 
-from ..text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS
+from ..text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS, clip
 
 MAX_INPUT_CHARS = 200_000
 MAX_SENTENCES = 400
@@ -98,16 +98,6 @@ def rank_sentences(sentences: list[str]) -> list[int]:
     return [i for _, i in sorted(scores)]
 
 
-def _clip(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    cut = text[: max(1, max_chars - 1)]
-    space = cut.rfind(" ")
-    if space > max_chars // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
-
-
 def summarize(text: str, max_sentences: int = 3, max_chars: int = 600) -> str:
     """Up to ``max_sentences`` central sentences of ``text``, in order, within ``max_chars``.
 
@@ -118,7 +108,7 @@ def summarize(text: str, max_sentences: int = 3, max_chars: int = 600) -> str:
     if not sentences or max_sentences < 1 or max_chars < 1:
         return ""
     if len(sentences) == 1:
-        return _clip(sentences[0], max_chars)
+        return clip(sentences[0], max_chars)
     vectors = _vectors(sentences)
     chosen: list[int] = []
     used = 0
@@ -132,4 +122,4 @@ def summarize(text: str, max_sentences: int = 3, max_chars: int = 600) -> str:
             continue  # a shorter, less central sentence may still fit
         chosen.append(i)
         used += extra
-    return _clip(" ".join(sentences[i] for i in sorted(chosen)), max_chars)
+    return clip(" ".join(sentences[i] for i in sorted(chosen)), max_chars)
