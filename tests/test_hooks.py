@@ -4,6 +4,7 @@ silence (exit 0) whenever anything goes wrong."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,8 @@ def test_prompt_hook_prints_passages_within_budget(config: Path) -> None:
                           "prompt": "how do copper tape and beer traps stop slugs?"})
     code, out = _prompt(config, payload, "--budget", "600")
     assert code == 0 and out.startswith(HEADER)
-    assert "[1] The Garden Book · Pests › Slugs · lines" in out
+    garden = config.parent / "garden.md"  # cited as everywhere else: file:lines · breadcrumb
+    assert re.search(rf"^\[1\] {re.escape(str(garden))}:\d+(-\d+)? · Pests › Slugs$", out, re.M)
     assert len(out) <= 601
 
 

@@ -148,8 +148,10 @@ async def test_search_chains_into_get_section(config_path: Path) -> None:
     assert data["mode"] == "hybrid" and top["slug"] == "the-garden-book"
     assert "low_confidence" in data and "confidence" in data
     assert top["section"].endswith("Compost") and top["chapter"] == "Soil"
-    assert top["citation"].startswith("The Garden Book · Soil") and "Compost" in top["citation"]
-    assert top["line_start"] is not None and "line" in top["citation"]
+    garden = config_path.parent / "books" / "garden.md"  # Markdown cites file:lines
+    assert top["location"] == f"{garden}:{top['line_start']}" + (
+        f"-{top['line_end']}" if top["line_end"] != top["line_start"] else "")
+    assert top["citation"] == f"{top['location']} · Soil › Compost"
     assert "chapter_index=" in text(result)
     body = structured(section)
     assert body["section"] == "Compost" and body["total_parts"] == 1 and body["part"] == 1
@@ -271,6 +273,22 @@ async def test_sees_books_ingested_while_running(tmp_path: Path, library_dir: Pa
     assert "stargazing" not in before and "stargazing" in after
     assert all(h["slug"] != "stargazing" for h in miss["results"])
     assert hit["results"][0]["slug"] == "stargazing"
+
+
+async def test_starting_the_mcp_server_records_no_search(tmp_path: Path,
+                                                        library_dir: Path) -> None:
+    shutil.copytree(library_dir, tmp_path / "lib")
+    config = tmp_path / "lib" / "config.toml"
+    (tmp_path / "lib" / "book.stats.db").unlink(missing_ok=True)
+    opened: list[Library] = []
+    async with connect(config, opened) as client:  # the lifespan has warmed search up
+        warmed = opened[0]._engine is not None
+        at_start = structured(await call(client, "book_status"))["savings"]
+        await call(client, "search_book", question="kitchen scraps compost heap")
+        after_one = structured(await call(client, "book_status"))["savings"]
+    assert warmed
+    assert at_start["searches"] == 0
+    assert after_one["searches"] == 1
 
 
 async def test_unreachable_ollama_is_a_tool_error(tmp_path: Path) -> None:

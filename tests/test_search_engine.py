@@ -83,8 +83,8 @@ def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -
 
 HIT_KEYS = ["rank", "score", "ranks", "book_id", "slug", "book", "author", "source_type",
             "source_path", "chapter_index", "chapter", "section_index", "section", "page_start",
-            "page_end", "page_label", "line_start", "line_end", "text", "context", "group",
-            "relative_path"]
+            "page_end", "line_start", "line_end", "text", "context", "group", "relative_path",
+            "page_label", "citation", "location"]
 
 FILLER = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper"]
 

@@ -258,7 +258,7 @@ def query(
         return data
 
     data = with_library(config, run)
-    from .cli_render import citation, err, excerpt, out, print_json
+    from .cli_render import err, excerpt, out, print_json
 
     if json_out:
         print_json(data)
@@ -273,7 +273,7 @@ def query(
         err.print(f"The library probably does not cover this question (confidence "
                   f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
     for hit in hits:
-        out.print(f"[bold]{hit['rank']}. {_esc(citation(hit))}[/bold]")
+        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]")
         if explain:
             ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
                               for arm, r in hit["ranks"].items())

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+from .text import clip, flat
 
 if TYPE_CHECKING:  # rich.progress costs ~80 ms to import; only ingest/sync draw bars
     from rich.progress import Progress, TaskID
@@ -121,47 +122,6 @@ def books_table(books: list[dict[str, Any]]) -> Table:
     return table
 
 
-def citation(hit: dict[str, Any]) -> str:
-    """``Book · Chapter · Section · p. 12–13``; Markdown and text hits cite like an editor
-    would jump: ``notes/runbook.md:120-148 · Runbook › Deploys › Rollback`` (the path is
-    relative to the ingested folder when there is one, else to the working directory when the
-    file is below it, else absolute)."""
-    if hit.get("source_type") in ("markdown", "text") and hit.get("line_start") is not None:
-        path = hit.get("relative_path") or _near(hit.get("source_path")) or hit["book"]
-        start, end = hit["line_start"], hit.get("line_end")
-        lines = f"{start}" if end is None or end == start else f"{start}-{end}"
-        crumb = hit.get("section") or hit.get("chapter") or ""
-        return f"{path}:{lines}" + (f" · {crumb}" if crumb else "")
-    parts = [hit["book"], hit["chapter"]]
-    section = hit.get("section") or ""
-    tail = section.split(" › ")[-1] if section else ""
-    if tail and tail != hit["chapter"]:
-        parts.append(tail)
-    if hit.get("page_start") is not None and hit.get("source_type") == "pdf":
-        span = _span(hit["page_start"], hit["page_end"])
-        label = hit.get("page_label")
-        parts.append(f"p. {span}" + (f" (printed {label})" if label and label != span else ""))
-    elif hit.get("line_start") is not None:
-        parts.append(f"lines {_span(hit['line_start'], hit['line_end'])}")
-    elif hit.get("page_start") is not None:
-        parts.append(f"loc. {_span(hit['page_start'], hit['page_end'])}")
-    return " · ".join(p for p in parts if p)
-
-
-def _near(path: str | None) -> str | None:
-    """``path`` relative to the working directory when it lies below it."""
-    if not path:
-        return None
-    try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return path
-
-
-def _span(a: int, b: int | None) -> str:
-    return str(a) if b is None or b == a else f"{a}–{b}"
-
-
 def excerpt(text: str, limit: int = 600) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit].rsplit(" ", 1)[0] + " …"
+    """A hit's text on one line, clipped at a word boundary."""
+    return clip(flat(text), limit)

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from .library import Library
+from .text import clip, flat
 
 MIN_WORDS = 4
 PROMPT_BUDGET = 1500
@@ -32,22 +32,6 @@ def _open(config_path: str | os.PathLike[str] | None) -> Library:
 
     cfg = load_config(config_path).with_overrides(retrieval_mode="keyword", reranker="none")
     return Library.open(config=cfg, read_only=True)
-
-
-def _clip(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
-
-
-def _where(hit: Any) -> str:
-    """``Book · Chapter › Section · p. 12`` (or a line range) — compact, no rich markup."""
-    parts = [hit.book, hit.section or hit.chapter]
-    if hit.page_start is not None:
-        label = hit.page_label or str(hit.page_start)
-        parts.append(f"p. {label}")
-    elif hit.line_start is not None:
-        parts.append(f"lines {hit.line_start}-{hit.line_end}")
-    return " · ".join(p for p in parts if p)
 
 
 def prompt_text(raw: str) -> str:
@@ -75,11 +59,11 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
         used = len(HEADER)
         per_hit = max(120, (limit - used) // len(found.hits))
         for i, hit in enumerate(found.hits, start=1):
-            head = f"[{i}] {_where(hit)}"
+            head = f"[{i}] {hit.citation}"
             room = min(per_hit, limit - used) - len(head) - 2
             if room < 60:
                 break
-            lines += [head, _clip(hit.text, room)]
+            lines += [head, clip(flat(hit.text), room)]
             used += len(head) + 2 + min(room, len(hit.text))
     return "\n".join(lines) if len(lines) > 1 else ""
 
@@ -99,8 +83,8 @@ def session_context(config_path: str | os.PathLike[str] | None = None,
             chapters = [c.title for c in lib.outline(book.id).chapters]
             by = f" — {book.author}" if book.author else ""
             line = f"- {book.slug}: {book.name}{by} ({len(chapters)} ch.): " + "; ".join(
-                _clip(t, 60) for t in chapters)
-            line = _clip(line, max(80, min(400, limit - used - 1)))
+                clip(flat(t), 60) for t in chapters)
+            line = clip(flat(line), max(80, min(400, limit - used - 1)))
             if used + len(line) + 1 > limit:
                 lines.append(f"… and {len(books) - shown} more books (list_books)")
                 break

@@ -22,7 +22,7 @@ from .store import chunks as chunk_store
 from .store import fts, vectors
 from .store.db import connect, transaction
 from .store.records import BookRow
-from .views import IngestReport, Outline, OutlineChapter, OutlineSection, SectionText, SyncReport
+from .views import IngestReport, Outline, SectionText, SyncReport
 
 if TYPE_CHECKING:
     from .ingest.watch import StopEvent
@@ -109,18 +109,7 @@ class Library:
 
     def outline(self, book: str | int) -> Outline:
         found = self.book(book)
-        chapters = []
-        for index, title, page_start, page_end, sections in book_store.outline(
-                self.conn, found.id):
-            chapters.append(OutlineChapter(
-                chapter_index=index, title=title, page_start=page_start, page_end=page_end,
-                sections=[OutlineSection(
-                    section_index=s.section_index, title=s.title, breadcrumb=s.breadcrumb,
-                    page_start=s.page_start, page_end=s.page_end, line_start=s.line_start,
-                    line_end=s.line_end, approx_tokens=s.approx_tokens, chunks=s.chunks,
-                ) for s in sections],
-            ))
-        return Outline(book_id=found.id, slug=found.slug, name=found.name, chapters=chapters)
+        return Outline.from_rows(found, book_store.outline(self.conn, found.id))
 
     def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
         """A section's full text and summary; out-of-range indices say what exists."""
@@ -184,6 +173,12 @@ class Library:
                 self._savings = SavingsRecorder(self.conn, self.config.database_path)
             self._savings.record(results)
         return results
+
+    def warm_up(self) -> None:
+        """Load what a search needs (embedding model, vector matrix, reranker) now, so the
+        first real question is fast (the MCP server does this as it starts). A search like
+        any other, except that it is not counted in the search statistics."""
+        self._search_engine().search("warm up", top_k=1)
 
     def savings(self) -> dict[str, Any]:
         """Cumulative characters served vs the books' full size (search/savings.py); the

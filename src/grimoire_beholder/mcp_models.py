@@ -33,11 +33,17 @@ class BookList(BaseModel):
     note: str | None = None
 
 
+LOCATION = Field(description="Where it is, written as every tool writes it: "
+                            "'pp. 19–20 (printed 15–16)' (PDF), 'loc. 18–19' (EPUB: "
+                            "positions, not printed pages), 'notes/a.md:12-20' (Markdown/text).")
+
+
 class OutlineSectionEntry(BaseModel):
     section_index: int
     title: str
     page_start: int | None
     line_start: int | None
+    location: str = LOCATION
     approx_tokens: int = Field(description="Size of the section's full text.")
 
 
@@ -45,6 +51,7 @@ class OutlineChapterEntry(BaseModel):
     chapter_index: int
     title: str
     page_start: int | None
+    location: str = LOCATION
     section_count: int
     sections: list[OutlineSectionEntry] | None = Field(
         description="Null when left out to bound the response: ask for this chapter_index.")
@@ -70,15 +77,17 @@ class _Located(BaseModel):
     section: str
     page_start: int | None
     page_end: int | None
-    page_label: str | None = Field(description="The printed page label, when it differs.")
+    page_label: str | None = Field(description="The PDF's printed page label(s), if any.")
     line_start: int | None = Field(description="For Markdown/text books, 1-based.")
     line_end: int | None
+    citation: str = Field(description="Book · chapter › section · location (Markdown/text: "
+                                      "file:lines · chapter › section), for quoting as is.")
+    location: str = LOCATION
 
 
 class SearchHitEntry(_Located):
     rank: int
     score: float
-    citation: str = Field(description="Book · chapter · section · pages or lines, for quoting.")
     author: str | None
     source_type: str
     text: str = Field(description="The matching excerpt (clipped; get_section has it all).")
@@ -133,5 +142,3 @@ class LibraryStatus(BaseModel):
                                   "books they came from (the context this library saved).")
     note: str | None = None
 
-
-# ------------------------------------------------------------------------ text helpers

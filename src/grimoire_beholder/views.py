@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from .citation import Citation, Source
 from .store.records import BookRow, SectionRow
 
 
@@ -21,17 +22,22 @@ def book_dict(book: BookRow) -> dict[str, Any]:
     }
 
 
-@dataclass
-class OutlineSection:
-    section_index: int
-    title: str
-    breadcrumb: str
-    page_start: int | None
-    page_end: int | None
-    line_start: int | None
-    line_end: int | None
-    approx_tokens: int
-    chunks: int
+def _row_fields(row: SectionRow) -> dict[str, Any]:
+    """The store's section fields of ``row`` (also of a view built on it), by name."""
+    return {f.name: getattr(row, f.name) for f in fields(SectionRow)}
+
+
+def book_source(book: BookRow) -> Source:
+    """What citations of ``book``'s passages need to know about it."""
+    return Source.of(book.name, book.source_type, book.source_path, book.source_root,
+                     book.page_labels)
+
+
+@dataclass(kw_only=True)
+class OutlineSection(SectionRow):
+    """A section in an outline: its row (``text`` left empty) and its citation."""
+
+    citation: Citation
 
 
 @dataclass
@@ -40,6 +46,7 @@ class OutlineChapter:
     title: str
     page_start: int | None
     page_end: int | None
+    citation: Citation
     sections: list[OutlineSection] = field(default_factory=list)
 
 
@@ -50,47 +57,38 @@ class Outline:
     name: str
     chapters: list[OutlineChapter]
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    @classmethod
+    def from_rows(cls, book: BookRow, chapters: list[tuple[int, str, int | None, int | None,
+                                                           list[SectionRow]]]) -> Outline:
+        """The outline from the store's chapters and sections (``store/books.outline``)."""
+        source = book_source(book)
+        return cls(book.id, book.slug, book.name, [OutlineChapter(
+            index, title, page_start, page_end, source.cite(title, page_start, page_end),
+            [OutlineSection(**_row_fields(s), citation=source.cite_span(s.breadcrumb, s))
+             for s in sections]) for index, title, page_start, page_end, sections in chapters])
 
 
-@dataclass
-class SectionText:
-    book_id: int
+@dataclass(kw_only=True)
+class SectionText(SectionRow):
+    """A section's full text and summary, with its book and citation.
+
+    ``chapter_title`` and ``title`` are ``chapter`` and ``section`` on the wire, as in a hit.
+    """
+
     slug: str
     book: str
-    chapter_index: int
-    chapter: str
-    section_index: int
-    section: str
-    breadcrumb: str
-    page_start: int | None
-    page_end: int | None
-    page_label: str | None
-    line_start: int | None
-    line_end: int | None
-    approx_tokens: int
-    summary: str | None
-    text: str
+    citation: Citation
 
     @classmethod
     def from_row(cls, book: BookRow, row: SectionRow) -> SectionText:
-        labels = book.page_labels
-        label = None
-        if labels and row.page_start is not None:
-            first = labels.get(row.page_start)
-            last = labels.get(row.page_end) if row.page_end is not None else None
-            label = first if not last or last == first else f"{first}–{last}"
-        return cls(
-            book_id=book.id, slug=book.slug, book=book.name, chapter_index=row.chapter_index,
-            chapter=row.chapter_title, section_index=row.section_index, section=row.title,
-            breadcrumb=row.breadcrumb, page_start=row.page_start, page_end=row.page_end,
-            page_label=label, line_start=row.line_start, line_end=row.line_end,
-            approx_tokens=row.approx_tokens, summary=row.summary, text=row.text,
-        )
+        return cls(**_row_fields(row), slug=book.slug, book=book.name,
+                   citation=book_source(book).cite_span(row.breadcrumb, row))
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = _row_fields(self)
+        out.update(chapter=out.pop("chapter_title"), section=out.pop("title"), slug=self.slug,
+                   book=self.book, **self.citation.to_dict())
+        return out
 
 
 @dataclass

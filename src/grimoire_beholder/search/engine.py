@@ -180,10 +180,8 @@ class SearchEngine:
             reranked = list(rerank.apply(self._reranker, result.query, kept, rows, k))
             clock.lap("rerank")
         kept = [f for f, _ in reranked]
-        result.hits = [SearchHit.from_row(rows[f.chunk_id], rank, f.score, f.ranks)
-                       for rank, f in enumerate(kept, start=1)]
-        for hit, (_, score) in zip(result.hits, reranked, strict=False):
-            hit.rerank_score = score
+        result.hits = [SearchHit.from_row(rows[f.chunk_id], rank, f.score, f.ranks, score)
+                       for rank, (f, score) in enumerate(reranked, start=1)]
         self._assess(result, arms, fused_scores, reranked[0][1] if reranked else None)
         if explain:
             result.explain = [{"rank": rank, **f.explain()}

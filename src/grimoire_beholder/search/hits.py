@@ -6,110 +6,64 @@ their keys are fixed; adding one is an interface change.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..citation import Citation, Source, relative_path
 from ..store.search import HitRow
 
 ARMS: tuple[str, ...] = ("vector", "keyword")
+# Row fields that locate a chunk inside the store; the wire format leaves them out.
+_STORE_ONLY = frozenset({"chunk_id", "chunk_index", "page_labels", "source_root"})
 
 
-def page_label(labels: dict[int, str], page_start: int | None,
-               page_end: int | None) -> str | None:
-    """The printed page label(s) of a span, e.g. ``"xii"`` or ``"12–13"``; None without labels.
+@dataclass(frozen=True, kw_only=True)
+class SearchHit(HitRow):
+    """One ranked passage: the store's row plus its rank, scores and citation.
 
-    A span whose two ends carry the same label (or only one labelled end) shows one label.
+    ``ranks`` holds each arm's rank (None when the arm did not find it); ``rerank_score``
+    the reranker's score, when one ran. ``section`` is the breadcrumb.
     """
-    if not labels or page_start is None:
-        return None
-    first = labels.get(page_start)
-    last = labels.get(page_end) if page_end is not None else None
-    if first is None or last is None or first == last:
-        return first if first is not None else last
-    return f"{first}–{last}"
-
-
-def relative_path(source_path: str, root: str | None) -> str | None:
-    """``notes/runbook.md`` for a file ingested from a folder, None otherwise."""
-    if not root or not source_path.startswith(root.rstrip(os.sep) + os.sep):
-        return None
-    return Path(os.path.relpath(source_path, root)).as_posix()
-
-
-@dataclass
-class SearchHit:
-    """One ranked passage with everything needed to cite it."""
 
     rank: int
     score: float
     ranks: dict[str, int | None]
-    book_id: int
-    slug: str
-    book: str
-    author: str | None
-    source_type: str
-    source_path: str
-    chapter_index: int
-    chapter: str
-    section_index: int
-    section: str
-    page_start: int | None
-    page_end: int | None
-    page_label: str | None
-    line_start: int | None
-    line_end: int | None
-    text: str
-    context: str | None
-    group: str = ""
-    relative_path: str | None = None  # under the ingested folder root, when there is one
-    rerank_score: float | None = None  # the reranker's score, when a reranker ran
+    citation: Citation
+    rerank_score: float | None = None
 
     @classmethod
-    def from_row(cls, row: HitRow, rank: int, score: float,
-                 ranks: dict[str, int | None]) -> SearchHit:
-        """A hit from the store's row plus its fused rank, score and per-arm ranks."""
-        return cls(
-            rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
-            book_id=row.book_id, slug=row.slug, book=row.book, author=row.author,
-            source_type=row.source_type, source_path=row.source_path,
-            chapter_index=row.chapter_index, chapter=row.chapter,
-            section_index=row.section_index, section=row.section,
-            page_start=row.page_start, page_end=row.page_end,
-            page_label=page_label(row.page_labels, row.page_start, row.page_end),
-            line_start=row.line_start, line_end=row.line_end, text=row.text,
-            context=row.context or None, group=row.group,
-            relative_path=relative_path(row.source_path, row.source_root),
-        )
+    def from_row(cls, row: HitRow, rank: int, score: float, ranks: dict[str, int | None],
+                 rerank_score: float | None = None) -> SearchHit:
+        """A hit from the store's row plus its rank, fused score, per-arm ranks and the
+        reranker's score (when one ran)."""
+        source = Source.of(row.book, row.source_type, row.source_path, row.source_root,
+                           row.page_labels)
+        citation = source.cite_span(row.section, row)
+        values = {f.name: getattr(row, f.name) for f in fields(HitRow)}
+        values["context"] = row.context or None
+        return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
+                   citation=citation, rerank_score=rerank_score)
+
+    @property
+    def page_label(self) -> str | None:
+        """The printed page label(s) of the span (PDFs with labels), else None."""
+        return self.citation.printed
+
+    @property
+    def relative_path(self) -> str | None:
+        """The file under its ingested folder (``notes/runbook.md``), else None."""
+        return relative_path(self.source_path, self.source_root)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "score": round(self.score, 6),
-            "ranks": dict(self.ranks),
-            "book_id": self.book_id,
-            "slug": self.slug,
-            "book": self.book,
-            "author": self.author,
-            "source_type": self.source_type,
-            "source_path": self.source_path,
-            "chapter_index": self.chapter_index,
-            "chapter": self.chapter,
-            "section_index": self.section_index,
-            "section": self.section,
-            "page_start": self.page_start,
-            "page_end": self.page_end,
-            "page_label": self.page_label,
-            "line_start": self.line_start,
-            "line_end": self.line_end,
-            "text": self.text,
-            "context": self.context,
-            "group": self.group,
-            "relative_path": self.relative_path,
-            **({"rerank_score": round(self.rerank_score, 6)}
-               if self.rerank_score is not None else {}),
-        }
+        """The row's public fields, the ranking and the citation, as JSON-ready values."""
+        row = {f.name: getattr(self, f.name) for f in fields(HitRow)
+               if f.name not in _STORE_ONLY}
+        out = {"rank": self.rank, "score": round(self.score, 6), "ranks": dict(self.ranks),
+               **row, "relative_path": self.relative_path,
+               **self.citation.to_dict()}
+        if self.rerank_score is not None:
+            out["rerank_score"] = round(self.rerank_score, 6)
+        return out
 
 
 @dataclass

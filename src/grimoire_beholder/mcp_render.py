@@ -1,0 +1,85 @@
+"""The readable text of each MCP tool result, beside its structured content.
+
+As ``cli_render.py`` is for the CLI: layout only. The shapes arrive already bounded
+(``mcp_server.py``) and every citation and location as the core wrote it (``citation.py``);
+nothing here rebuilds one from page or line numbers.
+"""
+
+from __future__ import annotations
+
+from .citation import extent
+from .mcp_models import BookList, BookOutline, LibraryStatus, SearchResult, SectionPart
+from .text import clip
+
+SUMMARY_CHARS = 1_000  # a section's summary above its text
+
+
+def _with_note(lines: list[str], note: str | None) -> str:
+    return "\n".join([*lines, note] if note else lines)
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in counts.items())
+
+
+def books_text(result: BookList) -> str:
+    """One line per book: ids, name, author, size, and the group search_book filters on."""
+    lines = [f"{result.count} book(s):"]
+    for b in result.books:
+        size = extent(b.source_type, b.page_count, b.line_count)
+        lines.append(f"- id={b.id} slug={b.slug}: {b.name}"
+                     + (f" — {b.author}" if b.author else "")
+                     + f" [{b.source_type}, {size}, {b.chapters} chapters, {b.sections} sections"
+                     + (f", group={b.group}" if b.group else "") + "]")
+    return _with_note(lines, result.note)
+
+
+def outline_text(result: BookOutline) -> str:
+    """Chapters and sections with the indices get_section takes and their locations."""
+    lines = [f"{result.name} (book_id={result.book_id}, slug={result.slug})"]
+    for ch in result.chapters:
+        lines.append(f"[{ch.chapter_index}] {ch.title}"
+                     + (f" · {ch.location}" if ch.location else "")
+                     + f" — {ch.section_count} section(s)")
+        for s in ch.sections or []:
+            lines.append(f"    [{ch.chapter_index}.{s.section_index}] {s.title or '(lead-in)'}"
+                         + (f" · {s.location}" if s.location else "")
+                         + f" · ~{s.approx_tokens} tokens")
+    return _with_note(lines, result.note)
+
+
+def search_text(result: SearchResult) -> str:
+    """Each hit's citation, the get_section call that reads all of it, and the excerpt."""
+    lines = [f"{len(result.results)} result(s) for {result.query!r} ({result.mode} search):"]
+    for e in result.results:
+        lines += ["", f"{e.rank}. {e.citation}",
+                  f"   [get_section(book_id={e.book_id}, chapter_index={e.chapter_index}, "
+                  f"section_index={e.section_index})]", e.text]
+    if not result.results:
+        lines.append("No match. Try other words, or list_books to see what is here.")
+    return _with_note(lines, result.note)
+
+
+def section_text(result: SectionPart) -> str:
+    """The citation (and which part this is), the summary, the text."""
+    head = result.citation + (f" (part {result.part} of {result.total_parts})"
+                              if result.total_parts > 1 else "")
+    lines = [head]
+    if result.summary:
+        lines.append(f"Summary: {clip(result.summary, SUMMARY_CHARS)}")
+    lines += ["", result.text]
+    return "\n".join(lines + (["", result.note] if result.note else []))
+
+
+def status_text(result: LibraryStatus) -> str:
+    """Models and retrieval mode, characters saved so far, then one line per book."""
+    lines = [f"embeddings: {result.embedding_backend} · {result.embedding_model}; "
+             f"retrieval: {result.retrieval_mode}; chunks: {_counts(result.chunks)}"]
+    savings = result.savings or {}
+    if savings.get("searches"):
+        lines.append(f"searches so far served {savings.get('chars_served', 0):,} characters "
+                     f"from books totalling {savings.get('chars_books', 0):,}")
+    lines += [f"- {b.slug} (id={b.id}): {b.chapters} chapters, {b.sections} sections "
+              f"({b.sections_summarized} summarized), {b.chunks} chunks ({_counts(b.status)})"
+              f" — " + ("complete" if b.complete else "incomplete") for b in result.books]
+    return _with_note(lines, result.note)
