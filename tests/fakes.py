@@ -36,6 +36,7 @@ class FakeEmbedder:
         self._dimension = dimension
         self._name = name
         self.calls: list[int] = []  # batch sizes seen, for tests
+        self.windowed = 0  # bag-of-words has no input limit: nothing is ever windowed
 
     @property
     def identity(self) -> str:

@@ -132,13 +132,13 @@ def test_long_documents_are_windowed_not_truncated(embedder: EmbeddedEmbedder) -
     head = PROSE * 8  # well over 256 tokens on its own
     tail = " ".join(["Quarterly tax returns for the shipping company were filed late."] * 12)
     text = head + tail
-    before = embedder.windowed_inputs
+    before = embedder.windowed
 
     windowed = embedder.embed_documents([text, "short"])
     truncated = embedder.embed_query(text)  # the first window only, like sentence-transformers
 
     assert embedder.last_windowed == 1
-    assert embedder.windowed_inputs == before + 1
+    assert embedder.windowed == before + 1
     assert abs(float(np.linalg.norm(windowed[0])) - 1.0) < 1e-5
     assert _cosine(windowed[0], truncated) < 0.99
     # The tail, invisible to truncation, is visible to the windowed vector.
@@ -147,7 +147,7 @@ def test_long_documents_are_windowed_not_truncated(embedder: EmbeddedEmbedder) -
 
     embedder.embed_documents(["short again"])
     assert embedder.last_windowed == 0
-    assert embedder.windowed_inputs == before + 1
+    assert embedder.windowed == before + 1
 
 
 def test_text_just_under_the_window_is_not_windowed(embedder: EmbeddedEmbedder) -> None:

@@ -193,7 +193,7 @@ def test_long_input_is_split_counted_and_not_truncated(server: FakeOllama) -> No
     base = " ".join(f"alpha{i}" for i in range(150))
     long_a, long_b = base + " ending dragons", base + " ending taxes"
     vectors = emb.embed_documents([long_a, "short one", long_b])
-    assert emb.texts_split == 2
+    assert emb.windowed == 2
     for call in server.requests_to("/api/embed"):
         assert call.status == 200
         assert all(token_count(t) <= 64 for t in call.body["input"])
@@ -205,7 +205,7 @@ def test_long_input_is_split_counted_and_not_truncated(server: FakeOllama) -> No
 def test_overoptimistic_limit_is_recovered_by_resplitting(server: FakeOllama) -> None:
     emb = embedder(server, "toy-embed:v1", max_tokens=300)  # the model really takes 64
     vec = emb.embed_documents([" ".join(f"w{i}" for i in range(200))])
-    assert vec.shape == (1, 16) and emb.texts_split == 1
+    assert vec.shape == (1, 16) and emb.windowed == 1
     statuses = [c.status for c in server.requests_to("/api/embed")]
     assert 400 in statuses and statuses[-1] == 200
 

@@ -77,7 +77,7 @@ def remove_book(conn: sqlite3.Connection, book_id: int) -> None:
 
 
 def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -> SearchEngine:
-    return SearchEngine(conn, EMBEDDER.embed_query if embed else None,
+    return SearchEngine(conn, lambda: EMBEDDER.embed_query if embed else None,
                         Config().with_overrides(**config))
 
 
@@ -249,7 +249,7 @@ def test_failing_embedder_is_not_masked(two_books: sqlite3.Connection) -> None:
     def broken(_: str) -> np.ndarray:
         raise ModelError("cannot reach Ollama")
 
-    engine = SearchEngine(two_books, broken, Config())
+    engine = SearchEngine(two_books, lambda: broken, Config())
     for mode in ("hybrid", "vector"):
         with pytest.raises(ModelError, match="Ollama"):
             engine.search("dragon", mode=mode)

@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import BookNotFoundError, GrimoireError, NotFoundError, SlugConflictError
+from .errors import BookNotFoundError, GrimoireError, NotFoundError
 from .ingest import faults
 from .ingest.progress import NullProgress, Progress
+from .models import Models
 from .store import books as book_store
 from .store import chunks as chunk_store
 from .store import fts, vectors
@@ -25,9 +26,10 @@ from .store.records import BookRow
 from .views import IngestReport, Outline, SectionText, SyncReport
 
 if TYPE_CHECKING:
+    from .ingest.deps import IngestDeps
     from .ingest.watch import StopEvent
     from .models.protocols import Embedder, Generator
-    from .search.engine import SearchEngine
+    from .search.engine import EmbedQuery, SearchEngine
     from .search.hits import SearchResults
     from .search.savings import SavingsRecorder
 
@@ -40,9 +42,7 @@ class Library:
         self.config = config
         self.conn = conn
         self.read_only = read_only
-        self._embedder = embedder
-        self._generator = generator
-        self._generator_set = generator is not None
+        self.models = Models(config, embedder, generator)
         self._engine: SearchEngine | None = None
         self._savings: SavingsRecorder | None = None
 
@@ -73,25 +73,11 @@ class Library:
     # -- models --------------------------------------------------------------------------
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            from .models import make_embedder
-
-            self._embedder = make_embedder(self.config)
-        return self._embedder
+        return self.models.embedder
 
     @property
     def generator(self) -> Generator | None:
-        if not self._generator_set:
-            from .models import make_generator
-
-            self._generator = make_generator(self.config)
-            self._generator_set = True
-        return self._generator
-
-    def _check_embedding_stamp(self) -> None:
-        stamp = vectors.get_stamp(self.conn)
-        if stamp is not None and stamp[0] != self.embedder.identity:
-            vectors.ensure_stamp(self.conn, self.embedder.identity, stamp[1])  # raises
+        return self.models.generator
 
     # -- reading -------------------------------------------------------------------------
     def list_books(self) -> list[BookRow]:
@@ -189,32 +175,45 @@ class Library:
 
     def _search_engine(self) -> SearchEngine:
         if self._engine is None:
+            from .models import make_reranker
             from .search.engine import SearchEngine
 
-            needs_vectors = (self.config.retrieval_mode != "keyword"
-                             or vectors.get_stamp(self.conn) is not None)
-            embed_query = None
-            if needs_vectors:
-                self._check_embedding_stamp()
-                embed_query = self.embedder.embed_query
-            from .models import make_reranker
-
-            self._engine = SearchEngine(self.conn, embed_query, self.config,
+            self._engine = SearchEngine(self.conn, self._query_embedder, self.config,
                                         reranker=make_reranker(self.config))
         return self._engine
+
+    def _query_embedder(self) -> EmbedQuery | None:
+        """What the engine embeds queries with; it asks again whenever the data changed.
+
+        None (vector search off) for a keyword-only config while the library holds no
+        vectors, so such a library never loads a model; EmbeddingMismatchError when the
+        vectors come from another model than the configured one.
+        """
+        if self.config.retrieval_mode == "keyword" and vectors.get_stamp(self.conn) is None:
+            return None
+        vectors.check_identity(self.conn, self.embedder.identity)
+        return self.embedder.embed_query
 
     # -- writing (CLI only) --------------------------------------------------------------
     def _require_writable(self) -> None:
         if self.read_only:
             raise GrimoireError("this library was opened read-only")
 
+    def _ingest_deps(self, *, writes: bool = True) -> IngestDeps:
+        """What ingest, sync and watch work with: this library's connection, config and
+        models, handed over explicitly (nothing under ingest/ sees the Library)."""
+        from .ingest.deps import IngestDeps
+
+        if writes:
+            self._require_writable()
+        return IngestDeps(self.conn, self.config, self.models)
+
     def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
                force: bool = False, progress: Progress | None = None) -> IngestReport:
         """Parse, store and run the model stages for one file; idempotent and resumable."""
         from .ingest.service import ingest_file
 
-        self._require_writable()
-        return ingest_file(self, Path(path), name=name, force=force,
+        return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
                            progress=progress or NullProgress())
 
     def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
@@ -224,9 +223,8 @@ class Library:
         for ``sync``; per-file failures are in the report, not raised."""
         from .ingest.sync import ingest_folder
 
-        self._require_writable()
-        return ingest_folder(self, Path(folder), include=include, exclude=exclude,
-                             progress=progress or NullProgress())
+        return ingest_folder(self._ingest_deps(), Path(folder), include=include,
+                             exclude=exclude, progress=progress or NullProgress())
 
     def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
              dry_run: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -234,9 +232,8 @@ class Library:
         deleted files are removed, moves re-pointed, new files under synced folders added."""
         from .ingest.sync import sync
 
-        if not dry_run:
-            self._require_writable()
-        return sync(self, [Path(f) for f in folders] if folders else None, dry_run=dry_run,
+        dirs = [Path(f) for f in folders] if folders else None
+        return sync(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
                     progress=progress or NullProgress())
 
     def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
@@ -246,16 +243,13 @@ class Library:
         """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C)."""
         from .ingest.watch import watch
 
-        self._require_writable()
-        watch(self, [Path(f) for f in folders] if folders else None, stop_event=stop_event,
-              on_report=on_report, progress=progress, debounce_ms=debounce_ms)
+        watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
+              stop_event=stop_event, on_report=on_report, progress=progress,
+              debounce_ms=debounce_ms)
 
     def resume(self, progress: Progress | None = None) -> dict[str, int]:
         """Finish the model stages for every book (after a crash or a dead daemon)."""
-        from .ingest.service import run_stages
-
-        self._require_writable()
-        report = run_stages(self, None, progress or NullProgress())
+        report = self._ingest_deps().run_stages(None, progress or NullProgress())
         return {"summaries": report.summaries, "contexts": report.contexts,
                 "embedded": report.embedded}
 
@@ -268,7 +262,6 @@ class Library:
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_store.delete_book(self.conn, found.id)
             faults.reached("delete.before_commit")
-        self._engine = None
         return found
 
     def reindex_fts(self, book: str | int | None = None) -> int:
@@ -281,14 +274,3 @@ class Library:
             count = fts.rebuild(self.conn, book_id)
             faults.reached("reindex.before_commit")
         return count
-
-    def check_slug_free(self, slug: str, source_hash: str, force: bool) -> BookRow | None:
-        """The book a new file would replace (with ``force``), or None if the slug is free."""
-        existing = book_store.find_book(self.conn, slug)
-        if existing is None or existing.source_hash == source_hash:
-            return existing
-        if not force:
-            raise SlugConflictError(
-                f"slug '{slug}' is already taken by {existing.source_path}; use --force to "
-                "replace that book, or --name to give this one another name")
-        return existing

@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
+from ..errors import InputFileError
 from ..parse.document import ParsedBook, ParsedSection, ParseOptions
 from ..store.records import NewBook, NewChapter, NewChunk, NewSection
 from ..structure.chunks import chunk_section
 from ..structure.modes import chunk_mode_for
 from ..structure.sections import breadcrumb, shape_chapter
 from ..structure.tokens import approx_tokens
+from .progress import Progress
 
 
 @dataclass(frozen=True)
@@ -126,3 +128,43 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
         page_labels=dict(parsed.page_labels), chapters=chapters, source_root=root,
         source_group=group,
     )
+
+
+@dataclass(frozen=True)
+class PreparedBook:
+    """A book parsed, shaped, chunked and hashed, ready for one transaction."""
+
+    book: NewBook
+    warnings: list[str]
+
+    @property
+    def chunk_hashes(self) -> list[str]:
+        return [c.content_hash for ch in self.book.chapters for s in ch.sections
+                for c in s.chunks]
+
+
+Naming = Callable[[str], tuple[str, str]]
+"""From the name a file suggests (its title, else its file name) to (slug, display name);
+may raise, e.g. when the slug belongs to another book."""
+
+
+def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
+                 progress: Progress, naming: Naming, root: str | None = None,
+                 group: str = "") -> PreparedBook:
+    """Parse → warnings → name → build → refuse a book without text; nothing is written.
+
+    The one way in for a file: ``ingest FILE``, a folder ingest or sync, and sync's dry run
+    all come through here, so they agree on what a file becomes and on which files fail.
+    ``label`` names the file in warnings (sent to ``progress`` as they come) and errors.
+    """
+    from ..parse import parse_file
+
+    parsed = parse_file(path, parse_options(config))
+    for warning in parsed.warnings:
+        progress.message(f"warning: {label}: {warning}")
+    slug, name = naming((parsed.title or path.stem).strip() or path.stem)
+    book = build_book(parsed, slug=slug, name=name, info=info, config=config, root=root,
+                      group=group)
+    if not any(s.chunks for ch in book.chapters for s in ch.sections):
+        raise InputFileError(f"{label}: no text to index")
+    return PreparedBook(book, list(parsed.warnings))

@@ -61,10 +61,10 @@ class StageRunner:
         report.summaries = self.summarize(book_id)
         report.contexts = self.contextualize(book_id)
         embed_started = time.perf_counter()
-        windowed_before = int(getattr(self.embedder, "windowed", 0))
+        windowed_before = self.embedder.windowed
         report.embedded = self.embed(book_id)
         report.embed_seconds = time.perf_counter() - embed_started
-        report.windowed = int(getattr(self.embedder, "windowed", 0)) - windowed_before
+        report.windowed = self.embedder.windowed - windowed_before
         report.seconds = time.perf_counter() - started
         return report
 

@@ -8,59 +8,68 @@ stages checkpoint as they go, so an interrupted ingest is resumed by running it 
 
 from __future__ import annotations
 
-import os
+import sqlite3
+from collections.abc import Collection
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from ..errors import InputFileError, SlugConflictError
+from ..errors import SlugConflictError
+from ..parse.source import stat_source
 from ..store import books as book_store
+from ..store import folders
 from ..store.db import transaction
+from ..store.records import BookRow, NewBook
 from ..views import IngestReport
 from . import faults
-from .build import book_slug, build_book, file_info, parse_options
+from .build import book_slug, file_info, prepare_book
+from .deps import IngestDeps
 from .lock import writer_lock
-from .pipeline import StageReport, StageRunner
+from .pipeline import StageReport
 from .progress import Progress
 
-if TYPE_CHECKING:
-    from ..library import Library
+
+def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
+               in_place_of: int | None = None, removing: Collection[int] = ()
+               ) -> tuple[int, int, StageReport]:
+    """Write a prepared book in one transaction, then run its model stages.
+
+    ``in_place_of`` replaces that book keeping its id and slug, and carries over the work
+    done for every unchanged chunk (see ``store.folders.replace_book``); ``removing`` are
+    books deleted in the same transaction. Returns (book id, vectors reused, stage report).
+    """
+    reused = 0
+    with transaction(deps.conn):
+        for old in removing:
+            book_store.delete_book(deps.conn, old)
+        if in_place_of is not None:
+            reused = folders.replace_book(deps.conn, in_place_of, book).vectors
+            book_id = in_place_of
+        else:
+            book_id = book_store.insert_book(deps.conn, book)
+        faults.reached("structure.before_commit")
+    return book_id, reused, deps.run_stages(book_id, progress)
 
 
-def run_stages(lib: Library, book_id: int | None, progress: Progress) -> StageReport:
-    """Run (or resume) summaries → contexts → embeddings for one book or all."""
-    from .contexts import make_context_writer
-
-    writer = make_context_writer(lib.generator)
-    runner = StageRunner(lib.conn, lib.config, lib.embedder, writer, progress)
-    return runner.run(book_id)
-
-
-def _check_models(lib: Library) -> None:
-    lib._check_embedding_stamp()
-    lib.embedder.check()
-    generator = lib.generator
-    if generator is not None:
-        generator.check()
+def _slug_owner(conn: sqlite3.Connection, slug: str, source_hash: str,
+                force: bool) -> BookRow | None:
+    """The book a new file would replace (with ``force``), or None if the slug is free."""
+    existing = book_store.find_book(conn, slug)
+    if existing is None or existing.source_hash == source_hash:
+        return existing
+    if not force:
+        raise SlugConflictError(
+            f"slug '{slug}' is already taken by {existing.source_path}; use --force to "
+            "replace that book, or --name to give this one another name")
+    return existing
 
 
-def _check_path(path: Path) -> None:
-    if not path.exists():
-        raise InputFileError(f"{path}: no such file")
-    if path.is_dir():
-        raise InputFileError(f"{path}: is a directory, not a file")
-    if not os.access(path, os.R_OK):
-        raise InputFileError(f"{path}: permission denied")
-
-
-def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
+def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
                 progress: Progress) -> IngestReport:
-    from ..parse import parse_file
-
-    _check_path(path)
+    stat_source(path)
     info = file_info(path)
-    with writer_lock(lib.config.database_path):
-        _check_models(lib)
-        same = book_store.find_book_by_hash(lib.conn, info.sha256)
+    conn = deps.conn
+    with writer_lock(deps.config.database_path):
+        deps.check_models()
+        same = book_store.find_book_by_hash(conn, info.sha256)
         wanted_slug = book_slug(name, path, info.sha256) if name else None
         if same is not None and not force:
             if wanted_slug and wanted_slug != same.slug:
@@ -68,36 +77,31 @@ def ingest_file(lib: Library, path: Path, *, name: str | None, force: bool,
                     f"{path} is already in the library as '{same.slug}'; use --force to "
                     f"re-ingest it as '{wanted_slug}'")
             if same.source_path != info.path:
-                with transaction(lib.conn):
-                    book_store.touch_book(lib.conn, same.id, source_path=info.path,
+                with transaction(conn):
+                    book_store.touch_book(conn, same.id, source_path=info.path,
                                           source_mtime=info.mtime)
-            stages = run_stages(lib, same.id, progress)
-            return _report(lib, same.id, created=False, replaced=False, stages=stages,
+            stages = deps.run_stages(same.id, progress)
+            return _report(conn, same.id, created=False, replaced=False, stages=stages,
                            warnings=[])
 
-        parsed = parse_file(path, parse_options(lib.config))
-        for warning in parsed.warnings:
-            progress.message(f"warning: {path.name}: {warning}")
-        display = (name or parsed.title or path.stem).strip() or path.stem
-        slug = wanted_slug or book_slug(display, path, info.sha256)
-        replaced = lib.check_slug_free(slug, info.sha256, force)
-        new_book = build_book(parsed, slug=slug, name=display, info=info, config=lib.config)
-        if not any(s.chunks for ch in new_book.chapters for s in ch.sections):
-            raise InputFileError(f"{path}: no text to index")
-        with transaction(lib.conn):
-            for old in {b.id: b for b in (replaced, same) if b is not None}.values():
-                book_store.delete_book(lib.conn, old.id)
-            book_id = book_store.insert_book(lib.conn, new_book)
-            faults.reached("structure.before_commit")
-        lib._engine = None
-        stages = run_stages(lib, book_id, progress)
-        return _report(lib, book_id, created=True, replaced=bool(replaced or same),
-                       stages=stages, warnings=list(parsed.warnings))
+        def naming(suggested: str) -> tuple[str, str]:
+            if not name:
+                return book_slug(suggested, path, info.sha256), suggested
+            assert wanted_slug is not None
+            return wanted_slug, name.strip() or path.stem
+
+        prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
+                                naming=naming)
+        replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
+        removing = {b.id for b in (replaced, same) if b is not None}
+        book_id, _, stages = store_book(deps, prepared.book, progress, removing=removing)
+        return _report(conn, book_id, created=True, replaced=bool(removing), stages=stages,
+                       warnings=prepared.warnings)
 
 
-def _report(lib: Library, book_id: int, *, created: bool, replaced: bool,
+def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: bool,
             stages: StageReport, warnings: list[str]) -> IngestReport:
-    book = book_store.find_book(lib.conn, book_id)
+    book = book_store.find_book(conn, book_id)
     assert book is not None
     return IngestReport(
         slug=book.slug, name=book.name, book_id=book.id, source_path=book.source_path,

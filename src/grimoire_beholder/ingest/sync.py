@@ -25,21 +25,18 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..errors import InputFileError, LibraryBusyError, ModelError, StorageError
 from ..store import books as book_store
 from ..store import folders
 from ..store.db import transaction
 from ..views import FileOutcome, SyncReport
-from .build import FileInfo, book_slug, build_book, file_info, parse_options, slugify
+from .build import FileInfo, book_slug, file_info, prepare_book, slugify
+from .deps import IngestDeps
 from .folder import FolderFile, library_files, scan
 from .lock import writer_lock
 from .progress import NullProgress, Progress
-from .service import _check_models, run_stages
-
-if TYPE_CHECKING:
-    from ..library import Library
+from .service import store_book
 
 # Errors that are about the library or the models, not about one file: they stop the run.
 FATAL = (ModelError, StorageError, LibraryBusyError)
@@ -72,15 +69,15 @@ def _display(path: str, root: str | None) -> str:
 class Syncer:
     """Plans and applies one sync over some roots (and the books under some folders)."""
 
-    def __init__(self, lib: Library, progress: Progress | None = None) -> None:
-        self.lib = lib
-        self.conn = lib.conn
+    def __init__(self, deps: IngestDeps, progress: Progress | None = None) -> None:
+        self.deps = deps
+        self.conn = deps.conn
         self.progress = progress or NullProgress()
 
     # -- planning (read-only) -------------------------------------------------------------
     def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
              report: SyncReport, *, remove_missing: bool = True) -> list[_Step]:
-        skip = library_files(self.lib.config.database_path)
+        skip = library_files(self.deps.config.database_path)
         found: dict[str, tuple[FolderFile, str]] = {}
         gone_roots: set[str] = set()
         for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
@@ -158,7 +155,7 @@ class Syncer:
         """Carry out the plan; per-file failures are recorded, fatal errors raised."""
         unfinished = self._unfinished(scope, steps)
         if any(s.action in ("added", "changed") for s in steps) or unfinished:
-            _check_models(self.lib)  # before any write: models and embedding stamp
+            self.deps.check_models()  # before any write: models and embedding stamp
         work = [s for s in steps if s.action != "unchanged"]
         self.progress.stage("files", len(work) + len(unfinished))
         for step in steps:
@@ -175,7 +172,7 @@ class Syncer:
             self._announce(outcome)
             self.progress.advance()
         for book_id, display in unfinished:
-            stages = run_stages(self.lib, book_id, NullProgress())
+            stages = self.deps.run_stages(book_id, NullProgress())
             self._count(report, stages.summaries, stages.contexts, stages.embedded)
             found = book_store.find_book(self.conn, book_id)
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
@@ -184,7 +181,6 @@ class Syncer:
             report.files.append(outcome)
             self._announce(outcome)
             self.progress.advance()
-        self.lib._engine = None
 
     def _unfinished(self, scope: list[str] | None, steps: list[_Step]
                     ) -> list[tuple[int, str]]:
@@ -226,38 +222,27 @@ class Syncer:
 
     def _ingest(self, step: _Step, report: SyncReport) -> FileOutcome:
         """Parse and store an added or changed file, then run its model stages."""
-        from ..parse import parse_file
+        path, stored = step.path, step.stored
+        assert path is not None
+        info = step.info or file_info(path)
 
-        assert step.path is not None
-        info = step.info or file_info(step.path)
-        parsed = parse_file(step.path, parse_options(self.lib.config))
-        for warning in parsed.warnings:
-            self.progress.message(f"warning: {step.display}: {warning}")
-        stored = step.stored
-        if stored is not None:
-            slug, name = stored.slug, stored.name
-        else:
-            name = (parsed.title or step.path.stem).strip() or step.path.stem
-            slug = _free_slug(book_slug(name, step.path, info.sha256), step.group,
-                              book_store.slugs(self.conn))
-        new_book = build_book(parsed, slug=slug, name=name, info=info,
-                              config=self.lib.config, root=step.root, group=step.group)
-        if not any(s.chunks for ch in new_book.chapters for s in ch.sections):
-            raise InputFileError(f"{step.display}: no text to index")
-        reused = 0
-        with transaction(self.conn):
-            if stored is not None:
-                reused = folders.replace_book(self.conn, stored.book_id, new_book).vectors
-                book_id = stored.book_id
-            else:
-                book_id = book_store.insert_book(self.conn, new_book)
-        self.lib._engine = None
-        stages = run_stages(self.lib, book_id, NullProgress())
+        def naming(suggested: str) -> tuple[str, str]:
+            if stored is not None:  # a changed file keeps its book's slug and name
+                return stored.slug, stored.name
+            return _free_slug(book_slug(suggested, path, info.sha256), step.group,
+                              book_store.slugs(self.conn)), suggested
+
+        prepared = prepare_book(path, info, self.deps.config, label=step.display,
+                                progress=self.progress, naming=naming, root=step.root,
+                                group=step.group)
+        _, reused, stages = store_book(
+            self.deps, prepared.book, NullProgress(),
+            in_place_of=stored.book_id if stored is not None else None)
         self._count(report, stages.summaries, stages.contexts, stages.embedded)
         report.reused += reused
-        chunks = sum(len(s.chunks) for ch in new_book.chapters for s in ch.sections)
-        return FileOutcome(step.action, step.display, slug=slug, chunks=chunks,
-                           embedded=stages.embedded, reused=reused)
+        return FileOutcome(step.action, step.display, slug=prepared.book.slug,
+                           chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
+                           reused=reused)
 
     @staticmethod
     def _count(report: SyncReport, summaries: int, contexts: int, embedded: int) -> None:
@@ -271,8 +256,6 @@ class Syncer:
     # -- dry run --------------------------------------------------------------------------
     def preview(self, steps: list[_Step], report: SyncReport) -> None:
         """What apply would do, including how many chunks would be embedded; no writes."""
-        from ..parse import parse_file
-
         for step in steps:
             outcome = FileOutcome(step.action, step.display,
                                   slug=step.stored.slug if step.stored else None)
@@ -280,15 +263,13 @@ class Syncer:
                 outcome.old_path = _display(step.stored.path, step.stored.root)
             if step.action in ("added", "changed") and step.path is not None:
                 try:
-                    info = step.info or file_info(step.path)
-                    parsed = parse_file(step.path, parse_options(self.lib.config))
-                    new_book = build_book(parsed, slug="preview", name="",
-                                          info=info, config=self.lib.config)
+                    hashes = prepare_book(
+                        step.path, step.info or file_info(step.path), self.deps.config,
+                        label=step.display, progress=NullProgress(),
+                        naming=lambda suggested: ("preview", suggested)).chunk_hashes
                 except Exception as exc:  # the real run would fail on this file too
                     outcome = FileOutcome("failed", step.display, error=_reason(exc))
                 else:
-                    hashes = [c.content_hash for ch in new_book.chapters
-                              for s in ch.sections for c in s.chunks]
                     old = (folders.embedded_hashes(self.conn, step.stored.book_id)
                            if step.stored else set())
                     outcome.chunks = len(hashes)
@@ -326,7 +307,7 @@ def _resolve_dir(path: str | os.PathLike[str]) -> Path:
     return folder.resolve()
 
 
-def ingest_folder(lib: Library, folder: Path, *, include: tuple[str, ...] = (),
+def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),
                   exclude: tuple[str, ...] = (), progress: Progress) -> SyncReport:
     """Ingest every supported file under ``folder`` and remember it as a synced root.
 
@@ -336,31 +317,31 @@ def ingest_folder(lib: Library, folder: Path, *, include: tuple[str, ...] = (),
     started = time.perf_counter()
     root = folders.FolderRoot(str(_resolve_dir(folder)), tuple(include), tuple(exclude))
     report = SyncReport()
-    with writer_lock(lib.config.database_path):
-        with transaction(lib.conn):
-            folders.save_root(lib.conn, root)
-        syncer = Syncer(lib, progress)
+    with writer_lock(deps.config.database_path):
+        with transaction(deps.conn):
+            folders.save_root(deps.conn, root)
+        syncer = Syncer(deps, progress)
         steps = syncer.plan([root.path], [root], report, remove_missing=False)
         syncer.apply(steps, report, [root.path])
     report.seconds = time.perf_counter() - started
     return report
 
 
-def sync(lib: Library, dirs: list[Path] | None = None, *, dry_run: bool = False,
+def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = False,
          progress: Progress) -> SyncReport:
     """Sync every ingested file (or those under ``dirs``) with the disk; see module doc."""
     started = time.perf_counter()
     scope = [str(_resolve_dir(d)) for d in dirs] if dirs else None
-    roots = folders.list_roots(lib.conn)
+    roots = folders.list_roots(deps.conn)
     if scope is not None:  # roots inside a given folder, or containing one
         roots = [r for r in roots if _under(r.path, scope)
                  or any(_under(d, [r.path]) for d in scope)]
     report = SyncReport(dry_run=dry_run)
-    syncer = Syncer(lib, progress)
+    syncer = Syncer(deps, progress)
     if dry_run:
         syncer.preview(syncer.plan(scope, roots, report), report)
     else:
-        with writer_lock(lib.config.database_path):
+        with writer_lock(deps.config.database_path):
             syncer.apply(syncer.plan(scope, roots, report), report, scope)
     report.seconds = time.perf_counter() - started
     return report

@@ -22,18 +22,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from ..errors import GrimoireError, LibraryBusyError, ModelError
 from ..parse import SUPPORTED_EXTENSIONS
 from ..store import folders
 from ..views import SyncReport
+from .deps import IngestDeps
 from .folder import ALWAYS_SKIPPED_DIRS, library_files
 from .progress import NullProgress, Progress
 from .sync import sync
-
-if TYPE_CHECKING:
-    from ..library import Library
 
 DEBOUNCE_MS = 1000
 
@@ -65,7 +63,7 @@ class _Relevant:
             suffix == "" and not os.path.exists(path))
 
 
-def watch(lib: Library, dirs: list[Path] | None = None, *, stop_event: StopEvent | None = None,
+def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopEvent | None = None,
           on_report: Callable[[SyncReport], None] | None = None,
           progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> None:
     """Sync now, then again after every batch of changes under the folders, until stopped.
@@ -80,16 +78,16 @@ def watch(lib: Library, dirs: list[Path] | None = None, *, stop_event: StopEvent
     if dirs:
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
     else:
-        watched = [r.path for r in folders.list_roots(lib.conn) if Path(r.path).is_dir()]
+        watched = [r.path for r in folders.list_roots(deps.conn) if Path(r.path).is_dir()]
     if not watched:
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
-    report_to(sync(lib, dirs or None, progress=progress))
-    relevant = _Relevant(watched, library_files(lib.config.database_path))
+    report_to(sync(deps, dirs or None, progress=progress))
+    relevant = _Relevant(watched, library_files(deps.config.database_path))
     for _changes in watchfiles.watch(*watched, watch_filter=relevant, debounce=debounce_ms,
                                      stop_event=stop_event, rust_timeout=500,
                                      raise_interrupt=False):
         try:
-            report = sync(lib, dirs or None, progress=progress)
+            report = sync(deps, dirs or None, progress=progress)
         except (LibraryBusyError, ModelError) as exc:
             progress.message(f"warning: {exc} — will retry on the next change")
             continue

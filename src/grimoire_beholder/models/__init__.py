@@ -8,8 +8,38 @@ from typing import Any
 from ..config import BACKEND_ENTRY_POINTS, Config
 from .protocols import Embedder, Generator, Reranker
 
-__all__ = ["Embedder", "Generator", "Reranker", "make_embedder", "make_generator",
+__all__ = ["Embedder", "Generator", "Models", "Reranker", "make_embedder", "make_generator",
            "make_reranker"]
+
+
+class Models:
+    """The configured embedder and generator, each built on first use.
+
+    Building one is cheap but not free (the Ollama backends import their client), and
+    ``list`` or a keyword-only search never need them. ``embedder``/``generator`` given here
+    replace the configured ones (tests inject fakes).
+    """
+
+    def __init__(self, config: Config, embedder: Embedder | None = None,
+                 generator: Generator | None = None) -> None:
+        self._config = config
+        self._embedder = embedder
+        self._generator = generator
+        self._generator_set = generator is not None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self._config)
+        return self._embedder
+
+    @property
+    def generator(self) -> Generator | None:
+        """None when contexts are built without an LLM (``llm_backend = "none"``)."""
+        if not self._generator_set:
+            self._generator = make_generator(self._config)
+            self._generator_set = True
+        return self._generator
 
 
 def make_embedder(config: Config) -> Embedder:

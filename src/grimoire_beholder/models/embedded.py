@@ -22,7 +22,7 @@ Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate pol
   ``window_stride`` (default 200) tokens, the last one aligned to the end of the text. Each
   window is embedded and normalised as usual, the window vectors are averaged and the mean is
   re-normalised, so every part of a chunk reaches the vector index. The first window is
-  exactly what sentence-transformers would embed (it truncates). :attr:`windowed_inputs`
+  exactly what sentence-transformers would embed (it truncates). :attr:`windowed`
   counts the documents handled this way (and :attr:`last_windowed` those of the latest
   call), so the pipeline can report it; chunkers should still aim below the window.
 * :meth:`EmbeddedEmbedder.embed_query` truncates at 256 tokens, exactly like
@@ -130,7 +130,7 @@ class EmbeddedEmbedder:
         self._cls_id = 0
         self._sep_id = 0
         self._lock = threading.Lock()
-        self.windowed_inputs = 0
+        self.windowed = 0
         """Documents so far longer than one window, embedded as a mean of windows."""
         self.last_windowed = 0
         """How many documents of the latest ``embed_documents`` call were windowed."""
@@ -183,7 +183,7 @@ class EmbeddedEmbedder:
             np.add.at(sums, np.asarray(owners), vectors)
             vectors = _normalise(sums)
         with self._lock:
-            self.windowed_inputs += windowed
+            self.windowed += windowed
             self.last_windowed = windowed
         return vectors
 

@@ -4,7 +4,7 @@ Design points, each of which exists because the obvious version loses data silen
 
 * Ollama truncates long embedding inputs unless told not to, so we send ``truncate=False``
   and split over-long texts ourselves into windows whose vectors are averaged; the number of
-  texts split is counted (:attr:`OllamaEmbedder.texts_split`) so the pipeline can report it.
+  texts split is counted (:attr:`OllamaEmbedder.windowed`) so the pipeline can report it.
 * Every response is validated (count, dimension, finite values) before it can reach the
   database; a vector of the wrong dimension is an error, never stored.
 * Transient trouble (daemon restarting, HTTP 5xx, timeouts, garbled JSON) is retried with
@@ -258,7 +258,7 @@ class OllamaEmbedder(_OllamaBackend):
         self.spec = embedding_model_spec(model) or EmbeddingModelSpec(0)
         self._max_tokens = max_tokens
         self._dimension: int | None = None
-        self._texts_split = 0
+        self._windowed = 0
         self._lock = threading.Lock()
 
     @classmethod
@@ -268,15 +268,10 @@ class OllamaEmbedder(_OllamaBackend):
                    cfg.ollama_retries, cfg.embed_batch_size)
 
     @property
-    def texts_split(self) -> int:
+    def windowed(self) -> int:
         """How many texts so far were too long for the model and embedded in windows."""
         with self._lock:
-            return self._texts_split
-
-    @property
-    def windowed(self) -> int:
-        """Same as :attr:`texts_split`; the name every embedder reports it under."""
-        return self.texts_split
+            return self._windowed
 
     @property
     def max_tokens(self) -> int:
@@ -332,7 +327,7 @@ class OllamaEmbedder(_OllamaBackend):
                 budget = max(8, budget // 2)  # our estimate was optimistic: halve and redo
                 continue
             with self._lock:
-                self._texts_split += split
+                self._windowed += split
             return vectors
         raise ModelError(f"Ollama model '{self.model}' keeps refusing inputs as longer than its "
                          f"context even when split to {budget} estimated tokens")

@@ -7,9 +7,10 @@ a backend's heavy imports (onnxruntime, the ollama client) happen only when it i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: importing the Protocols must not cost numpy's import
+    import numpy as np
 
 
 @runtime_checkable
@@ -34,6 +35,17 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """Vector for a search query: shape (dimension,), L2-normalised."""
+        ...
+
+    @property
+    def windowed(self) -> int:
+        """Documents embedded so far that were longer than the model's input and were
+        embedded as several windows averaged (0 for a backend that never windows).
+
+        Part of the Protocol, not probed with ``getattr``: the ingest report and the CLI's
+        note about long chunks read it, and a backend that named it differently would make
+        that note silently vanish instead of failing the type check.
+        """
         ...
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from .document import ParsedBook, ParseOptions
+from .source import stat_source
 
 _SOURCE_TYPES = {
     ".pdf": "pdf",
@@ -33,20 +34,13 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     apply when it is None.
     """
     path = Path(path)
-    if not path.exists():
-        raise InputFileError(f"{path}: file not found")
-    if path.is_dir():
-        raise InputFileError(f"{path}: is a directory, not a file")
+    size = stat_source(path).st_size
     source_type = source_type_for(path)
     if source_type is None:
         kind = f"'{path.suffix}'" if path.suffix else "(no extension)"
         raise InputFileError(
             f"{path}: unsupported file type {kind}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
     if size == 0:
         raise InputFileError(f"{path}: file is empty")
     if source_type == "pdf":

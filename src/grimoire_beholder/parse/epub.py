@@ -33,6 +33,7 @@ from grimoire_beholder.parse.epub_package import (
     check_drm,
     read_package,
 )
+from grimoire_beholder.parse.source import stat_source
 
 CHARS_PER_PAGE = 1024
 _ERRORS: tuple[type[BaseException], ...] = (*READ_ERRORS, RecursionError, KeyError)
@@ -64,9 +65,7 @@ def parse_epub(path: Path) -> ParsedBook:
     """Parse an EPUB file into chapters, sections and blocks; raise InputFileError on input
     that is missing, not an EPUB, DRM-protected, hostile or without any text."""
     path = Path(path)
-    if not path.is_file():
-        raise InputFileError(f"{path}: file not found")
-    if path.stat().st_size == 0:
+    if stat_source(path).st_size == 0:
         raise InputFileError(f"{path}: file is empty (0 bytes)")
     try:
         arc = Archive(path)

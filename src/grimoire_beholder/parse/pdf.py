@@ -46,6 +46,7 @@ from grimoire_beholder.parse.document import (
 )
 from grimoire_beholder.parse.pdf_ocr import ocr_pages, scanned_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
+from grimoire_beholder.parse.source import stat_source
 
 # pymupdf's plain-text flags minus ligature preservation: "ﬁ" comes out as "fi" for search
 _FLAGS = (
@@ -100,11 +101,7 @@ def parse_pdf(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     """
     path = Path(path)
     options = options or ParseOptions()
-    if not path.exists():
-        raise _fail(path, "file not found")
-    if not path.is_file():
-        raise _fail(path, "not a regular file")
-    if path.stat().st_size == 0:
+    if stat_source(path).st_size == 0:
         raise _fail(path, "file is empty (0 bytes)")
     try:
         doc = pymupdf.open(path, filetype="pdf")

@@ -5,8 +5,14 @@ Modes (``retrieval_mode`` or the ``mode`` argument):
 * ``hybrid`` — both arms, fused by ``fusion`` (``rrf`` or ``convex``, see ``fusion.py``);
 * ``vector`` — cosine similarity only; ``keyword`` — BM25 only.
 
-``embed_query`` is None only when nothing needs it: ``Library`` passes none when the
-configured ``retrieval_mode`` is ``keyword`` and the library holds no vectors yet, so a
+The engine follows the data by itself: whenever anything was committed since its last
+search (``PRAGMA data_version`` or this connection's changes, see
+``store.search.change_token``), it asks ``query_embedder`` again — the library may have
+gained its first vectors, or been re-stamped by another process — and the vector index
+refreshes (``vector.py``). Nobody outside has to reset it after writing.
+
+``query_embedder`` returns None only when nothing needs it: ``Library`` returns none while
+the configured ``retrieval_mode`` is ``keyword`` and the library holds no vectors, so a
 keyword-only setup never loads a model. A search that then asks for ``hybrid`` degrades to
 keyword search and says so in ``note``; ``vector`` cannot degrade without silently changing
 what was asked, so it raises :class:`ModelError`. A missing or failing embedding model is
@@ -39,6 +45,7 @@ from .hits import SearchHit, SearchResults
 from .vector import VectorIndex
 
 MAX_TOP_K = 100
+EmbedQuery = Callable[[str], np.ndarray]
 _ARM_POOL: futures.ThreadPoolExecutor | None = None
 _ARM_POOL_LOCK = threading.Lock()
 
@@ -78,10 +85,12 @@ class SearchEngine:
     """
 
     def __init__(self, conn: sqlite3.Connection,
-                 embed_query: Callable[[str], np.ndarray] | None, config: Config,
+                 query_embedder: Callable[[], EmbedQuery | None], config: Config,
                  reranker: Reranker | None = None) -> None:
         self._conn = conn
-        self._embed = embed_query
+        self._query_embedder = query_embedder
+        self._embed: EmbedQuery | None = None
+        self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = VectorIndex()
@@ -90,6 +99,17 @@ class SearchEngine:
     @property
     def vector_index(self) -> VectorIndex:
         return self._index
+
+    def _follow_data(self) -> None:
+        """Ask for the query embedder again if the database changed since the last search.
+
+        If that raises (e.g. the library is now stamped with another model), the next
+        search asks again.
+        """
+        token = store_search.change_token(self._conn)
+        if token != self._seen:
+            self._embed = self._query_embedder()
+            self._seen = token
 
     def _resolve(self, query: str, top_k: int | None, mode: str | None
                  ) -> tuple[str, int, str, str | None]:
@@ -121,10 +141,11 @@ class SearchEngine:
 
         ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
         """
-        query, k, mode, note = self._resolve(query, top_k, mode)
-        fusion_name = self._config.fusion if mode == "hybrid" else None
-        result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
         with self._lock:
+            self._follow_data()
+            query, k, mode, note = self._resolve(query, top_k, mode)
+            fusion_name = self._config.fusion if mode == "hybrid" else None
+            result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
             clock = _Clock()
             allowed = store_search.resolve_books(self._conn, book, author, source_type,
                                                  group=group, path_prefix=path_prefix)

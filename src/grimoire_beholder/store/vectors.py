@@ -79,6 +79,16 @@ def ensure_stamp(conn: sqlite3.Connection, identity: str, dimension: int) -> Non
         )
 
 
+def check_identity(conn: sqlite3.Connection, identity: str) -> None:
+    """Refuse (EmbeddingMismatchError) if the library is stamped with another embedder.
+
+    Compares the identity only: asking a backend for its dimension can need the model.
+    """
+    stamp = get_stamp(conn)
+    if stamp is not None and stamp[0] != identity:
+        ensure_stamp(conn, identity, stamp[1])  # raises, naming both models
+
+
 def clear_stamp_if_empty(conn: sqlite3.Connection) -> None:
     """Forget the stamp once no vectors remain, so an emptied library can change model."""
     if conn.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is None:

@@ -1,0 +1,43 @@
+"""What ingest, sync and watch need from a library, handed to them explicitly.
+
+``Library`` (the composition root) builds one :class:`IngestDeps` per write call; nothing
+under ``ingest/`` imports or reaches into ``Library``. The search engine notices the new
+data on its own (``search.engine`` watches ``PRAGMA data_version``), so an ingest never
+has to tell anyone it wrote.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from ..config import Config
+from ..models import Models
+from ..store import vectors
+from .pipeline import StageReport, StageRunner
+from .progress import Progress
+
+
+@dataclass(frozen=True)
+class IngestDeps:
+    conn: sqlite3.Connection
+    config: Config
+    models: Models
+
+    def check_models(self) -> None:
+        """Before any write: the embedder matches the library's stamp, and both models run
+        (each raises ModelError with the fix, e.g. the ``ollama pull`` to run)."""
+        embedder = self.models.embedder
+        vectors.check_identity(self.conn, embedder.identity)
+        embedder.check()
+        generator = self.models.generator
+        if generator is not None:
+            generator.check()
+
+    def run_stages(self, book_id: int | None, progress: Progress) -> StageReport:
+        """Run (or resume) summaries → contexts → embeddings for one book or all."""
+        from .contexts import make_context_writer
+
+        writer = make_context_writer(self.models.generator)
+        runner = StageRunner(self.conn, self.config, self.models.embedder, writer, progress)
+        return runner.run(book_id)
