@@ -12,18 +12,10 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 import grimoire_beholder
 
 PACKAGE = "grimoire_beholder"
 SRC = Path(grimoire_beholder.__file__).parent
-
-# Cycles owned by work in progress elsewhere, each to be deleted when that work is merged:
-# cli ↔ cli_tools is being untangled on branch h-cli (issue 12, point 1).
-KNOWN_CYCLES = {
-    frozenset({"cli", "cli_tools"}),
-}
 
 
 def _module_names() -> dict[str, Path]:
@@ -121,7 +113,7 @@ def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 def test_the_graph_sees_imports_in_functions_and_under_type_checking() -> None:
     """The walker must not miss the kinds of import that hide cycles."""
     graph = import_graph()
-    assert "parse" in graph["ingest.build"] or "parse.document" in graph["ingest.build"]
+    assert "parse" in graph["ingest.build"]  # inside prepare_book
     assert "library" in graph[""]  # under TYPE_CHECKING in the package __init__
     assert "models.embedded" in graph["models"]  # inside make_embedder
 
@@ -132,11 +124,5 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 
 def test_no_import_cycles_among_src_modules() -> None:
-    found = [sorted(c) for c in cycles(import_graph()) if c not in KNOWN_CYCLES]
+    found = [sorted(c) for c in cycles(import_graph())]
     assert not found, f"import cycles: {found}"
-
-
-@pytest.mark.xfail(strict=True, reason="cli ↔ cli_tools is removed on branch h-cli; once "
-                                       "merged this passes: empty KNOWN_CYCLES, drop this mark")
-def test_no_known_cycle_is_left() -> None:
-    assert not cycles(import_graph())
