@@ -91,8 +91,22 @@ class SectionText(SectionRow):
         return out
 
 
-@dataclass
-class IngestReport:
+@dataclass(kw_only=True)
+class StageCounts:
+    """What the model stages did: summaries and contexts written, chunks embedded (and how
+    many of them were windowed because they outran the embedder), and the time it took.
+    One ingest, a folder run and the stage runner all count with these fields."""
+
+    summaries: int = 0
+    contexts: int = 0
+    embedded: int = 0
+    windowed: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+
+@dataclass(kw_only=True)
+class IngestReport(StageCounts):
     """What one ingest did."""
 
     slug: str
@@ -104,12 +118,6 @@ class IngestReport:
     chapters: int
     sections: int
     chunks: int
-    summaries: int = 0
-    contexts: int = 0
-    embedded: int = 0
-    windowed: int = 0
-    seconds: float = 0.0
-    embed_seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     @property
@@ -156,17 +164,13 @@ class FileOutcome:
         return line
 
 
-@dataclass
-class SyncReport:
+@dataclass(kw_only=True)
+class SyncReport(StageCounts):
     """The outcome of ``ingest DIR`` or ``sync``: one entry per file that was looked at."""
 
     dry_run: bool = False
     files: list[FileOutcome] = field(default_factory=list)
-    summaries: int = 0
-    contexts: int = 0
-    embedded: int = 0
     reused: int = 0
-    seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

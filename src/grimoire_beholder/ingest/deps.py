@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..config import Config
 from ..models import Models
 from ..store import vectors
-from .pipeline import StageReport, StageRunner
+from ..views import StageCounts
+from .pipeline import StageRunner
 from .progress import Progress
 
 
@@ -34,7 +35,7 @@ class IngestDeps:
         if generator is not None:
             generator.check()
 
-    def run_stages(self, book_id: int | None, progress: Progress) -> StageReport:
+    def run_stages(self, book_id: int | None, progress: Progress) -> StageCounts:
         """Run (or resume) summaries → contexts → embeddings for one book or all."""
         from .contexts import make_context_writer
 

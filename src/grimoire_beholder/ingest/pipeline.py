@@ -17,26 +17,16 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 
 from ..config import Config
 from ..models.protocols import Embedder
 from ..store import chunks as chunk_store
 from ..store.db import transaction
 from ..store.records import ChunkWork
+from ..views import StageCounts
 from . import faults
 from .contexts import ContextWriter
 from .progress import NullProgress, Progress
-
-
-@dataclass
-class StageReport:
-    summaries: int = 0
-    contexts: int = 0
-    embedded: int = 0
-    seconds: float = 0.0
-    embed_seconds: float = 0.0
-    windowed: int = 0
 
 
 def embedding_text(work: ChunkWork) -> str:
@@ -55,8 +45,8 @@ class StageRunner:
         self.writer = writer
         self.progress = progress or NullProgress()
 
-    def run(self, book_id: int | None = None) -> StageReport:
-        report = StageReport()
+    def run(self, book_id: int | None = None) -> StageCounts:
+        report = StageCounts()
         started = time.perf_counter()
         report.summaries = self.summarize(book_id)
         report.contexts = self.contextualize(book_id)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection
+from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import SlugConflictError
@@ -18,18 +19,17 @@ from ..store import books as book_store
 from ..store import folders
 from ..store.db import transaction
 from ..store.records import BookRow, NewBook
-from ..views import IngestReport
+from ..views import IngestReport, StageCounts
 from . import faults
 from .build import book_slug, file_info, prepare_book
 from .deps import IngestDeps
 from .lock import writer_lock
-from .pipeline import StageReport
 from .progress import Progress
 
 
 def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
                in_place_of: int | None = None, removing: Collection[int] = ()
-               ) -> tuple[int, int, StageReport]:
+               ) -> tuple[int, int, StageCounts]:
     """Write a prepared book in one transaction, then run its model stages.
 
     ``in_place_of`` replaces that book keeping its id and slug, and carries over the work
@@ -100,13 +100,11 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
 
 
 def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: bool,
-            stages: StageReport, warnings: list[str]) -> IngestReport:
+            stages: StageCounts, warnings: list[str]) -> IngestReport:
     book = book_store.find_book(conn, book_id)
     assert book is not None
     return IngestReport(
         slug=book.slug, name=book.name, book_id=book.id, source_path=book.source_path,
         created=created, replaced=replaced, chapters=book.chapters, sections=book.sections,
-        chunks=book.chunks, summaries=stages.summaries, contexts=stages.contexts,
-        embedded=stages.embedded, windowed=stages.windowed, seconds=stages.seconds,
-        embed_seconds=stages.embed_seconds, warnings=warnings,
+        chunks=book.chunks, warnings=warnings, **asdict(stages),
     )
