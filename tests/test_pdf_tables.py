@@ -6,6 +6,7 @@ register description (Field / Bits / Access / Description).
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pymupdf
@@ -20,6 +21,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.document import ParsedBook, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf
+from mcp_helpers import cli_command, write_config
 
 HEADER = ("Field", "Bits", "Access", "Description")
 ROWS = [
@@ -109,6 +111,17 @@ def test_a_question_about_one_row_retrieves_that_row(tmp_path: Path) -> None:
         assert hit.page_start == 1
         hit = lib.search("freeze the counter when the debugger halts", top_k=1).hits[0]
         assert "Field: DEBUG_FREEZE; Bits: 18" in hit.text
+
+
+def test_ingesting_a_table_prints_only_the_result_to_stdout(tmp_path: Path) -> None:
+    """A fresh process, so pymupdf's once-per-process layout suggestion would show here."""
+    path = register_pdf(tmp_path / "timer.pdf")
+    write_config(tmp_path)
+    proc = subprocess.run([*cli_command(), "ingest", str(path)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("timer: added"), proc.stdout
 
 
 def test_pages_without_tables_are_unchanged(tmp_path: Path) -> None:
