@@ -31,6 +31,22 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        from importlib.metadata import version
+
+        print(f"grimoire-beholder {version('grimoire-beholder-mcp')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    """Options that apply before any command."""
+
+
 T = TypeVar("T")
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG or ./config.toml).",
