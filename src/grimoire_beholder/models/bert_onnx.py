@@ -2,17 +2,17 @@
 
 Why build it ourselves: the embedded model ships as PyTorch-style safetensors weights, and the
 project must run it without torch and without fetching an exported ``.onnx`` from a hub. A
-BERT encoder is a short, fixed recipe (embeddings, N identical layers), so writing it out with
-``onnx.helper`` takes a fraction of a second and lets onnxruntime's optimiser fuse the
-standard patterns (bias + erf GELU into BiasGelu, MatMul + scale into FusedMatMul) into its
-CPU kernels.
+BERT encoder is a short, fixed recipe (embeddings, N identical layers), so writing it out (in
+ONNX's protobuf format, by :mod:`.onnx_proto`) takes a fraction of a second and lets
+onnxruntime's optimiser fuse the standard patterns (bias + erf GELU into BiasGelu, MatMul +
+scale into FusedMatMul) into its CPU kernels.
 
 The graph takes ``input_ids`` and ``attention_mask`` (int64, ``[batch, seq]``) and returns
 ``last_hidden_state`` (float32, ``[batch, seq, hidden]``); pooling stays in numpy so the caller
 can pool windows of one long text however it needs. Token types are always 0 (single
 sentences), so the type-0 embedding is folded into the position table.
 
-Only this module imports onnx / onnxruntime / safetensors, and only inside functions, so that
+Only this module imports onnxruntime / safetensors, and only inside functions, so that
 importing the package stays cheap.
 """
 
@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from . import onnx_proto
 
 OPSET = 17  # first opset with a standard LayerNormalization op
 
@@ -59,15 +61,11 @@ class BertShape:
 
 
 class _GraphBuilder:
-    """Accumulates nodes and initializers with unique names; a thin layer over onnx.helper."""
+    """Accumulates serialized nodes and initializers with unique names (see :mod:`.onnx_proto`)."""
 
     def __init__(self) -> None:
-        from onnx import helper, numpy_helper
-
-        self._helper = helper
-        self._numpy_helper = numpy_helper
-        self.nodes: list[Any] = []
-        self.initializers: list[Any] = []
+        self.nodes: list[onnx_proto.Message] = []
+        self.initializers: list[onnx_proto.Message] = []
         self._count = 0
 
     def _name(self, hint: str) -> str:
@@ -76,17 +74,17 @@ class _GraphBuilder:
 
     def const(self, hint: str, value: np.ndarray) -> str:
         name = self._name(hint)
-        self.initializers.append(self._numpy_helper.from_array(value, name))
+        self.initializers.append(onnx_proto.tensor(name, value))
         return name
 
     def op(self, op_type: str, inputs: list[str], hint: str = "", **attrs: Any) -> str:
         out = self._name(hint or op_type.lower())
-        self.nodes.append(self._helper.make_node(op_type, inputs, [out], **attrs))
+        self.nodes.append(onnx_proto.node(op_type, inputs, [out], **attrs))
         return out
 
     def ops(self, op_type: str, inputs: list[str], n_out: int, **attrs: Any) -> list[str]:
         outs = [self._name(op_type.lower()) for _ in range(n_out)]
-        self.nodes.append(self._helper.make_node(op_type, inputs, outs, **attrs))
+        self.nodes.append(onnx_proto.node(op_type, inputs, outs, **attrs))
         return outs
 
 
@@ -102,8 +100,8 @@ def _qkv(w: dict[str, np.ndarray], prefix: str) -> tuple[np.ndarray, np.ndarray]
     return _f32(weight), _f32(bias)
 
 
-def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape) -> Any:
-    """An ``onnx.ModelProto`` of the BERT encoder whose weights are ``weights``.
+def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape) -> bytes:
+    """The serialized ONNX model of the BERT encoder whose weights are ``weights``.
 
     ``weights`` uses the Hugging Face ``BertModel`` names (``embeddings.*``,
     ``encoder.layer.N.*``), optionally prefixed with ``bert.``. Linear weights are stored
@@ -114,8 +112,6 @@ def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape) -> Any:
     on CPU (the GEMMs dominate, and onnxruntime already fuses GELU and the MatMul+scale), so
     the portable form is kept.
     """
-    from onnx import TensorProto, helper
-
     w = {k.removeprefix("bert."): v for k, v in weights.items()}
     g = _GraphBuilder()
 
@@ -138,24 +134,21 @@ def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape) -> Any:
     x = _encoder_layers(g, w, shape, x)
 
     x = g.op("Identity", [x], "last_hidden_state")
-    graph = helper.make_graph(
+    return onnx_proto.model(
         g.nodes,
         "bert_encoder",
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "seq"]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "seq"])],
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, ["batch", "seq", shape.hidden])],
-        initializer=g.initializers,
+        [onnx_proto.value_info("input_ids", onnx_proto.INT64, ["batch", "seq"]),
+         onnx_proto.value_info("attention_mask", onnx_proto.INT64, ["batch", "seq"])],
+        [onnx_proto.value_info(x, onnx_proto.FLOAT, ["batch", "seq", shape.hidden])],
+        g.initializers,
+        opset=OPSET,
+        ir_version=8,  # readable by every onnxruntime the project allows (>= 1.18)
+        producer="grimoire-beholder",
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
-                              producer_name="grimoire-beholder")
-    model.ir_version = 8  # readable by every onnxruntime the project allows (>= 1.18)
-    return model
 
 
 def _encoder_layers(g: _GraphBuilder, w: dict[str, np.ndarray], shape: BertShape, x: str) -> str:
     """The N identical encoder layers: self-attention then feed-forward, post-LayerNorm."""
-    from onnx import TensorProto
-
     hidden, heads = shape.hidden, shape.heads
     head_dim = hidden // heads
     eps = shape.layer_norm_eps
@@ -171,7 +164,7 @@ def _encoder_layers(g: _GraphBuilder, w: dict[str, np.ndarray], shape: BertShape
 
     # Additive attention mask, [batch, 1, 1, seq]: 0 where attended, a huge negative at padding,
     # as transformers does with (1 - mask) * finfo(float32).min.
-    mask = g.op("Cast", ["attention_mask"], "maskf", to=TensorProto.FLOAT)
+    mask = g.op("Cast", ["attention_mask"], "maskf", to=onnx_proto.FLOAT)
     mask = g.op("Unsqueeze", [mask, g.const("axes12", np.array([1, 2], np.int64))])
     inverted = g.op("Sub", [g.const("f_one", np.array(1.0, np.float32)), mask])
     f_min = g.const("f_min", np.array(np.finfo(np.float32).min, np.float32))
@@ -222,7 +215,7 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
 
     The graph is built in memory on every load rather than cached on disk: measured at about
     1.1 CPU-seconds for the whole load, of which building and serialising the graph is ~0.4 s
-    and importing onnx/onnxruntime ~0.5 s, so a cache would save little and could go stale or
+    and importing onnxruntime ~0.5 s, so a cache would save little and could go stale or
     be written somewhere unexpected. onnxruntime then applies all its graph optimisations.
     """
     import json
@@ -233,10 +226,8 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
     shape = BertShape.from_config(config)
     weights = load_file(str(model_dir / "model.safetensors"))
-    model = build_bert_graph(weights, shape)
+    serialized = build_bert_graph(weights, shape)
     del weights
-    serialized = model.SerializeToString()
-    del model
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL

@@ -12,7 +12,7 @@ Why this shape:
   WordPiece tokens from ``tokenizer.json``, a 256-token window (``sentence_bert_config.json``),
   mean pooling over the attention mask, then L2 normalisation (the model's ``2_Normalize``
   module). The test suite checks cosine >= 0.999 against committed reference vectors.
-* Heavy imports (onnxruntime, onnx, tokenizers, safetensors) happen in :meth:`_load`, on the
+* Heavy imports (onnxruntime, tokenizers, safetensors) happen in :meth:`_load`, on the
   first embed or :meth:`check`, so building an ``EmbeddedEmbedder`` costs nothing.
 
 Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate policy:
@@ -276,7 +276,7 @@ class EmbeddedEmbedder:
             from .bert_onnx import load_session
         except ImportError as exc:
             raise ModelError(
-                f"the embedded backend needs onnxruntime, onnx, tokenizers and safetensors "
+                f"the embedded backend needs onnxruntime, tokenizers and safetensors "
                 f"({exc}); run `uv sync`"
             ) from exc
         try:
@@ -287,7 +287,7 @@ class EmbeddedEmbedder:
             session = load_session(model_dir, self._threads)
         except ModelError:
             raise
-        except Exception as exc:  # corrupt weights/graph: onnx, ort and safetensors errors
+        except Exception as exc:  # corrupt weights/graph: ort and safetensors errors
             raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         if cls_id is None or sep_id is None:
