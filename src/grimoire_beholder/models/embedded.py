@@ -12,7 +12,7 @@ Why this shape:
   WordPiece tokens from ``tokenizer.json``, a 256-token window (``sentence_bert_config.json``),
   mean pooling over the attention mask, then L2 normalisation (the model's ``2_Normalize``
   module). The test suite checks cosine >= 0.999 against committed reference vectors.
-* Heavy imports (onnxruntime, tokenizers, safetensors) happen in :meth:`_load`, on the
+* Heavy imports (onnxruntime, safetensors) happen in :meth:`_load`, on the
   first embed or :meth:`check`, so building an ``EmbeddedEmbedder`` costs nothing.
 
 Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate policy:
@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
+from .wordpiece import WordPieceTokenizer
 
 MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -205,8 +206,7 @@ class EmbeddedEmbedder:
 
     def _content_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """WordPiece ids of each text without ``[CLS]``/``[SEP]`` and without truncation."""
-        encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        return [list(e.ids) for e in encodings]
+        return [self._tokenizer.encode(text) for text in texts]
 
     def _encode(self, sequences: list[list[int]]) -> np.ndarray:
         """Pooled, normalised vectors for token sequences, in their original order.
@@ -271,23 +271,18 @@ class EmbeddedEmbedder:
             )
         _check_pipeline(model_dir)
         try:
-            from tokenizers import Tokenizer
-
             from .bert_onnx import load_session
         except ImportError as exc:
             raise ModelError(
-                f"the embedded backend needs onnxruntime, tokenizers and safetensors "
-                f"({exc}); run `uv sync`"
+                f"the embedded backend needs onnxruntime and safetensors ({exc}); run `uv sync`"
             ) from exc
         try:
-            tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-            # tokenizer.json ships with truncation/padding at 128; windows are cut here.
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
+            # Windows are cut here: the tokenizer neither truncates nor pads.
+            tokenizer = WordPieceTokenizer.from_file(model_dir / "tokenizer.json")
             session = load_session(model_dir, self._threads)
         except ModelError:
             raise
-        except Exception as exc:  # corrupt weights/graph: ort and safetensors errors
+        except Exception as exc:  # corrupt tokenizer/weights/graph: json, ort, safetensors
             raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         if cls_id is None or sep_id is None:

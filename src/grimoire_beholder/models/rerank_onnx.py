@@ -4,17 +4,18 @@ Why a cross-encoder: the embedding model encodes the question and the passage ap
 cannot see which passage word answers which question word; a cross-encoder reads both in
 one sequence and is markedly better at ordering the few dozen candidates fusion returns.
 
-What the user provides (``reranker_path``): a directory with ``model.onnx`` and
-``tokenizer.json``, e.g. ``cross-encoder/ms-marco-MiniLM-L-6-v2`` exported once with
-``optimum-cli export onnx``. Nothing is downloaded here. The graph must take ``input_ids``
-and ``attention_mask`` (int64, ``[batch, seq]``) and, if it declares it, ``token_type_ids``;
+What the user provides (``reranker_path``): a directory with ``model.onnx`` and a BERT
+uncased WordPiece ``tokenizer.json`` (read by :mod:`.wordpiece`), e.g.
+``cross-encoder/ms-marco-MiniLM-L-6-v2`` exported once with ``optimum-cli export onnx``.
+Nothing is downloaded here. The graph must take ``input_ids`` and ``attention_mask`` (int64,
+``[batch, seq]``) and, if it declares it, ``token_type_ids``;
 its first output is the logits, ``[batch, 1]`` (a relevance logit) or ``[batch, 2]`` (two
 classes: the score is ``logit[1] - logit[0]``).
 
 Pairs are built here, not by the tokenizer's post-processor (exports differ in whether they
 keep one): ``[CLS] question [SEP] passage [SEP]`` with token types 0 for the first segment
 and 1 for the second, cut to the model's window by trimming the passage (the question is
-capped at half the window). onnxruntime, tokenizers and numpy work happen on first use.
+capped at half the window). onnxruntime and the tokenizer load on first use.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..text import without_lone_surrogates
+from .wordpiece import WordPieceTokenizer
 
 REQUIRED_FILES = ("model.onnx", "tokenizer.json")
 DEFAULT_MAX_LENGTH = 512
@@ -84,8 +86,7 @@ class OnnxReranker:
         """(token ids, token types) of ``[CLS] q [SEP] p [SEP]`` within the window."""
         limit = self._max_length or DEFAULT_MAX_LENGTH
         pair = [without_lone_surrogates(query), without_lone_surrogates(passage)]
-        q_ids, p_ids = (list(e.ids) for e in self._tokenizer.encode_batch(
-            pair, add_special_tokens=False))
+        q_ids, p_ids = (self._tokenizer.encode(text) for text in pair)
         q_ids = q_ids[: max(1, limit // 2 - 2)]
         p_ids = p_ids[: max(0, limit - len(q_ids) - 3)]
         ids = [self._cls, *q_ids, self._sep, *p_ids, self._sep]
@@ -127,16 +128,13 @@ class OnnxReranker:
                              f"{_HINT}")
         try:
             import onnxruntime as ort
-            from tokenizers import Tokenizer
 
             from .bert_onnx import default_threads
         except ImportError as exc:
-            raise ModelError(f"the onnx reranker needs onnxruntime and tokenizers ({exc}); "
+            raise ModelError(f"the onnx reranker needs onnxruntime ({exc}); "
                              "run `uv sync`") from exc
         try:
-            tokenizer = Tokenizer.from_file(str(self._dir / "tokenizer.json"))
-            tokenizer.no_truncation()
-            tokenizer.no_padding()
+            tokenizer = WordPieceTokenizer.from_file(self._dir / "tokenizer.json")
             options = ort.SessionOptions()
             options.intra_op_num_threads = self._threads or default_threads()
             options.inter_op_num_threads = 1
@@ -144,7 +142,7 @@ class OnnxReranker:
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(str(self._dir / "model.onnx"), sess_options=options,
                                            providers=["CPUExecutionProvider"])
-        except Exception as exc:  # corrupt files: tokenizers and onnxruntime errors
+        except Exception as exc:  # corrupt files: json, tokenizer and onnxruntime errors
             raise ModelError(f"cannot load the reranker from {self._dir}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= inputs:
