@@ -41,6 +41,10 @@ def stage(dest: Path) -> Path:
         shutil.copytree(ROOT / tree, dest / tree, ignore=SKIP)
     for name in BUNDLE_FILES:
         shutil.copy2(HERE / name, dest / name)
+    # A host that runs the bundle its own way (mcp_config is optional for the uv type) must
+    # not install the dev group either: it needs tests/, which the bundle leaves out.
+    with (dest / "pyproject.toml").open("a", encoding="utf-8") as pyproject_file:
+        pyproject_file.write("\n[tool.uv]\ndefault-groups = []\n")
     manifest = json.loads((HERE / "manifest.json").read_text(encoding="utf-8"))
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     manifest["version"] = pyproject["project"]["version"]
