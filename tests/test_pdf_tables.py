@@ -6,6 +6,7 @@ register description (Field / Bits / Access / Description).
 
 from __future__ import annotations
 
+import random
 import subprocess
 from pathlib import Path
 
@@ -113,15 +114,22 @@ def test_a_question_about_one_row_retrieves_that_row(tmp_path: Path) -> None:
         assert "Field: DEBUG_FREEZE; Bits: 18" in hit.text
 
 
-def test_ingesting_a_table_prints_only_the_result_to_stdout(tmp_path: Path) -> None:
-    """A fresh process, so pymupdf's once-per-process layout suggestion would show here."""
+@pytest.mark.parametrize("damaged", [False, True])
+def test_ingest_prints_only_its_result_to_stdout(tmp_path: Path, damaged: bool) -> None:
+    """A fresh process each: PyMuPDF's layout hint (first find_tables) and MuPDF's messages
+    about a damaged file would go to stdout, which carries results."""
     path = register_pdf(tmp_path / "timer.pdf")
+    if damaged:
+        data = path.read_bytes()
+        path.write_bytes(data[:400] + random.Random(0).randbytes(2000) + data[2400:])
     write_config(tmp_path)
     proc = subprocess.run([*cli_command(), "ingest", str(path)], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120, check=False)
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    assert len(lines) == 1 and lines[0].startswith("timer: added"), proc.stdout
+    if proc.returncode == 0:
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 1 and lines[0].startswith("timer: added"), proc.stdout
+    else:  # a file damaged beyond repair: one error line on stderr, nothing on stdout
+        assert damaged and proc.stdout == "", proc.stdout
 
 
 def test_pages_without_tables_are_unchanged(tmp_path: Path) -> None:

@@ -48,6 +48,14 @@ from grimoire_beholder.parse.pdf_ocr import ocr_pages, scanned_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
 from grimoire_beholder.parse.source import stat_source
 
+# PyMuPDF prints to stdout, which carries results and the MCP protocol: MuPDF's messages about
+# a damaged file (the damage still raises, or is repaired) and, on the first find_tables, a
+# hint to install its layout model (deliberately unused). Errors stay silent; anything else
+# PyMuPDF says goes to stderr.
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.no_recommend_layout()
+pymupdf.set_messages(fd=2)
+
 # pymupdf's plain-text flags minus ligature preservation: "ﬁ" comes out as "fi" for search
 _FLAGS = (
     pymupdf.TEXT_PRESERVE_WHITESPACE

@@ -29,10 +29,6 @@ from typing import Any
 
 import pymupdf
 
-# pymupdf 1.x prints a suggestion to install pymupdf_layout on the first find_tables call, to
-# stdout, which carries results and the MCP protocol; its layout model is deliberately unused.
-pymupdf.no_recommend_layout()
-
 _MIN_RULE = 5.0  # points: shorter strokes are glyph decorations, not table rules
 _FLAT = 1.0  # points: how far from exactly horizontal/vertical a rule may be
 _WS = re.compile(r"\s+")
