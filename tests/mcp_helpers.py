@@ -16,6 +16,7 @@ from mcp.types import CallToolResult
 
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server import create_server, open_library
+from grimoire_beholder.mcp_upkeep import Upkeep
 
 FAKE_CONFIG = """\
 db_path = "book.db"
@@ -35,8 +36,10 @@ def write_config(directory: Path, extra: str = "") -> Path:
 
 @asynccontextmanager
 async def connect(config_path: Path, opened: list[Library] | None = None,
-                  open_lib: Callable[[], Library] | None = None) -> AsyncIterator[Client]:
-    """An in-memory client on a fresh server; ``opened`` collects the Library it opened."""
+                  open_lib: Callable[[], Library] | None = None,
+                  upkeep: Upkeep | None = None) -> AsyncIterator[Client]:
+    """An in-memory client on a fresh server; ``opened`` collects the Library it opened;
+    ``upkeep`` adds the write tools, as ``serve-mcp --allow-…`` does."""
 
     def factory() -> Library:
         lib = open_lib() if open_lib else open_library(config_path)
@@ -44,7 +47,7 @@ async def connect(config_path: Path, opened: list[Library] | None = None,
             opened.append(lib)
         return lib
 
-    async with Client(create_server(factory)) as client:
+    async with Client(create_server(factory, upkeep)) as client:
         yield client
 
 

@@ -22,8 +22,10 @@ from fake_ollama import FakeOllama
 from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
 from grimoire_beholder.config import Config
+from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.store.db import SCHEMA_VERSION, connect
+from mcp_helpers import write_config
 
 WORDS = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper",
          "thistle", "saffron", "glacier", "beacon"]
@@ -281,6 +283,28 @@ def test_new_file_under_a_synced_root_is_added(tmp_path: Path) -> None:
         assert report.counts()["added"] == 1
         slugs = {b.slug for b in lib.list_books()}
         assert "ops-readme" in slugs and "readme" in slugs  # a repeated title gets its group
+
+
+def test_sync_narrows_to_a_file_and_refuses_paths_the_library_does_not_know(
+        tmp_path: Path) -> None:
+    root = _make_folder(tmp_path / "wiki")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with _fake_library(tmp_path) as lib:
+        lib.ingest_folder(root)
+        _write(root / "readme.md", "Readme", {"About": _para("changed")})
+        _write(root / "guides" / "setup.md", "Setup", {"Install": _para("changed")})
+        report = lib.sync([root / "readme.md"])
+        assert [(f.action, f.path) for f in report.files] == [("changed", "readme.md")]
+        before = _state(lib.config.database_path)
+        for bad in (elsewhere, tmp_path / "nope"):
+            with pytest.raises(GrimoireError, match=r"nothing in the library|no such file"):
+                lib.sync([bad])
+        assert _state(lib.config.database_path) == before
+    config = write_config(tmp_path)  # the same library, for the CLI
+    result = CliRunner().invoke(app, ["sync", str(elsewhere), "--config", str(config)])
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
+    assert str(root.resolve()) in result.stderr
 
 
 def test_missing_root_keeps_its_books(tmp_path: Path) -> None:

@@ -73,7 +73,8 @@ def ingest(
 
 def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
     """Print a folder ingest/sync report; exit 1 when any file failed."""
-    from .cli_render import err, print_json, sync_summary
+    from .cli_render import err, print_json
+    from .views import sync_summary
 
     if json_out:
         print_json(data)
@@ -105,7 +106,8 @@ def sync_(
     files, follow moves, add new files under ingested folders."""
     import json
 
-    from .cli_render import MessageProgress, RichProgress, err, sync_summary
+    from .cli_render import MessageProgress, RichProgress, err
+    from .views import sync_summary
 
     if watch and dry_run:
         fail("--watch and --dry-run cannot be combined")
@@ -294,13 +296,32 @@ def _indent(text: str) -> str:
 
 
 @app.command("serve-mcp")
-def serve_mcp(config: ConfigOpt = None) -> None:
-    """Serve the library read-only to AI assistants over MCP (stdio).
+def serve_mcp(
+    allow_sync: Annotated[bool, typer.Option(
+        "--allow-sync", envvar="GRIMOIRE_BEHOLDER_ALLOW_SYNC", help="Add the sync_library "
+        "tool: the assistant may sync the library with its files (as `sync` does; books of "
+        "deleted files are removed).")] = False,
+    allow_add: Annotated[list[Path] | None, typer.Option(
+        "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD",
+        help="Add the add_book tool for files and folders inside DIR (repeatable; in the "
+        "environment, folders separated by the path separator); any other path is refused.",
+        show_default=False)] = None,
+    allow_remove: Annotated[bool, typer.Option(
+        "--allow-remove", envvar="GRIMOIRE_BEHOLDER_ALLOW_REMOVE",
+        help="Add the remove_book tool.")] = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the library to AI assistants over MCP (stdio), read-only unless an --allow-*
+    option adds an upkeep tool.
 
     stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
     file or library database fails here, before the protocol starts, with a non-zero exit.
     """
+    from .allowed import AllowedFolders
     from .mcp_server import serve
+    from .mcp_upkeep import Upkeep
 
     with reported_errors():
-        serve(config)
+        upkeep = Upkeep(sync=allow_sync, remove=allow_remove,
+                        add=AllowedFolders.of(allow_add) if allow_add else None)
+        serve(config, upkeep if upkeep.any else None)

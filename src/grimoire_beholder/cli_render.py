@@ -96,18 +96,6 @@ class MessageProgress:
             err.print(text, markup=False)
 
 
-def sync_summary(report: dict[str, Any]) -> str:
-    """``added 2 · changed 1 · … — 3 chunks re-embedded, 40 reused (1.2s)``."""
-    counts = report["counts"]
-    shown = [f"{name} {counts[name]}" for name in
-             ("added", "changed", "removed", "moved", "unchanged")]
-    shown += [f"{name} {counts[name]}" for name in ("resumed", "failed") if counts[name]]
-    verb = "would re-embed" if report["dry_run"] else "re-embedded"
-    return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
-            + f" — {report['chunks_embedded']} chunks {verb}, {report['chunks_reused']} reused"
-            + f" ({report['seconds']:.1f}s)")
-
-
 def books_table(books: list[dict[str, Any]]) -> Table:
     table = Table(show_lines=False)
     for col in ("id", "slug", "name", "author", "type", "pages", "ch", "sec", "chunks",

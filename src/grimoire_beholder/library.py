@@ -217,19 +217,23 @@ class Library:
                            progress=progress or NullProgress())
 
     def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
-                      exclude: tuple[str, ...] = (),
+                      exclude: tuple[str, ...] = (), within: list[Path] | None = None,
                       progress: Progress | None = None) -> SyncReport:
         """Ingest every supported file under a folder (recursively) and remember the folder
-        for ``sync``; per-file failures are in the report, not raised."""
+        for ``sync``; per-file failures are in the report, not raised. With ``within``,
+        files whose real path (links followed) is outside those folders are skipped."""
         from .ingest.sync import ingest_folder
 
         return ingest_folder(self._ingest_deps(), Path(folder), include=include,
-                             exclude=exclude, progress=progress or NullProgress())
+                             exclude=exclude, within=within, progress=progress or NullProgress())
 
     def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
              dry_run: bool = False, progress: Progress | None = None) -> SyncReport:
         """Bring books in line with their files: changed files re-embed only changed chunks,
-        deleted files are removed, moves re-pointed, new files under synced folders added."""
+        deleted files are removed, moves re-pointed, new files under synced folders added.
+
+        ``folders`` narrows it to synced folders, folders or files inside them, or books'
+        files; a path the library knows nothing about is an InputFileError."""
         from .ingest.sync import sync
 
         dirs = [Path(f) for f in folders] if folders else None

@@ -7,11 +7,20 @@ nothing here rebuilds one from page or line numbers.
 
 from __future__ import annotations
 
+from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel
+
 from .citation import extent
 from .mcp_models import BookList, BookOutline, LibraryStatus, SearchResult, SectionPart
 from .text import clip
 
 SUMMARY_CHARS = 1_000  # a section's summary above its text
+
+
+def tool_result(text: str, model: BaseModel) -> CallToolResult:
+    """Readable text for the model plus the typed result for clients that read structure."""
+    return CallToolResult(content=[TextContent(type="text", text=text)],
+                          structured_content=model.model_dump(mode="json"))
 
 
 def _with_note(lines: list[str], note: str | None) -> str:

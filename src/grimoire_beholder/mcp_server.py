@@ -29,8 +29,8 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.types import CallToolResult, ToolAnnotations
+from pydantic import Field
 
 from . import mcp_render
 from .errors import GrimoireError
@@ -47,6 +47,9 @@ from .mcp_models import (
     SearchResult,
     SectionPart,
 )
+from .mcp_render import tool_result as _result
+from .mcp_upkeep import Upkeep
+from .mcp_upkeep import register as register_upkeep
 from .text import clip
 from .views import Outline, OutlineChapter, book_dict
 
@@ -145,18 +148,13 @@ def _hit_entries(hits: list[dict[str, Any]]) -> list[SearchHitEntry]:
     }) for h in hits]
 
 
-def _result(text: str, model: BaseModel) -> CallToolResult:
-    """Readable text for the model plus the typed result for clients that read structure."""
-    return CallToolResult(content=[TextContent(type="text", text=text)],
-                          structured_content=model.model_dump(mode="json"))
-
-
 # ------------------------------------------------------------------------ server state
 @dataclass
 class ServerState:
     """What the lifespan opens once and every tool call shares."""
 
     library: Library
+    upkeep: Upkeep | None = None  # the write tools the user allowed (mcp_upkeep.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, fn: Callable[[Library], T]) -> T:
@@ -328,31 +326,44 @@ section. To browse instead: list_books() → get_book_outline(book_id) → get_s
 Quote the citation each result gives (book · chapter › section · pages, or file:lines for
 Markdown/text) as it is: EPUB books have positions ('loc.'), not printed pages.
 Nothing here can add or change books: that is done from the grimoire-beholder CLI."""
+READ_ONLY_LINE = INSTRUCTIONS.splitlines()[-1]  # replaced when upkeep tools are on
 
 
-def create_server(open_lib: Callable[[], Library]) -> MCPServer[Any]:
-    """The MCP server; ``open_lib`` is called once per run, in the lifespan (tests inject)."""
+def create_server(open_lib: Callable[[], Library],
+                  upkeep: Upkeep | None = None) -> MCPServer[Any]:
+    """The MCP server; ``open_lib`` is called once per run, in the lifespan (tests inject).
+
+    ``upkeep`` adds the write tools the user allowed (``mcp_upkeep.py``); without it the
+    server has only the read-only tools.
+    """
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[ServerState]:
-        state = ServerState(open_lib())
+        state = ServerState(open_lib(), upkeep)
         try:
             await anyio.to_thread.run_sync(_warm, state)
             yield state
         finally:
             state.library.close()
 
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS,
+    instructions = INSTRUCTIONS
+    if upkeep is not None and upkeep.any:
+        instructions = INSTRUCTIONS.replace(READ_ONLY_LINE, upkeep.instructions())
+    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=instructions,
                                        lifespan=lifespan, log_level="WARNING")
     for fn, title in TOOLS:  # the docstring, dedented, is what the model reads
         server.add_tool(fn, title=title, annotations=READ_ONLY,
                         description=inspect.cleandoc(fn.__doc__ or ""))
+    if upkeep is not None:
+        register_upkeep(server, upkeep)
     return server
 
 
-def serve(config_path: str | os.PathLike[str] | None = None) -> None:
+def serve(config_path: str | os.PathLike[str] | None = None,
+          upkeep: Upkeep | None = None) -> None:
     """Run on stdio. The library opens before the protocol starts, so a missing config or
     database fails loudly (GrimoireError → the CLI's stderr message and exit code)."""
     library = open_library(config_path)
-    log.info("serving %s read-only", library.config.database_path)
-    create_server(lambda: library).run("stdio")
+    log.info("serving %s (searches read-only%s)", library.config.database_path,
+             ", upkeep tools on" if upkeep is not None and upkeep.any else "")
+    create_server(lambda: library, upkeep).run("stdio")

@@ -193,3 +193,17 @@ class SyncReport(StageCounts):
                 "summaries": self.summaries, "contexts": self.contexts,
                 "seconds": round(self.seconds, 3), "warnings": list(self.warnings),
                 "files": [asdict(f) for f in self.files]}
+
+
+def sync_summary(report: dict[str, Any]) -> str:
+    """One line for a sync report (``to_dict`` shape), in the CLI and the MCP tools:
+    ``added 2 · changed 1 · … — 3 chunks re-embedded, 40 reused (1.2s)``.
+    """
+    counts = report["counts"]
+    shown = [f"{name} {counts[name]}" for name in
+             ("added", "changed", "removed", "moved", "unchanged")]
+    shown += [f"{name} {counts[name]}" for name in ("resumed", "failed") if counts[name]]
+    verb = "would re-embed" if report["dry_run"] else "re-embedded"
+    return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
+            + f" — {report['chunks_embedded']} chunks {verb}, {report['chunks_reused']} reused"
+            + f" ({report['seconds']:.1f}s)")

@@ -76,7 +76,13 @@ class Syncer:
 
     # -- planning (read-only) -------------------------------------------------------------
     def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
-             report: SyncReport, *, remove_missing: bool = True) -> list[_Step]:
+             report: SyncReport, *, remove_missing: bool = True,
+             within: list[str] | None = None) -> list[_Step]:
+        """The steps that bring the books under ``dirs`` (all, if None) in line with disk.
+
+        ``within``: files found under the roots whose real path (links followed) lies
+        outside these folders are skipped with a warning (``add_book`` over MCP).
+        """
         skip = library_files(self.deps.config.database_path)
         found: dict[str, tuple[FolderFile, str]] = {}
         gone_roots: set[str] = set()
@@ -89,7 +95,10 @@ class Syncer:
                           skip=skip)
             report.warnings.extend(result.warnings)
             for f in result.files:
-                if dirs is None or _under(str(f.path), dirs):
+                if within is not None and not _under(str(f.path), within):
+                    report.warnings.append(f"{f.relative}: leads outside the allowed folders "
+                                           f"(to {f.path}), skipped")
+                elif dirs is None or _under(str(f.path), dirs):
                     found[str(f.path)] = (f, folder.path)
         steps: list[_Step] = []
         missing: dict[str, list[folders.StoredFile]] = {}
@@ -307,12 +316,40 @@ def _resolve_dir(path: str | os.PathLike[str]) -> Path:
     return folder.resolve()
 
 
+def _scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
+    """The real paths a sync is narrowed to; each must name something the library knows.
+
+    A synced folder, a folder or file inside one (a new file there is added), a folder
+    holding one, or a book's file (also once deleted: its book is then removed). Anything
+    else is refused, so a sync never reaches past what was ingested.
+    """
+    roots = [r.path for r in folders.list_roots(deps.conn)]
+    books = [s.path for s in folders.stored_files(deps.conn) if not s.root]
+    scope = []
+    for given in paths:
+        path = Path(given).expanduser()
+        try:
+            real = str(path.resolve())
+        except (OSError, RuntimeError) as exc:  # RuntimeError: a link loop on 3.11
+            raise InputFileError(f"{path}: cannot be resolved ({exc})") from None
+        if not (_under(real, roots) or any(_under(p, [real]) for p in [*roots, *books])):
+            if not path.exists():
+                raise InputFileError(f"{path}: no such file or folder")
+            shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
+            raise InputFileError(
+                f"{path}: nothing in the library comes from there; synced folders: "
+                + (shown or "none") + f"; {len(books)} file(s) ingested one by one")
+        scope.append(real)
+    return scope
+
+
 def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),
-                  exclude: tuple[str, ...] = (), progress: Progress) -> SyncReport:
+                  exclude: tuple[str, ...] = (), within: list[Path] | None = None,
+                  progress: Progress) -> SyncReport:
     """Ingest every supported file under ``folder`` and remember it as a synced root.
 
     Like a sync of that root, except that books whose file is gone are not removed
-    (removal is what ``sync`` is for).
+    (removal is what ``sync`` is for). ``within``: see ``Syncer.plan``.
     """
     started = time.perf_counter()
     root = folders.FolderRoot(str(_resolve_dir(folder)), tuple(include), tuple(exclude))
@@ -321,7 +358,8 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
         with transaction(deps.conn):
             folders.save_root(deps.conn, root)
         syncer = Syncer(deps, progress)
-        steps = syncer.plan([root.path], [root], report, remove_missing=False)
+        steps = syncer.plan([root.path], [root], report, remove_missing=False,
+                            within=[str(w) for w in within] if within is not None else None)
         syncer.apply(steps, report, [root.path])
     report.seconds = time.perf_counter() - started
     return report
@@ -331,7 +369,7 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
          progress: Progress) -> SyncReport:
     """Sync every ingested file (or those under ``dirs``) with the disk; see module doc."""
     started = time.perf_counter()
-    scope = [str(_resolve_dir(d)) for d in dirs] if dirs else None
+    scope = _scope(deps, dirs) if dirs else None
     roots = folders.list_roots(deps.conn)
     if scope is not None:  # roots inside a given folder, or containing one
         roots = [r for r in roots if _under(r.path, scope)
