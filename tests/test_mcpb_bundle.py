@@ -23,7 +23,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from grimoire_beholder.library import Library
-from mcp_helpers import structured
+from mcp_helpers import cli_command, structured
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -108,6 +108,36 @@ async def test_the_server_started_as_the_manifest_says_answers_a_search(
     venv = extension / ".venv"  # the server ran in the bundle's own environment,
     assert venv.is_dir() and not list(venv.glob("lib*/python*/site-packages/pytest"))  # no dev
     assert list(elsewhere.iterdir()) == []  # and wrote nothing where the host started it
+
+
+@pytest.mark.anyio
+async def test_upkeep_settings_are_off_by_default_and_turn_tools_on(tmp_path: Path) -> None:
+    """The manifest's settings, substituted by the host's code, reach serve-mcp's options."""
+    if shutil.which("npx") is None:
+        pytest.skip("deriving the host's command needs npx (CI has it)")
+    bundle = tmp_path / "bundle"  # the manifest is all the substitution reads
+    bundle.mkdir()
+    shutil.copy(ROOT / "mcpb" / "manifest.json", bundle)
+    library = tmp_path / "library"
+    (library / "inbox").mkdir(parents=True)
+    (library / "config.toml").write_text('db_path = "book.db"\nembedding_backend = "fake"\n'
+                                         'llm_backend = "none"\n', encoding="utf-8")
+    with Library.open(library / "config.toml") as lib:
+        lib.ingest(SAMPLE)
+    chosen = {"library_dir": str(library)}
+    command, *args = cli_command()
+    tools = {}
+    for name, settings in (("off", chosen), ("on", {**chosen, "allow_sync": True,
+                                                    "allow_add": str(library / "inbox"),
+                                                    "allow_remove": True})):
+        env = host_mcp_config(bundle, settings)["env"]
+        params = StdioServerParameters(  # this checkout's serve-mcp, the bundle's environment
+            command=command, args=[*args, "serve-mcp"],
+            env={**os.environ, **env}, cwd=str(tmp_path))
+        async with Client(params) as client:
+            tools[name] = {t.name for t in (await client.list_tools()).tools}
+    assert tools["off"] == TOOLS
+    assert tools["on"] == TOOLS | {"sync_library", "add_book", "remove_book"}
 
 
 @pytest.fixture
