@@ -2,8 +2,9 @@
 
 Why it looks the way it does:
 
-* Read-only for real: the Library is opened with SQLite's ``mode=ro`` and no tool ingests,
-  deletes or reindexes; every tool is annotated read-only, idempotent and closed-world.
+* Read-only for real: the Library is opened with SQLite's ``mode=ro`` and no tool here
+  ingests, deletes or reindexes; every tool is annotated read-only, idempotent and
+  closed-world. Write tools exist only when the user allows them (``mcp_upkeep.py``).
 * Warm: the Library is opened once in the lifespan and warmed up there (embedding model,
   vector matrix) without counting as a search, not on the first question. Sync tools run on
   worker threads, so calls are serialised on one lock around the shared connection.
