@@ -49,7 +49,10 @@ def _resolve(module: str, node: ast.ImportFrom | ast.Import, is_package: bool
         if node.level > 1:
             here = here[:-(node.level - 1)]
         base = ".".join(here + ([node.module] if node.module else []))
-    yield base
+    # A module's own parent packages are initialised before it runs, so naming one (``from .
+    # import sibling``) adds no dependency on the package's ``__init__``; the sibling counts.
+    if not (module == base or module.startswith(base + ".") or base == ""):
+        yield base
     for alias in node.names:  # ``from pkg import submodule`` imports the submodule
         yield f"{base}.{alias.name}" if base else alias.name
 
