@@ -181,3 +181,22 @@ def test_search_follows_writes_without_being_reset(tmp_path: Path) -> None:
         assert "sea" not in {h.slug for h in lib.search("neap tides", mode="vector").hits}
         lib.delete("garden")
         assert lib.search("compost").note == "the library is empty"
+
+
+def test_rerun_after_a_kill_says_resumed_then_already_there(tmp_path: Path) -> None:
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    (lib_dir / "config.toml").write_text('db_path = "book.db"\nembedding_backend = "fake"\n'
+                                         'chunk_size = 60\nembed_batch_size = 2\n')
+    book = write_markdown_book(tmp_path / "b.md", "Tides",
+                               {"Ebb": {f"Part {i}": "Water leaves the shore. " * 30
+                                        for i in range(3)}})
+    killed = subprocess.run(
+        [sys.executable, "-m", "grimoire_beholder.cli", "ingest", str(book), "-q"],
+        cwd=lib_dir, env={**os.environ, "GRIMOIRE_BEHOLDER_KILL_AT": "embeddings.commit:1"},
+        capture_output=True, text=True, timeout=TIMEOUT)
+    assert killed.returncode == -9, killed.stderr
+    resumed, again = (run_cli(lib_dir, "ingest", str(book), "-q") for _ in range(2))
+    assert resumed.returncode == again.returncode == 0, resumed.stderr + again.stderr
+    assert resumed.stdout.startswith("tides: resumed"), resumed.stdout
+    assert again.stdout.startswith("tides: already in the library"), again.stdout

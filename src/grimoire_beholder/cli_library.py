@@ -60,9 +60,10 @@ def ingest(
     if json_out:
         print_json(report.to_dict())
         return
-    verb = "added" if report.created else "already in the library"
-    if report.replaced:
-        verb = "replaced"
+    # Model work on a file that was already there is an interrupted ingest being finished.
+    resumed = report.summaries or report.contexts or report.embedded
+    verb = ("replaced" if report.replaced else "added" if report.created
+            else "resumed" if resumed else "already in the library")
     if report.windowed:
         err.print(f"note: {report.windowed} chunks were longer than the embedding model's "
                   "window and were embedded as averaged windows", markup=False)
