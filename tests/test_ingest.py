@@ -170,3 +170,19 @@ def test_reindex_fts_rebuilds(library: Library, sample_book: Path) -> None:
     assert library.integrity()["fts_rows"] == 0
     count = library.reindex_fts()
     assert count == library.integrity()["fts_rows"] == library.integrity()["embedded_chunks"]
+
+
+def test_a_file_named_like_a_book_id_neither_shadows_nor_replaces_that_book(
+        library: Library, sample_book: Path, tmp_path: Path) -> None:
+    first = library.ingest(sample_book)
+    digits = tmp_path / f"{first.book_id}.txt"
+    digits.write_text("Zebras graze on the savanna at dawn.\n", encoding="utf-8")
+    report = library.ingest(digits, force=True)  # --force must not take book 1 for slug "1"
+    assert not report.replaced and report.slug == f"book-{first.book_id}"
+    assert library.book(first.book_id).slug == "the-garden-book"
+    assert library.book(str(first.book_id)).slug == "the-garden-book"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "7.md").write_text("Lions sleep most of the day.\n", encoding="utf-8")
+    library.ingest_folder(notes)
+    assert {b.slug for b in library.list_books()} == {"the-garden-book", "book-1", "book-7"}

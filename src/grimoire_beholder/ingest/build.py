@@ -58,8 +58,14 @@ def slugify(text: str, *, max_length: int = 60) -> str:
 
 
 def book_slug(display_name: str, path: Path, source_hash: str) -> str:
-    """Slug from the display name; else the filename; else a stable hash (e.g. CJK titles)."""
-    return slugify(display_name) or slugify(path.stem) or f"book-{source_hash[:8]}"
+    """Slug from the display name; else the filename; else a stable hash (e.g. CJK titles).
+
+    Never digits alone: every command and tool that takes a book reads ``2`` as a slug first
+    and an id second, so a book slugged ``2`` would shadow book id 2 (and ``--force`` would
+    replace it).
+    """
+    slug = slugify(display_name) or slugify(path.stem) or f"book-{source_hash[:8]}"
+    return f"book-{slug}" if slug.isdigit() else slug
 
 
 def chunk_hash(crumb: str, text: str) -> str:
