@@ -21,7 +21,7 @@ import pytest
 
 from conftest import write_markdown_book
 from db_state import snapshot
-from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.library import Library
 
 CONFIG = """\
@@ -52,7 +52,8 @@ HOSTILE_TEXTS: list[str] = [
 ]
 FILTERS: list[list[str]] = [
     ["--book", "no-such-book"], ["--book", "0"], ["--book", "-1"], ["--book", "99999999999"],
-    ["--book", "'; DROP TABLE books; --"], ["--author", "Nobody"], ["--author", "%"],
+    ["--book", "'; DROP TABLE books; --"], ["--book", "9" * 25], ["--book", "²"],
+    ["--author", "Nobody"], ["--author", "%"],
     ["--author", "'"], ["--type", "docx"], ["--type", ""], ["--type", "PDF"],
     ["--mode", "telepathy"], ["--mode", ""], ["--mode", "KEYWORD"], ["--mode", "keyword"],
     ["--mode", "vector"], ["--top-k", "0"], ["--top-k", "-1"], ["--top-k", str(10**9)],
@@ -204,3 +205,17 @@ def test_usage_error_is_one_line(lib_dir: Path) -> None:
     assert proc.returncode != 0
     lines = proc.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ")
+
+
+@pytest.mark.parametrize("ref", ["9" * 25, 2**70, "²", "٣"])
+def test_an_id_sqlite_cannot_hold_is_no_such_book(lib_dir: Path, opened: Library,
+                                                  ref: str | int) -> None:
+    """Past 2**63 SQLite raises OverflowError; "²" passes str.isdigit but not int()."""
+    for call in (lambda: opened.book(ref), lambda: opened.section(ref, 0, 0),
+                 lambda: opened.search("lamp", book=ref)):
+        with pytest.raises(BookNotFoundError):
+            call()
+    proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "delete", str(ref),
+                           "--yes"], cwd=lib_dir, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: no book"), proc.stderr
+

@@ -107,13 +107,27 @@ def list_books(conn: sqlite3.Connection) -> list[BookRow]:
     return _fill_counts(conn, [_book_from_row(r) for r in rows])
 
 
+def as_book_id(ref: str | int) -> int | None:
+    """``ref`` as a book id, if it can be one: ASCII digits within SQLite's INTEGER range.
+
+    ``str.isdigit`` alone lets ``"²"`` through (``int`` then raises), and an id past 2**63
+    makes SQLite raise OverflowError: both are simply no such book.
+    """
+    text = str(ref).strip()
+    if not (text.isascii() and text.isdigit()):
+        return None
+    value = int(text)
+    return value if value < 2**63 else None
+
+
 def find_book(conn: sqlite3.Connection, slug_or_id: str | int) -> BookRow | None:
     """A book by slug, or by numeric id (as int or digit string)."""
     row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE slug = ?",
                        (str(slug_or_id),)).fetchone()
-    if row is None and str(slug_or_id).strip().isdigit():
+    book_id = as_book_id(slug_or_id)
+    if row is None and book_id is not None:
         row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE id = ?",
-                           (int(str(slug_or_id).strip()),)).fetchone()
+                           (book_id,)).fetchone()
     if row is None:
         return None
     return _fill_counts(conn, [_book_from_row(row)])[0]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import BookNotFoundError, GrimoireError
+from .books import as_book_id
 from .db import ids_param
 
 # Mirrors the CHECK constraint on books.source_type in schema.sql.
@@ -150,8 +151,8 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
     if book is not None:
         wanted = str(book).strip()
         by_slug = [int(r[0]) for r in rows if r[1] == wanted]
-        if not by_slug and wanted.isdigit():
-            by_slug = [int(r[0]) for r in rows if int(r[0]) == int(wanted)]
+        if not by_slug and (book_id := as_book_id(wanted)) is not None:
+            by_slug = [int(r[0]) for r in rows if int(r[0]) == book_id]
         if not by_slug:
             raise _unknown_book(conn, wanted)
         candidates &= set(by_slug)
