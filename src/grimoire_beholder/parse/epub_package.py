@@ -9,6 +9,7 @@ zip members are read into memory by name, never extracted, so a member called
 
 from __future__ import annotations
 
+import io
 import posixpath
 import re
 import zipfile
@@ -80,13 +81,12 @@ class Package:
 class Archive:
     """Bounded, in-memory reader over the zip: every read counts against a total budget."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, data: bytes) -> None:
+        """``data`` is the file's bytes, read by ``parse.source.read_source``."""
         self.label = str(path)
         try:
-            self._zip = zipfile.ZipFile(path)
+            self._zip = zipfile.ZipFile(io.BytesIO(data))
             infos = self._zip.infolist()
-        except PermissionError as exc:
-            raise InputFileError(f"{self.label}: cannot read file (permission denied)") from exc
         except READ_ERRORS as exc:
             raise InputFileError(f"{self.label}: not an EPUB (not a readable zip archive)") from exc
         try:

@@ -46,7 +46,7 @@ from grimoire_beholder.parse.document import (
 )
 from grimoire_beholder.parse.pdf_ocr import ocr_pages, scanned_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
-from grimoire_beholder.parse.source import stat_source
+from grimoire_beholder.parse.source import read_source
 
 # PyMuPDF prints to stdout, which carries results and the MCP protocol: MuPDF's messages about
 # a damaged file (the damage still raises, or is repaired) and, on the first find_tables, a
@@ -109,10 +109,9 @@ def parse_pdf(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     """
     path = Path(path)
     options = options or ParseOptions()
-    if stat_source(path).st_size == 0:
-        raise _fail(path, "file is empty (0 bytes)")
+    data = read_source(path)
     try:
-        doc = pymupdf.open(path, filetype="pdf")
+        doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:
         raise _fail(path, f"not a readable PDF (corrupt or not a PDF: {exc})") from exc
     try:
