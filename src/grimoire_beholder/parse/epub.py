@@ -25,7 +25,6 @@ from pathlib import Path
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
 from grimoire_beholder.parse.epub_html import DocInfo, WalkResult, walk
-from grimoire_beholder.parse.source import read_source
 from grimoire_beholder.parse.epub_package import (
     READ_ERRORS,
     Archive,
@@ -34,6 +33,7 @@ from grimoire_beholder.parse.epub_package import (
     check_drm,
     read_package,
 )
+from grimoire_beholder.parse.source import read_source
 
 CHARS_PER_PAGE = 1024
 _ERRORS: tuple[type[BaseException], ...] = (*READ_ERRORS, RecursionError, KeyError)
