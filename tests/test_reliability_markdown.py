@@ -4,8 +4,9 @@ A 5 MB table of 5,000 columns used to take 1.4 GB (12.5 MB: 3.5 GB, then a Memor
 parser built an object for every cell, list item, line break and emphasis mark. Each case
 below is a few MB of one such construct, parsed and shaped into chunks in a subprocess under
 a 3 GB address-space cap, which reports its own peak RSS. The bound is a constant times the
-file's size over the interpreter's baseline — about 20–40× in practice, where the old parser
-reached 300–1,400× — and a sentinel sentence after the construct proves nothing was dropped.
+file's size (plus the interpreter's own churn) over its resident size before parsing — at
+most ~35× in practice, where the old parser reached 300–1,400× — and a sentinel sentence
+after the construct proves nothing was dropped.
 One case goes through the real ``ingest`` command end to end.
 """
 
@@ -22,7 +23,8 @@ from pathlib import Path
 import pytest
 
 MEMORY_LIMIT = 3 * 1024**3
-PER_BYTE = 60  # peak RSS growth allowed per byte of input
+PER_BYTE = 60  # peak RSS growth allowed per byte of input…
+SLACK = 64 * 1024**2  # …over the interpreter's own churn
 SENTINEL = "The lighthouse keeper wrote zanzibarquill in the last line."
 
 
@@ -37,7 +39,7 @@ def _wide_table(cols: int = 5000, rows: int = 200) -> str:
                       for r in range(rows)))
 
 
-def _short_rows(cols: int = 5000, rows: int = 300_000) -> str:
+def _short_rows(cols: int = 5000, rows: int = 1_200_000) -> str:
     """A wide header, then rows of one cell: each used to be padded to 5,000 cells."""
     return _wide_table(cols, 0) + "a\n" * rows
 
@@ -74,19 +76,21 @@ CONSTRUCTS: dict[str, Callable[[], str]] = {
 }
 
 PARSE_AND_SHAPE = """
-import json, resource, sys
+import json, os, resource, sys
 from pathlib import Path
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 from grimoire_beholder.config import Config
 from grimoire_beholder.ingest.build import build_book, file_info
 from grimoire_beholder.parse import parse_file
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:  # resident now (not the high-water mark, which the imports may have pushed up)
+    base = int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+except OSError:
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 path = Path(sys.argv[1])
 parsed = parse_file(path)
 config = Config(base_dir=str(path.parent))
 book = build_book(parsed, slug="x", name="x", info=file_info(path), config=config)
 text = "\\n".join(c.text for ch in book.chapters for s in ch.sections for c in s.chunks)
-print(json.dumps({"base": base * 1024, "peak": resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"base": base, "peak": resource.getrusage(resource.RUSAGE_SELF)
                   .ru_maxrss * 1024, "sentinel": text.count("zanzibarquill"),
                   "warnings": parsed.warnings}))
 """
@@ -103,7 +107,7 @@ def test_memory_stays_proportional_to_the_file(tmp_path: Path, construct: str) -
     assert proc.returncode == 0, proc.stderr[-3000:]
     report = json.loads(proc.stdout)
     growth = report["peak"] - report["base"]
-    assert growth <= PER_BYTE * size, (
+    assert growth <= PER_BYTE * size + SLACK, (
         f"{construct}: {growth / 1e6:.0f} MB for a {size / 1e6:.1f} MB file")
     assert report["sentinel"] >= 1  # the text after the construct is kept
 
@@ -126,7 +130,7 @@ def test_a_wide_table_ingests_through_the_cli_within_bounds(tmp_path: Path) -> N
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert json.loads(proc.stdout)["chunks"] > 100
     peak = int(proc.stderr.split("peak")[-1].split()[0])
-    assert peak <= 400 * 1024**2 + PER_BYTE * path.stat().st_size, peak
+    assert peak <= 200 * 1024**2 + SLACK + PER_BYTE * path.stat().st_size, peak
     found = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "query",
                             "zanzibarquill", "--mode", "keyword", "--json"], cwd=tmp_path,
                            env=env, capture_output=True, text=True, timeout=300)
