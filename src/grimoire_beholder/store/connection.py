@@ -20,7 +20,8 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -168,13 +169,20 @@ def open_read_only(path: Path) -> LibraryConnection:
     base = path.resolve().as_uri()
     if needs_immutable(path):
         return sqlite_open(f"{base}?immutable=1", path, uri=True)
-    conn = sqlite_open(f"{base}?mode=ro", path, uri=True)
-    try:
+    with set_up(sqlite_open(f"{base}?mode=ro", path, uri=True)) as conn:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opens the WAL index
-    except sqlite3.OperationalError as exc:
+    return conn
+
+
+@contextmanager
+def set_up(conn: LibraryConnection) -> Iterator[LibraryConnection]:
+    """Close ``conn`` if preparing it fails; SQLite's own refusal becomes one StorageError
+    (damage and disk failures arrive already mapped, see :func:`storage_failure`)."""
+    try:
+        yield conn
+    except sqlite3.DatabaseError as exc:
         conn.close()
-        raise StorageError(f"cannot open library database {path}: {exc}") from exc
+        raise StorageError(f"cannot use library database {conn.path}: {exc}") from exc
     except BaseException:
         conn.close()
         raise
-    return conn

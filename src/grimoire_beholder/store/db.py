@@ -24,6 +24,7 @@ from .connection import (
     LibraryConnection,
     open_read_only,
     require_fts5,
+    set_up,
     sqlite_open,
     unwritable_reason,
 )
@@ -94,22 +95,17 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
         if read_only:
             raise StorageError(f"no library database at {path} (ingest a book first)")
         raise StorageError(f"cannot create a library at {path}: {reason}")
-    conn = open_read_only(path)
-    conn.read_only_reason = reason
-    try:
+    with set_up(open_read_only(path)) as conn:
+        conn.read_only_reason = reason
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _check_version(conn, path, allow_older=False)
-    except BaseException:
-        conn.close()
-        raise
     return conn
 
 
 def _open_writable(path: Path) -> LibraryConnection:
     if not path.parent.is_dir():
         raise StorageError(f"the library's directory does not exist: {path.parent}")
-    conn = sqlite_open(path, path)
-    try:
+    with set_up(sqlite_open(path, path)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
         try:
@@ -121,12 +117,6 @@ def _open_writable(path: Path) -> LibraryConnection:
         conn.execute("PRAGMA synchronous = NORMAL")
         _apply_test_size_limit(conn)
         _migrate(conn, path)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise StorageError(f"{path} is not a usable library database: {exc}") from exc
-    except BaseException:
-        conn.close()
-        raise
     return conn
 
 
