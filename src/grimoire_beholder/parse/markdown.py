@@ -32,9 +32,16 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..errors import InputFileError
-from . import markdown_pieces as pieces
 from .document import Block, ParsedBook, ParsedChapter, ParsedSection
-from .markdown_pieces import Event
+from .markdown_pieces import (
+    Event,
+    assign,
+    cut,
+    fence_event,
+    plain_events,
+    references,
+    table_event,
+)
 from .text import line_count, read_text_file
 
 # Deep enough for any real document (lists in quotes in lists), shallow enough that
@@ -304,13 +311,13 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
                      budget: _Capped) -> Iterator[Event]:
     """Headings and blocks in document order, one bounded piece at a time (see
     markdown_pieces.py): no token list ever spans more than one piece."""
-    cut = pieces.cut(body, lines)
-    plain = pieces.assign(cut, lines, len(body))
+    parts = cut(body, lines)
+    plain = assign(parts, lines, len(body))
     if plain:
         warnings.append(f"{plain:,} characters of dense markup were read as plain text "
                         "(markup kept as written)")
-    env = {"references": pieces.references(body)}
-    for piece in cut:
+    env = {"references": references(body)}
+    for piece in parts:
         if piece.kind == "md":
             part = lines[piece.start:piece.stop]
             tokens = _markdown().parse("\n".join(part), env)
@@ -321,11 +328,11 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
                        [line_map[0] + piece.start, line_map[1] + piece.start]
                        if line_map else None)
         elif piece.kind == "plain":
-            yield from pieces.plain_events(lines, piece, headings=budget.left > 0)
+            yield from plain_events(lines, piece, headings=budget.left > 0)
         elif piece.kind == "fence":
-            yield pieces.fence_event(lines, piece)
+            yield fence_event(lines, piece)
         else:
-            yield pieces.table_event(lines, piece)
+            yield table_event(lines, piece)
 
 
 class _Capped:
