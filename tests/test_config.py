@@ -51,12 +51,65 @@ def test_missing_env_config_is_loud(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ('retrieval_mode = "semantic"', "retrieval_mode"),
     ("chunk_overlap = 700", "chunk_overlap"),
     ("top_k = 0", "top_k"),
+    ("top_k = 101", "top_k"),
+    ("top_k = 99999999999999999999", "top_k"),
+    ("ollama_timeout = nan", "ollama_timeout"),
+    ("ollama_timeout = inf", "ollama_timeout"),
+    ("ollama_timeout = -1", "ollama_timeout"),
+    ("fusion_alpha = nan", "fusion_alpha"),
+    ("min_confidence = -inf", "min_confidence"),
+    ("candidate_pool_size = 9223372036854775807", "candidate_pool_size"),
+    ("ollama_retries = -1", "ollama_retries"),
+    ("window_overlap = 300", "window_overlap"),
+    ('db_path = "lib\\u0000.db"', "db_path"),
+    ('db_path = ""', "db_path"),
+    ('db_path = "."', "db_path"),
+    ('embedding_model = "nomic\\u001b[2J"', "embedding_model"),
+    ('ollama_host = "localhost:11434"', "ollama_host"),
+    ('ocr_language = "eng; rm"', "ocr_language"),
+    ("db_path = 5", "db_path"),
 ])
 def test_bad_keys_are_named(tmp_path: Path, text: str, key: str) -> None:
+    """Every value is checked when the file is loaded, not when a query first uses it: one
+    line naming the key and the file, never a traceback later."""
     path = tmp_path / "config.toml"
     path.write_text(text + "\n")
-    with pytest.raises(ConfigError, match=key):
+    with pytest.raises(ConfigError, match=key) as info:
         load_config(path)
+    message = str(info.value)
+    assert "\n" not in message and str(path) in message
+
+
+def test_top_k_bound_is_the_search_engines(tmp_path: Path) -> None:
+    from grimoire_beholder.config import RANGES
+    from grimoire_beholder.search.engine import MAX_TOP_K
+
+    assert RANGES["top_k"] == (1, MAX_TOP_K)
+
+
+def test_a_config_path_that_is_a_folder_says_so(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CONFIG_ENV, str(tmp_path))
+    with pytest.raises(ConfigError, match=r"names a folder") as info:
+        load_config()
+    assert "does not exist" not in str(info.value)
+    with pytest.raises(ConfigError, match="folder"):
+        load_config(tmp_path)
+
+
+def test_bad_config_is_one_cli_line_for_every_command(tmp_path: Path) -> None:
+    """Through the CLI: the values that used to end in tracebacks."""
+    import subprocess
+    import sys
+
+    for text in ('db_path = "a\\u0000b.db"', "ollama_timeout = nan", "top_k = 1000"):
+        (tmp_path / "config.toml").write_text(text + "\n")
+        for args in (("list",), ("query", "lamps"), ("status",)):
+            proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args],
+                                  cwd=tmp_path, capture_output=True, text=True, timeout=120)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+            lines = proc.stderr.strip().splitlines()
+            assert len(lines) == 1 and "config.toml" in lines[0], proc.stderr
 
 
 def test_invalid_toml(tmp_path: Path) -> None:

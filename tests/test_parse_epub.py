@@ -11,6 +11,7 @@ import importlib.util
 import itertools
 import json
 import os
+import random
 import time
 import warnings
 import zipfile
@@ -426,6 +427,70 @@ def test_hostile_markup_is_contained(tmp_path: Path) -> None:
     assert "lollol" not in text and "Laughs contained." in text
     assert where(book, "placeholder")[0] == "Ok"
     assert any("junk.xhtml" in w for w in book.warnings)
+
+
+@pytest.mark.parametrize(("tag", "depth"), [("div", 300), ("span", 3000), ("section", 20000)])
+def test_deep_nesting_keeps_every_word_and_anchor(tmp_path: Path, tag: str, depth: int) -> None:
+    """Past libxml2's 256 levels the XML parser fails and the HTML one silently dropped
+    everything from the nesting on; the document is flattened instead, text and TOC anchors
+    kept in order."""
+    deep = (f"<h1>Deep</h1><p>Words before the nesting.</p>{f'<{tag}>' * depth}"
+            f"<p id=\"inner\">Words deep inside.</p>{f'</{tag}>' * depth}"
+            "<p>Words after the nesting.</p>")
+    src = make_epub(tmp_path / "deep.epub",
+                    {"c1.xhtml": "<p id=\"inner\">placeholder</p>",
+                     "c2.xhtml": f"<h1>Next</h1><p>{LOREM}</p>"},
+                    [(("Deep", "c1.xhtml"), [("Inside", "c1.xhtml#inner")]),
+                     ("Next", "c2.xhtml")])
+    xhtml = ('<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+             f"<head><title>Deep</title></head><body>{deep}</body></html>").encode()
+    # written after ebooklib, whose own (depth-limited) parser would cut the document
+    path = rewrite(src, tmp_path / "deep2.epub",
+                   lambda n, d: xhtml if n.endswith("c1.xhtml") else d)
+    book = parse_epub(path)
+    assert where(book, "Words before the nesting.")[1].title != "Inside"
+    chapter, section = where(book, "Words deep inside.")
+    assert chapter == "Deep" and section.title == "Inside"
+    assert "Words after the nesting." in section.text
+    assert where(book, "candles never quite reach")[0] == "Next"
+
+
+def test_a_paragraph_over_libxml2s_text_limit_is_kept(tmp_path: Path) -> None:
+    """A text node over 10 MB made both parsers drop the whole document silently."""
+    rng = random.Random(3)
+    big = " ".join(f"w{rng.randrange(10**6)}" for _ in range(1_600_000)) + " tidewater"
+    src = make_epub(tmp_path / "big.epub", {"c1.xhtml": "<p>placeholder</p>"},
+                    [("Big", "c1.xhtml")])
+    xhtml = ('<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml">'
+             f"<head><title>Big</title></head><body><p>{big}</p><p>{LOREM}</p></body></html>")
+    path = rewrite(src, tmp_path / "big2.epub",
+                   lambda n, d: xhtml.encode() if n.endswith("c1.xhtml") else d)
+    book = parse_epub(path)
+    text = " ".join(b.text for b in all_blocks(book))
+    assert len(text) > 12_000_000  # 12 MB in one paragraph, all of it
+    assert "tidewater" in text and "candles never quite reach" in text
+
+
+def test_entity_bomb_in_the_package_document_is_named(tmp_path: Path) -> None:
+    """A billion-laughs OPF hits libxml2's entity-expansion limit: say that, not "empty
+    spine" (the forgiving parser used to stop there and find no spine)."""
+    bomb = (b'<?xml version="1.0"?><!DOCTYPE package [<!ENTITY a "lollollollol">'
+            + b"".join(b'<!ENTITY %s "%s">' % (bytes([98 + i]), (b"&" + bytes([97 + i])
+                                                             + b";") * 10) for i in range(8))
+            + b"]>")
+
+    def explode(name: str, data: bytes) -> bytes:
+        if not name.endswith(".opf"):
+            return data
+        body = data.split(b"?>", 1)[1] if data.startswith(b"<?xml") else data
+        return bomb + body.replace(b"<dc:title", b"<dc:description>&i;</dc:description>"
+                                                 b"<dc:title", 1)
+
+    path = rewrite(simple_book(tmp_path), tmp_path / "laughs.epub", explode)
+    with pytest.raises(InputFileError) as info:
+        parse_epub(path)
+    message = str(info.value)
+    assert "entity" in message and "laughs.epub" in message and "spine" not in message
 
 
 def test_zip_bomb_is_refused_quickly(tmp_path: Path) -> None:

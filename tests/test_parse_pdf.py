@@ -16,7 +16,7 @@ import pymupdf
 import pytest
 
 from grimoire_beholder.errors import InputFileError
-from grimoire_beholder.parse.document import Block, ParsedBook, ParsedSection
+from grimoire_beholder.parse.document import Block, ParsedBook, ParsedSection, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
@@ -370,7 +370,7 @@ def margin_words(page: pymupdf.Page) -> Counter[str]:
 @pytest.mark.parametrize("rel", REAL)
 def test_real_book_loses_and_doubles_no_text(rel: str) -> None:
     path = bench_file(rel)
-    book = parse_pdf(path)
+    book = parse_pdf(path, ParseOptions(ocr="off"))  # the text layer alone, word for word
     doc = pymupdf.open(path)
     page_words: Counter[str] = Counter()
     margins: Counter[str] = Counter()

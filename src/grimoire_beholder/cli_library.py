@@ -1,5 +1,5 @@
 """The library's core verbs on the command line: ingest, sync, list, delete, status,
-reindex-fts, query and serve-mcp.
+check, reindex-fts, query and serve-mcp.
 
 Each command parses its arguments, calls the Library, renders (``cli_render``) and lets
 ``cli_app`` map errors. Commands register on ``cli_app.app``; ``cli.py`` imports this module.
@@ -208,6 +208,24 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
         out.print(f"  {b['slug']}: {b['chunks']} chunks ({s['embedded']} embedded, "
                   f"{s['contextualized']} contextualized, {s['pending']} pending), "
                   f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
+
+
+@app.command()
+def check(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+    """Check the library file: SQLite's integrity check and the index consistency rules."""
+    from .cli_render import out, print_json
+
+    result = with_library(config, lambda lib: lib.check(), read_only=True)
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        for problem in result.problems:
+            out.print(f"problem: {problem}", markup=False)
+        figures = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.figures.items())
+        verdict = "ok" if result.ok else f"{len(result.problems)} problem(s)"
+        out.print(f"{result.database}: {verdict} · {figures}", markup=False)
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 @app.command("reindex-fts")

@@ -12,6 +12,7 @@ directory when there is no file). Unknown keys and wrong types are errors naming
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -147,49 +148,77 @@ def plugin_backends(key: str) -> tuple[str, ...]:
     return tuple(ep.name for ep in entry_points(group=group)) if group else ()
 
 
+# (least, most) for every number. The maxima lie far past any useful value; they keep each
+# one inside what SQLite's integers and the model clients accept. top_k's is the search
+# engine's MAX_TOP_K (tests/test_config.py holds them equal).
+RANGES: dict[str, tuple[float, float]] = {
+    "ollama_timeout": (0.1, 86_400.0),
+    "ollama_retries": (0, 100),
+    "context_concurrency": (1, 256),
+    "embed_batch_size": (1, 100_000),
+    "chunk_size": (1, 1_000_000),
+    "chunk_overlap": (0, 1_000_000),
+    "section_split_tokens": (1, 100_000_000),
+    "window_size": (1, 1_000_000),
+    "window_overlap": (0, 1_000_000),
+    "top_k": (1, 100),
+    "candidate_pool_size": (1, 1_000_000),
+    "rrf_k": (1, 1_000_000),
+    "fusion_alpha": (0.0, 1.0),
+    "rerank_candidates": (1, 100_000),
+    "min_confidence": (0.0, 1.0),
+}
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def _validated(cfg: Config) -> Config:
+    """``cfg`` if every value is usable; else a ConfigError naming the key (and the file)."""
+    where = f" in {cfg.source}" if cfg.source else ""
+
+    def fail(message: str) -> ConfigError:
+        return ConfigError(message + where)
+
     for key, allowed in CHOICES.items():
         value = getattr(cfg, key)
         if value not in allowed and value not in plugin_backends(key):
             names = ", ".join(allowed + plugin_backends(key))
-            raise ConfigError(f"config key '{key}' must be one of {names} (got {value!r})")
+            raise fail(f"config key '{key}' must be one of {names} (got {value!r})")
     embedded = DEFAULT_EMBEDDING_MODELS["embedded"]
     if cfg.embedding_backend == "embedded" and cfg.embedding_model not in ("", embedded):
-        raise ConfigError(
+        raise fail(
             f"config key 'embedding_model' names {cfg.embedding_model!r}, but the embedded "
             f'backend runs only {embedded}: set embedding_backend = "ollama" for another model'
         )
-    positive = ("chunk_size", "section_split_tokens", "embed_batch_size", "top_k",
-                "candidate_pool_size", "rrf_k", "context_concurrency", "rerank_candidates")
-    for key in positive:
-        if getattr(cfg, key) < 1:
-            raise ConfigError(f"config key '{key}' must be at least 1 (got {getattr(cfg, key)})")
-    if cfg.chunk_overlap < 0 or cfg.chunk_overlap >= cfg.chunk_size:
-        raise ConfigError(
-            f"config key 'chunk_overlap' must be between 0 and chunk_size - 1 "
-            f"(got {cfg.chunk_overlap} with chunk_size {cfg.chunk_size})"
-        )
-    if cfg.window_size < 1 or cfg.window_overlap < 0 or cfg.window_overlap >= cfg.window_size:
-        raise ConfigError(
-            f"config keys 'window_size' >= 1 and 0 <= 'window_overlap' < window_size required "
-            f"(got {cfg.window_size} and {cfg.window_overlap})"
-        )
-    if not 0.0 <= cfg.fusion_alpha <= 1.0:
-        raise ConfigError(
-            f"config key 'fusion_alpha' must be between 0 and 1 (got {cfg.fusion_alpha})"
-        )
-    if not 0.0 <= cfg.min_confidence <= 1.0:
-        raise ConfigError(
-            f"config key 'min_confidence' must be between 0 and 1 (got {cfg.min_confidence})"
-        )
-    if cfg.ollama_retries < 0 or cfg.ollama_timeout <= 0:
-        raise ConfigError("config keys 'ollama_retries' >= 0 and 'ollama_timeout' > 0 required")
-    if not re.fullmatch(r"[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*", cfg.ocr_language):
-        raise ConfigError(
-            "config key 'ocr_language' must be Tesseract language codes joined by '+', "
-            f"e.g. 'eng' or 'eng+deu' (got {cfg.ocr_language!r})"
-        )
+    for key, (least, most) in RANGES.items():
+        value = getattr(cfg, key)
+        if not (math.isfinite(value) and least <= value <= most):
+            raise fail(f"config key '{key}' must be from {least} to {most} (got {value!r})")
+    if cfg.chunk_overlap >= cfg.chunk_size:
+        raise fail(f"config key 'chunk_overlap' must be between 0 and chunk_size - 1 "
+                   f"(got {cfg.chunk_overlap} with chunk_size {cfg.chunk_size})")
+    if cfg.window_overlap >= cfg.window_size:
+        raise fail(f"config key 'window_overlap' must be below window_size (got "
+                   f"{cfg.window_overlap} with window_size {cfg.window_size})")
+    for f in fields(Config):
+        value = getattr(cfg, f.name)
+        if f.name not in _INTERNAL and isinstance(value, str) and _CONTROL.search(value):
+            raise fail(f"config key '{f.name}' contains a control character (got {value!r})")
+    _check_paths_and_names(cfg, fail)
     return cfg
+
+
+def _check_paths_and_names(cfg: Config, fail: Any) -> None:
+    if not cfg.db_path.strip():
+        raise fail("config key 'db_path' is empty; name the library file, e.g. \"book.db\"")
+    if cfg.database_path.is_dir():
+        raise fail(f"config key 'db_path' names a folder ({cfg.database_path}); name the "
+                   "library file in it, e.g. \"book.db\"")
+    if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s]*)?", cfg.ollama_host):
+        raise fail("config key 'ollama_host' must be an http:// or https:// address, e.g. "
+                   f"\"http://localhost:11434\" (got {cfg.ollama_host!r})")
+    if not re.fullmatch(r"[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*", cfg.ocr_language):
+        raise fail("config key 'ocr_language' must be Tesseract language codes joined by '+', "
+                   f"e.g. 'eng' or 'eng+deu' (got {cfg.ocr_language!r})")
 
 
 def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
@@ -216,17 +245,24 @@ def find_config_file(config_path: str | os.PathLike[str] | None = None) -> Path 
     """The config file to use, or None for built-in defaults. Raises if a named file is gone."""
     if config_path is not None:
         path = Path(config_path).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"config file not found: {path}")
-        return path
+        return _named_file(path, f"config file not found: {path}",
+                           f"config file {path} is a folder, not a file")
     env = os.environ.get(CONFIG_ENV)
     if env:
         path = Path(env).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"{CONFIG_ENV} names a config file that does not exist: {path}")
-        return path
+        return _named_file(path, f"{CONFIG_ENV} names a config file that does not exist: {path}",
+                           f"{CONFIG_ENV} names a folder, not a config file: {path}")
     local = Path.cwd() / CONFIG_FILENAME
     return local if local.is_file() else None
+
+
+def _named_file(path: Path, missing: str, folder: str) -> Path:
+    """``path`` if it is a file; else the error that says what it is instead."""
+    if path.is_dir():
+        raise ConfigError(folder)
+    if not path.is_file():
+        raise ConfigError(missing)
+    return path
 
 
 def load_config(config_path: str | os.PathLike[str] | None = None) -> Config:

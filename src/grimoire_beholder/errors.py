@@ -40,6 +40,19 @@ class StorageError(GrimoireError):
     """The database cannot be opened, is read-only, full, or from an incompatible version."""
 
 
+class LibraryDamagedError(StorageError):
+    """The library file has damaged pages, or is not a library database at all.
+
+    Raised wherever SQLite reports corruption (``SQLITE_CORRUPT``, ``SQLITE_NOTADB``), so no
+    command ends in a traceback; the message names the file and what to do about it.
+    """
+
+
+class ReadOnlyLibraryError(StorageError):
+    """A write was asked of a library that is read-only here (read-only media, permissions,
+    or opened read-only on purpose, as the MCP server does)."""
+
+
 class ModelError(GrimoireError):
     """A model backend is unreachable, missing a model, or returned something unusable."""
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import BookNotFoundError, GrimoireError, NotFoundError
+from .errors import BookNotFoundError, NotFoundError, ReadOnlyLibraryError
 from .ingest import faults
 from .ingest.progress import NullProgress, Progress
 from .models import Models
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .search.engine import EmbedQuery, SearchEngine
     from .search.hits import SearchResults
     from .search.savings import SavingsRecorder
+    from .store.check import LibraryCheck
 
 
 class Library:
@@ -59,7 +60,8 @@ class Library:
         """
         cfg = config or load_config(config_path)
         conn = connect(cfg.database_path, read_only=read_only)
-        return cls(cfg, conn, read_only=read_only, embedder=embedder, generator=generator)
+        return cls(cfg, conn, read_only=conn.read_only_reason is not None, embedder=embedder,
+                   generator=generator)
 
     def close(self) -> None:
         self.conn.close()
@@ -140,6 +142,12 @@ class Library:
     def integrity(self) -> dict[str, object]:
         return chunk_store.integrity(self.conn)
 
+    def check(self) -> LibraryCheck:
+        """SQLite's integrity check plus the consistency rules (store/check.py)."""
+        from .store.check import check
+
+        return check(self.conn, str(self.config.database_path), writable=not self.read_only)
+
     # -- search --------------------------------------------------------------------------
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
                author: str | None = None, source_type: str | None = None,
@@ -197,7 +205,10 @@ class Library:
     # -- writing (CLI only) --------------------------------------------------------------
     def _require_writable(self) -> None:
         if self.read_only:
-            raise GrimoireError("this library was opened read-only")
+            reason = getattr(self.conn, "read_only_reason", None) or "it was opened read-only"
+            raise ReadOnlyLibraryError(
+                f"the library {self.config.database_path} is read-only ({reason}); nothing "
+                "was written")
 
     def _ingest_deps(self, *, writes: bool = True) -> IngestDeps:
         """What ingest, sync and watch work with: this library's connection, config and

@@ -43,6 +43,8 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
         )
     if size == 0:
         raise InputFileError(f"{path}: file is empty")
+    # Each parser reads its bytes through parse/source.read_source, which refuses anything
+    # but a regular file (a FIFO, a device, a folder) before reading a byte.
     if source_type == "pdf":
         from .pdf import parse_pdf
 

@@ -33,7 +33,7 @@ from grimoire_beholder.parse.epub_package import (
     check_drm,
     read_package,
 )
-from grimoire_beholder.parse.source import stat_source
+from grimoire_beholder.parse.source import read_source
 
 CHARS_PER_PAGE = 1024
 _ERRORS: tuple[type[BaseException], ...] = (*READ_ERRORS, RecursionError, KeyError)
@@ -65,10 +65,9 @@ def parse_epub(path: Path) -> ParsedBook:
     """Parse an EPUB file into chapters, sections and blocks; raise InputFileError on input
     that is missing, not an EPUB, DRM-protected, hostile or without any text."""
     path = Path(path)
-    if stat_source(path).st_size == 0:
-        raise InputFileError(f"{path}: file is empty (0 bytes)")
+    data = read_source(path)
     try:
-        arc = Archive(path)
+        arc = Archive(path, data)
     except READ_ERRORS as exc:  # pragma: no cover - Archive maps its own errors
         raise InputFileError(f"{path}: not an EPUB ({type(exc).__name__})") from exc
     try:

@@ -69,29 +69,118 @@ def _sniff_encoding(data: bytes) -> str:
     return "utf-8"
 
 
+def _strict(data: bytes, huge: bool = False) -> etree._Element | None:
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=huge
+    )
+    return etree.fromstring(data, parser)
+
+
+# libxml2's size limits (a text node over 10 MB, nesting over 256): lifted on a retry with
+# huge_tree, which keeps the entity-amplification check; the member itself is size-capped.
+_LIMITS = re.compile(r"depth|huge|too long", re.I)
+
+
 def load_markup(data: bytes) -> etree._Element | None:
     """Parse XHTML strictly as XML (exact structure), falling back to the forgiving HTML
     parser for tag soup or HTML entities. Entities are never expanded from DTDs and nothing
-    is fetched from the network. Returns None when neither parser yields a tree."""
+    is fetched from the network. Returns None when neither parser yields a tree.
+
+    Past libxml2's limits — elements nested over 256 deep, a text node over 10 MB — the XML
+    parser fails and the HTML parser silently drops everything from that point on. Such a
+    document is parsed again with the size limits lifted, flattened below ``MAX_DEPTH``
+    first (see :func:`flatten`), so all its text is kept."""
+    text: str | None = None
     try:
-        parser = etree.XMLParser(
-            resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-        )
-        root = etree.fromstring(data, parser)
+        root = _strict(data)
         if root is not None:
             return root
-    except (etree.LxmlError, ValueError):
-        pass
+    except (etree.LxmlError, ValueError) as exc:
+        if _LIMITS.search(str(exc)):
+            text = flatten(_decode(data))
+            try:
+                return _strict(text.encode("utf-8"), huge=True)
+            except (etree.LxmlError, ValueError):
+                pass
     try:
-        text = data.decode(_sniff_encoding(data), errors="replace")
-        text = re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
+        if text is None:
+            text = flatten(_decode(data))
         # A DOCTYPE's internal subset would otherwise leak into the text as "]>".
         text = re.sub(r"<!DOCTYPE[^\[>]*(\[.*?\])?\s*>", "", text, count=1, flags=re.S | re.I)
         if not text.strip():
             return None
-        return html.document_fromstring(text)
+        return html.document_fromstring(text, parser=html.HTMLParser(huge_tree=True))
     except (etree.LxmlError, ValueError, LookupError):
         return None
+
+
+def _decode(data: bytes) -> str:
+    """The document as text, its XML declaration dropped (it may name another encoding)."""
+    text = data.decode(_sniff_encoding(data), errors="replace")
+    return re.sub(r"^\s*<\?xml[^>]*\?>", "", text)
+
+
+MAX_DEPTH = 200  # below libxml2's 256 for both its XML and HTML parsers
+_MARKUP = re.compile(
+    r"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<[?!][^>]*+>"
+    r"|<(/?)([A-Za-z][^\s/>]*+)((?:[^>\"']++|\"[^\"]*+\"|'[^']*+')*+)>", re.S)
+_ANCHOR_ATTR = re.compile(r"""\s(?:id|name)\s*=\s*(?:"[^"]*+"|'[^']*+')""")
+
+
+def flatten(text: str) -> str:
+    """``text`` with every element deeper than ``MAX_DEPTH`` unwrapped: its text stays in
+    place, a block element leaves an empty ``<div/>`` (still a block boundary, keeping its
+    id for TOC anchors), an inline one only its id. Unchanged when nothing nests that deep;
+    one regex pass, linear in the text."""
+    parts: list[str] = []
+    open_tags: list[tuple[str, bool]] = []  # each open element: its name, was its tag kept
+    pos = 0
+    for tag in _MARKUP.finditer(text):
+        closing, name, attrs = tag.group(1), tag.group(2), tag.group(3)
+        if name is None or (not closing and attrs.rstrip().endswith("/")):
+            continue  # comment, declaration or self-closing element: depth unchanged
+        name = name.lower()
+        if closing:
+            kept = _close(open_tags, name)
+            if kept is False:
+                parts += [text[pos:tag.start()], _boundary(name, "")]
+                pos = tag.end()
+            continue
+        if name in _VOID:
+            continue
+        if len(open_tags) < MAX_DEPTH:
+            open_tags.append((name, True))
+            continue
+        open_tags.append((name, False))
+        anchors = "".join(_ANCHOR_ATTR.findall(attrs))
+        parts += [text[pos:tag.start()], _boundary(name, anchors)]
+        pos = tag.end()
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+# HTML elements that never have a closing tag (tag soup writes <br>, not <br/>).
+_VOID = _tags("area base br col embed hr img input link meta param source track wbr")
+_CLOSE_LOOKBACK = 64  # how far up a closing tag looks for its (implicitly closed) opener
+
+
+def _close(open_tags: list[tuple[str, bool]], name: str) -> bool | None:
+    """Pop the element ``</name>`` closes (and those tag soup left open inside it); whether
+    its tag was kept, or None for a stray closing tag."""
+    for back in range(1, min(len(open_tags), _CLOSE_LOOKBACK) + 1):
+        if open_tags[-back][0] == name:
+            kept = open_tags[-back][1]
+            del open_tags[-back:]
+            return kept
+    return None
+
+
+def _boundary(name: str, anchors: str) -> str:
+    if name in BLOCK_TAGS:
+        return f"<div{anchors}/>"
+    return f"<span{anchors}/>" if anchors else ""
 
 
 def collapse(text: str) -> str:

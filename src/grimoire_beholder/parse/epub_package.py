@@ -9,6 +9,7 @@ zip members are read into memory by name, never extracted, so a member called
 
 from __future__ import annotations
 
+import io
 import posixpath
 import re
 import zipfile
@@ -80,13 +81,12 @@ class Package:
 class Archive:
     """Bounded, in-memory reader over the zip: every read counts against a total budget."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, data: bytes) -> None:
+        """``data`` is the file's bytes, read by ``parse.source.read_source``."""
         self.label = str(path)
         try:
-            self._zip = zipfile.ZipFile(path)
+            self._zip = zipfile.ZipFile(io.BytesIO(data))
             infos = self._zip.infolist()
-        except PermissionError as exc:
-            raise InputFileError(f"{self.label}: cannot read file (permission denied)") from exc
         except READ_ERRORS as exc:
             raise InputFileError(f"{self.label}: not an EPUB (not a readable zip archive)") from exc
         try:
@@ -170,14 +170,26 @@ def resolve_href(base_dir: str, href: str) -> tuple[str | None, str | None]:
     return joined, fragment
 
 
-def _xml(data: bytes) -> etree._Element:
+def _xml(data: bytes, arc: Archive, name: str) -> etree._Element:
+    """A package XML member (container, OPF, NCX, encryption), parsed forgivingly — except
+    that hitting libxml2's entity-expansion limit (a "billion laughs" bomb) refuses the
+    whole book, instead of recovering to a truncated tree that reads as an empty spine."""
     parser = etree.XMLParser(
         resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False, recover=True
     )
     root = etree.fromstring(data, parser)
+    if any(e.type_name in _BOMB_ERRORS or "amplification" in e.message
+           for e in parser.error_log):
+        raise InputFileError(
+            f"{arc.label}: refused, {name} defines entities that expand past the safety "
+            "limit (an entity-expansion bomb, 'billion laughs')")
     if root is None:
         raise etree.ParserError("empty or unparsable XML document")
     return root
+
+
+# libxml2's reports of an entity that expands without bound or refers to itself.
+_BOMB_ERRORS = frozenset(("ERR_RESOURCE_LIMIT", "ERR_ENTITY_LOOP", "ERR_ENTITY_AMPLIFICATION"))
 
 
 def _children(el: etree._Element, name: str) -> list[etree._Element]:
@@ -199,7 +211,7 @@ def _opf_path(arc: Archive) -> str:
     container = arc.find("META-INF/container.xml")
     if container is not None:
         try:
-            root = _xml(arc.read(container))
+            root = _xml(arc.read(container), arc, container)
             for el in root.iter():
                 if localname(el) == "rootfile" and el.get("full-path"):
                     found = arc.find(resolve_href("", el.get("full-path", ""))[0] or "")
@@ -219,7 +231,7 @@ def check_drm(arc: Archive, content_paths: set[str]) -> None:
     if enc is None:
         return
     try:
-        root = _xml(arc.read(enc))
+        root = _xml(arc.read(enc), arc, enc)
     except etree.LxmlError as exc:
         raise InputFileError(
             f"{arc.label}: unreadable META-INF/encryption.xml (DRM-protected?)"
@@ -244,7 +256,7 @@ def read_package(arc: Archive) -> tuple[Package, set[str]]:
     """
     opf = _opf_path(arc)
     try:
-        root = _xml(arc.read(opf))
+        root = _xml(arc.read(opf), arc, opf)
     except etree.LxmlError as exc:
         raise InputFileError(f"{arc.label}: unreadable OPF package document ({opf})") from exc
     base = posixpath.dirname(opf)
@@ -368,7 +380,7 @@ def _read_nav(arc: Archive, nav: str, spine: list[str], warnings: list[str]) -> 
 
 def _read_ncx(arc: Archive, ncx: str, spine: list[str], warnings: list[str]) -> list[TocNode]:
     try:
-        root = _xml(arc.read(ncx))
+        root = _xml(arc.read(ncx), arc, ncx)
     except etree.LxmlError:
         warnings.append(f"NCX table of contents {ncx} is unreadable")
         return []

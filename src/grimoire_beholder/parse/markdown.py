@@ -13,11 +13,18 @@ so a hit can be shown as ``notes.md:12-18``.
 
 Pathological nesting (1,000 ``>`` levels) is cut off by markdown-it's ``maxNesting`` guard;
 everything here walks the flat token stream iteratively, so nothing recurses on input depth.
+
+Memory and time stay proportional to the file: markdown-it only ever sees one bounded piece
+at a time, never tables or long fences, and dense markup past a budget is read as plain
+text (``markdown_pieces.py``); headings beyond one per ``_CHARS_PER_HEADING`` characters are
+kept as text rather than becoming thousands of empty sections. Both are said in a warning.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,17 +33,32 @@ from markdown_it.token import Token
 
 from ..errors import InputFileError
 from .document import Block, ParsedBook, ParsedChapter, ParsedSection
+from .markdown_pieces import (
+    Event,
+    assign,
+    cut,
+    fence_event,
+    plain_events,
+    references,
+    table_event,
+)
 from .text import line_count, read_text_file
 
 # Deep enough for any real document (lists in quotes in lists), shallow enough that
 # markdown-it's recursive block parser stays far from Python's recursion limit.
 _MAX_NESTING = 40
 _UNTITLED = "Untitled"
+# Headings become chapters and sections only up to one per this many characters (and at
+# least _MIN_HEADINGS): a file of nothing but "# a" lines must not cost a section each.
+_CHARS_PER_HEADING, _MIN_HEADINGS = 256, 2_000
 _CONTAINERS = {"bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"}
 
 
+@functools.cache
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING}).enable("table")
+    # Tables are read by markdown_pieces (its table rule pads every short row to the header's
+    # width, one token per cell); inside a list or quote a table stays plain text.
+    return MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
 
 
 # ---------------------------------------------------------------------------- front matter
@@ -116,7 +138,7 @@ def _gather(tokens: list[Token], start: int, stop: int) -> str:
     List items keep a marker ("- ", "3. ") and indentation for their depth so a nested list
     still reads as a list inside a chunk; table rows become ``cell | cell``.
     """
-    pieces: list[str] = []
+    parts: list[str] = []
     list_depth = 1 if tokens[start].type == "list_item_open" else 0
     marker = ""
     row: list[str] | None = None
@@ -132,21 +154,23 @@ def _gather(tokens: list[Token], start: int, stop: int) -> str:
         elif kind == "tr_open":
             row = []
         elif kind == "tr_close" and row is not None:
-            pieces.append(" | ".join(row))
+            while row and not row[-1]:  # cells markdown-it padded a short row with
+                row.pop()
+            parts.append(" | ".join(row))
             row = None
         elif kind == "inline":
             text = _inline_text(token)
             if row is not None:
                 row.append(text)
             elif text:
-                pieces.append(marker + text)
+                parts.append(marker + text)
                 marker = ""
         elif kind in ("fence", "code_block", "html_block"):
             code = token.content.rstrip("\n")
             if code.strip():
-                pieces.append(marker + code)
+                parts.append(marker + code)
                 marker = ""
-    return "\n".join(pieces)
+    return "\n".join(parts)
 
 
 @dataclass
@@ -160,6 +184,7 @@ class _Builder:
     h1_titles: list[str] = field(default_factory=list)
     heading_stack: list[tuple[int, str]] = field(default_factory=list)
     found_text: bool = False
+    headings: int = 0
 
     def _current_chapter(self) -> ParsedChapter:
         if not self.chapters:
@@ -167,6 +192,7 @@ class _Builder:
         return self.chapters[-1]
 
     def heading(self, level: int, title: str) -> None:
+        self.headings += 1
         title = title or _UNTITLED
         if level == 1:
             self.h1_titles.append(title)
@@ -200,8 +226,6 @@ class _Builder:
         return first + 1 + self.offset, stop + self.offset
 
 
-# (first source line, heading level or 0 for a block, text, token map)
-_Event = tuple[int, int, str, list[int] | None]
 # Tokens whose map marks source lines as read; containers are left out on purpose because
 # their map can span text that markdown-it dropped at its nesting limit.
 _LEAF_TOKENS = {"inline", "fence", "code_block", "html_block", "hr", "heading_open", "table_open"}
@@ -209,9 +233,9 @@ _LEAF_TOKENS = {"inline", "fence", "code_block", "html_block", "hr", "heading_op
 _NO_TEXT_LINE = re.compile(r"^[\s>]*(?:(?:[-+*]|\d{1,9}[.)])[\s>]*)?$|^ {0,3}\[[^\]]+\]:\s*\S")
 
 
-def _events(tokens: list[Token]) -> list[_Event]:
+def _events(tokens: list[Token]) -> list[Event]:
     """Headings and blocks in document order, walking the flat token list without recursion."""
-    events: list[_Event] = []
+    events: list[Event] = []
 
     def add(level: int, text: str, line_map: list[int] | None) -> None:
         events.append((line_map[0] if line_map else 0, level, text, line_map))
@@ -246,7 +270,7 @@ def _events(tokens: list[Token]) -> list[_Event]:
     return events
 
 
-def _orphans(tokens: list[Token], lines: list[str], reparse: bool = True) -> list[_Event]:
+def _orphans(tokens: list[Token], lines: list[str], reparse: bool = True) -> list[Event]:
     """Text lines no token accounts for, recovered at their place in the document.
 
     markdown-it silently drops everything below its nesting limit (and, inside a too-deep
@@ -259,7 +283,7 @@ def _orphans(tokens: list[Token], lines: list[str], reparse: bool = True) -> lis
         if token.type in _LEAF_TOKENS and token.map:
             first, stop = token.map
             covered[first:stop] = b"\x01" * (stop - first)
-    events: list[_Event] = []
+    events: list[Event] = []
     run: list[int] = []
     for number, line in enumerate([*lines, ""]):
         if number < len(lines) and not covered[number] and not _NO_TEXT_LINE.match(line):
@@ -271,7 +295,7 @@ def _orphans(tokens: list[Token], lines: list[str], reparse: bool = True) -> lis
     return events
 
 
-def _recover(run: list[str], first: int, reparse: bool) -> list[_Event]:
+def _recover(run: list[str], first: int, reparse: bool) -> list[Event]:
     stripped = [line.strip() for line in run]
     if not reparse:
         return [(first, 0, "\n".join(stripped), [first, first + len(run)])]
@@ -283,20 +307,89 @@ def _recover(run: list[str], first: int, reparse: bool) -> list[_Event]:
     ]
 
 
+def _document_events(lines: list[str], body: str, warnings: list[str],
+                     budget: _Capped) -> Iterator[Event]:
+    """Headings and blocks in document order, one bounded piece at a time (see
+    markdown_pieces.py): no token list ever spans more than one piece."""
+    parts = cut(body, lines)
+    plain = assign(parts, lines, len(body))
+    if plain:
+        warnings.append(f"{plain:,} characters of dense markup were read as plain text "
+                        "(markup kept as written)")
+    env = {"references": references(body)}
+    for piece in parts:
+        if piece.kind == "md":
+            part = lines[piece.start:piece.stop]
+            tokens = _markdown().parse("\n".join(part), env)
+            found = _events(tokens) + _orphans(tokens, part)
+            del tokens
+            for first, level, text, line_map in sorted(found, key=lambda event: event[0]):
+                yield (first + piece.start, level, text,
+                       [line_map[0] + piece.start, line_map[1] + piece.start]
+                       if line_map else None)
+        elif piece.kind == "plain":
+            yield from plain_events(lines, piece, headings=budget.left > 0)
+        elif piece.kind == "fence":
+            yield fence_event(lines, piece)
+        else:
+            yield table_event(lines, piece)
+
+
+class _Capped:
+    """Lets the first ``most`` headings through; later ones are turned into text, each run
+    of them (with the text between) one block rather than one block per heading. Plain
+    pieces ask ``left`` so they stop looking for headings once none would count."""
+
+    def __init__(self, most: int) -> None:
+        self.left, self.demoted = most, 0
+
+    def over(self, events: Iterator[Event]) -> Iterator[Event]:
+        texts: list[str] = []  # the run being joined: its texts and line span
+        span = [0, 0]
+        for event in events:
+            first, level, text, line_map = event
+            if level and self.left > 0:
+                self.left -= 1
+                yield event
+                continue
+            if level:
+                self.demoted += 1
+                text = "#" * level + " " + text
+            if self.left > 0 or not line_map:
+                yield (first, 0, text, line_map)
+                continue
+            if texts and span[1] < line_map[0]:  # not adjacent: the run ends
+                yield (span[0], 0, "\n".join(texts), span)
+                texts, span = [], [0, 0]
+            if not texts:
+                span = [line_map[0], line_map[1]]
+            texts.append(text)
+            span[1] = line_map[1]
+        if texts:
+            yield (span[0], 0, "\n".join(texts), span)
+
+
 def parse_markdown(path: Path) -> ParsedBook:
     """Parse a Markdown file into chapters (``#``) and flattened sections (``##``–``######``)."""
     path = Path(path)
     text = read_text_file(path)
+    total_lines = line_count(text)
     meta, body, offset = split_front_matter(text)
+    del text
     fm_title = meta.get("title") or None
-    builder = _Builder(prelude_title=fm_title or path.stem, lines=body.split("\n"), offset=offset)
-    tokens = _markdown().parse(body)
-    events = _events(tokens) + _orphans(tokens, builder.lines)
-    for _, level, text_, line_map in sorted(events, key=lambda event: event[0]):
+    builder = _Builder(prelude_title=fm_title or path.stem, lines=body.split("\n"),
+                       offset=offset)
+    warnings: list[str] = []
+    events = _Capped(max(_MIN_HEADINGS, len(body) // _CHARS_PER_HEADING))
+    for _, level, text_, line_map in events.over(
+            _document_events(builder.lines, body, warnings, events)):
         if level:
             builder.heading(level, text_)
         else:
             builder.block(text_, line_map)
+    if demoted := events.demoted:
+        warnings.append(f"{demoted:,} headings were kept as text: more than one per "
+                        f"{_CHARS_PER_HEADING} characters would only make empty sections")
     if not builder.found_text and not builder.chapters:
         raise InputFileError(f"{path}: contains no text")
     if fm_title:
@@ -311,5 +404,6 @@ def parse_markdown(path: Path) -> ParsedBook:
         source_type="markdown",
         source_path=str(path),
         chapters=builder.chapters,
-        line_count=line_count(text),
+        line_count=total_lines,
+        warnings=warnings,
     )

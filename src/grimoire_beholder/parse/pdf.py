@@ -44,9 +44,9 @@ from grimoire_beholder.parse.document import (
     ParsedSection,
     ParseOptions,
 )
-from grimoire_beholder.parse.pdf_ocr import ocr_pages, scanned_pages
+from grimoire_beholder.parse.pdf_ocr import classify_textless, ocr_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
-from grimoire_beholder.parse.source import stat_source
+from grimoire_beholder.parse.source import read_source
 
 # PyMuPDF prints to stdout, which carries results and the MCP protocol: MuPDF's messages about
 # a damaged file (the damage still raises, or is repaired) and, on the first find_tables, a
@@ -109,10 +109,9 @@ def parse_pdf(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     """
     path = Path(path)
     options = options or ParseOptions()
-    if stat_source(path).st_size == 0:
-        raise _fail(path, "file is empty (0 bytes)")
+    data = read_source(path)
     try:
-        doc = pymupdf.open(path, filetype="pdf")
+        doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:
         raise _fail(path, f"not a readable PDF (corrupt or not a PDF: {exc})") from exc
     try:
@@ -132,10 +131,10 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     warnings: list[str] = []
     lines, failed, textless = _extract_lines(doc, options)
     if failed:
-        warnings.append(f"{path.name}: text of {failed} page(s) could not be read (damaged file)")
-    scanned = scanned_pages(doc, textless)
-    ocr = ocr_pages(doc, scanned, mode=options.ocr, language=options.ocr_language,
-                    flags=_FLAGS, name=path.name)
+        warnings.append(f"text of {failed} page(s) could not be read (damaged file)")
+    kinds = classify_textless(doc, textless)
+    ocr = ocr_pages(doc, kinds, mode=options.ocr, language=options.ocr_language,
+                    flags=_FLAGS)
     if ocr.blocks:
         for page_no, page_blocks in ocr.blocks.items():
             lines.extend(_page_lines(page_no, page_blocks, []))
@@ -143,11 +142,13 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     if not lines:
         if failed == doc.page_count:
             raise _fail(path, "no page could be read (corrupt or truncated file)")
-        if scanned and ocr.not_run:
-            raise _fail(path, f"no text layer on any page (a scanned PDF); {ocr.not_run}")
-        if scanned:
-            raise _fail(path, "a scanned PDF without a text layer, and OCR found no text in it")
-        raise _fail(path, "no extractable text (blank pages, or text drawn as vector shapes)")
+        what = ("a scanned PDF" if not kinds.drawn else "its text is drawn as shapes"
+                if not kinds.scanned else "scanned pages and text drawn as shapes")
+        if kinds.to_ocr and ocr.not_run:
+            raise _fail(path, f"no text layer on any page ({what}); {ocr.not_run}")
+        if kinds.to_ocr:
+            raise _fail(path, f"no text layer on any page ({what}), and OCR found no text")
+        raise _fail(path, "no extractable text: every page is blank")
     warnings.extend(ocr.warnings)
     heights = {i + 1: doc[i].rect.height for i in range(doc.page_count)}
     # A document made only of header-like lines (one short line per page, all alike) would
@@ -303,7 +304,7 @@ def _outline_entries(doc: Any, path: Path, warnings: list[str]) -> list[_Entry]:
     try:
         toc = doc.get_toc(simple=False)
     except Exception as exc:
-        warnings.append(f"{path.name}: outline unreadable ({exc}); guessing headings")
+        warnings.append(f"outline unreadable ({exc}); guessing headings")
         return []
     found: list[_Entry] = []
     for item in toc:
@@ -331,7 +332,7 @@ def _outline_entries(doc: Any, path: Path, warnings: list[str]) -> list[_Entry]:
         entries.append(entry)
     if bad:
         warnings.append(
-            f"{path.name}: {bad} outline entr{'y' if bad == 1 else 'ies'} point at pages this "
+            f"{bad} outline entr{'y' if bad == 1 else 'ies'} point at pages this "
             "file does not have; placed at the next entry"
         )
     entries.reverse()

@@ -7,9 +7,11 @@ like any other text. The language data ships with the system package (Debian
 ``tesseract-ocr``, Homebrew ``tesseract``), so "is Tesseract installed" means "can we find a
 tessdata folder holding every requested language".
 
-Only pages with no text at all *and* an image are OCR'd: a blank page is not scanned, and a
-page that has a text layer is trusted as it is (its own text beats OCR). With ``ocr = "off"``
-or without Tesseract, the scanned pages are listed in a warning saying how to enable OCR.
+Only pages with no text at all are OCR'd — those that show an image (scans) and those that
+draw visible shapes (books whose glyphs were converted to vector paths): a page that has a
+text layer is trusted as it is (its own text beats OCR). A textless page is never dropped
+without a word: pages OCR'd, pages where OCR found nothing, pages skipped (``ocr = "off"``
+or no Tesseract, with how to enable it) and blank pages each get a warning line.
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ from pathlib import Path
 from typing import Any
 
 _DPI = 300  # Tesseract's accuracy drops sharply below ~300 dpi on book-sized type
+# A textless page "draws text" when its vector paths have at least _MIN_STROKES segments
+# (a word outlined as glyphs has dozens; a header rule or a frame one to four) and a quick
+# grey render shows them (white or clipped-away paths do not count).
+_MIN_STROKES = 8
+_INK_DPI, _INK_LEVEL, _INK_SHARE = 36, 230, 0.0001
+_INK = bytes(range(_INK_LEVEL))
 _INSTALL = "apt-get install tesseract-ocr, or brew install tesseract"
 # where distributions put tessdata; TESSDATA_PREFIX and `tesseract --list-langs` come first
 _TESSDATA_GLOBS = (
@@ -60,15 +68,47 @@ def _pages(pages: list[int]) -> str:
     return f"page{'s' if len(pages) > 1 else ''} {page_ranges(pages)}"
 
 
-def scanned_pages(doc: Any, textless: list[int]) -> list[int]:
-    """The textless pages (1-based) that show an image: blank pages are not scanned."""
-    found = []
-    for page in textless:
+@dataclass
+class TextlessPages:
+    """The pages (1-based) without a text layer, by what they show."""
+
+    scanned: list[int] = field(default_factory=list)  # an image: a scan
+    drawn: list[int] = field(default_factory=list)  # visible vector shapes: outlined glyphs
+    blank: list[int] = field(default_factory=list)  # nothing visible
+
+    @property
+    def to_ocr(self) -> list[int]:
+        return sorted(self.scanned + self.drawn)
+
+
+def _draws_text(page: Any) -> bool:
+    """Enough path segments to be outlined glyphs, and visible on a quick grey render."""
+    strokes = 0
+    for path in page.get_cdrawings():
+        strokes += len(path.get("items", ()))
+        if strokes >= _MIN_STROKES:
+            break
+    else:
+        return False
+    samples = page.get_pixmap(dpi=_INK_DPI, colorspace="gray", alpha=False).samples
+    return len(samples) - len(samples.translate(None, _INK)) >= _INK_SHARE * len(samples)
+
+
+def classify_textless(doc: Any, textless: list[int]) -> TextlessPages:
+    """Sort textless pages into scanned, drawn and blank (a page that cannot be looked at
+    counts as blank)."""
+    found = TextlessPages()
+    for number in textless:
         try:
-            if doc[page - 1].get_images(full=False):
-                found.append(page)
+            page = doc[number - 1]
+            if page.get_images(full=False):
+                found.scanned.append(number)
+            elif _draws_text(page):
+                found.drawn.append(number)
+            else:
+                found.blank.append(number)
         except Exception:
-            continue
+            found.blank.append(number)
     return found
 
 
@@ -103,26 +143,41 @@ def find_tessdata(language: str) -> str | None:
     return None
 
 
-def ocr_pages(doc: Any, pages: list[int], *, mode: str, language: str, flags: int,
-              name: str) -> OcrOutcome:
-    """OCR the scanned ``pages`` (1-based) when ``mode`` is "auto" and Tesseract is there.
+def _describe(kinds: TextlessPages, pages: list[int]) -> str:
+    """"3 scanned page(s)", "40 page(s) drawn as vector shapes", or both."""
+    scanned = len(set(pages) & set(kinds.scanned))
+    drawn = len(pages) - scanned
+    parts = ([f"{scanned} scanned page(s)"] if scanned else []) + (
+        [f"{drawn} page(s) drawn as vector shapes"] if drawn else [])
+    return " and ".join(parts)
 
-    ``name`` (the file's name) starts every warning, like the parser's other warnings.
+
+def ocr_pages(doc: Any, kinds: TextlessPages, *, mode: str, language: str,
+              flags: int) -> OcrOutcome:
+    """OCR the scanned and drawn pages when ``mode`` is "auto" and Tesseract is there, and
+    say in warnings what became of every textless page.
+
+    Like every parser warning, these do not name the file: ingest prefixes its name.
     """
     outcome = OcrOutcome()
+    pages = kinds.to_ocr
+    if kinds.blank:
+        outcome.warnings.append(
+            f"{len(kinds.blank)} blank page(s) gave no text: {_pages(kinds.blank)}")
     if not pages:
         return outcome
     if mode == "off":
         outcome.not_run = (
-            f'OCR is off; set ocr = "auto" in config.toml to OCR scanned pages (needs '
-            f"Tesseract: {_INSTALL})"
+            f'OCR is off; set ocr = "auto" in config.toml to OCR pages without a text layer '
+            f"(needs Tesseract: {_INSTALL})"
         )
     else:
         tessdata = find_tessdata(language)
         if tessdata is None:
             outcome.not_run = (
-                f"Tesseract (language '{language}') was not found; install it to OCR scanned "
-                f"pages ({_INSTALL}), or set TESSDATA_PREFIX to its tessdata folder"
+                f"Tesseract (language '{language}') was not found; install it to OCR pages "
+                f"without a text layer ({_INSTALL}), or set TESSDATA_PREFIX to its tessdata "
+                "folder"
             )
         else:
             _run(doc, pages, language, tessdata, flags, outcome)
@@ -130,17 +185,17 @@ def ocr_pages(doc: Any, pages: list[int], *, mode: str, language: str, flags: in
             failed = [p for p in pages if p not in outcome.blocks]
             if read:
                 outcome.warnings.append(
-                    f"{name}: {len(read)} scanned page(s) without a text layer were read by OCR "
+                    f"{_describe(kinds, read)} without a text layer were read by OCR "
                     f"({language}; expect recognition errors): {_pages(read)}"
                 )
             if failed:
                 outcome.warnings.append(
-                    f"{name}: OCR found no text on {len(failed)} scanned page(s): "
+                    f"OCR found no text on {_describe(kinds, failed)}: "
                     f"{_pages(failed)}"
                 )
             return outcome
     outcome.warnings.append(
-        f"{name}: {len(pages)} scanned page(s) have no text layer and were skipped "
+        f"{_describe(kinds, pages)} have no text layer and were skipped "
         f"({_pages(pages)}): {outcome.not_run}"
     )
     return outcome

@@ -1,24 +1,45 @@
-"""The one check a path passes before anything opens it: a readable regular file.
+"""The file behind a path: the one check it passes before anything opens it, and the one way
+every parser reads its bytes.
 
-Links are resolved first, so a link to a book is fine, while a link loop, a dangling link, a
-folder, a named pipe (opening one would block forever), a device or a socket is refused with
-a one-line :class:`InputFileError` naming the path. Ingest runs it before hashing a file and
-every parser entry point before reading one.
+A path can name something that is not a file: a named pipe (``open`` blocks until a writer
+comes, which may be never), a device (``/dev/zero`` and ``/dev/urandom`` never end), a
+socket or a folder — directly or through links. Links are followed, so a link to a book is
+fine; anything but a readable regular file is refused with a one-line
+:class:`InputFileError` naming the path (and where a link leads). Ingest runs
+:func:`stat_source` before hashing a file. Parsers read through :func:`read_source`, which
+opens without blocking, checks the *opened* descriptor (no race with a rename in between)
+and reads no more than the size it reported, however the file grows meanwhile.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
 
 from ..errors import InputFileError
 
-_KINDS = ((stat.S_ISDIR, "is a directory, not a file"),
-          (stat.S_ISFIFO, "is a named pipe, not a regular file"),
-          (stat.S_ISSOCK, "is a socket, not a regular file"),
-          (stat.S_ISCHR, "is a device, not a regular file"),
-          (stat.S_ISBLK, "is a device, not a regular file"))
+_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+_LOOP = "a link loop, not a file"
+
+
+def _named(path: Path) -> str:
+    """The path, and where it leads when it is a link (said in every refusal)."""
+    if path.is_symlink():
+        return f"{path} (a link to {os.path.realpath(path)})"
+    return str(path)
+
+
+def _refusal(path: Path, mode: int) -> InputFileError | None:
+    """Why a file of this mode cannot be a book, or None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return InputFileError(f"{_named(path)}: is a directory, not a file")
+    kind = next((name for test, name in _KINDS if test(mode)), "something other than a file")
+    return InputFileError(f"{_named(path)}: is {kind}, not a regular file")
 
 
 def stat_source(path: Path) -> os.stat_result:
@@ -28,14 +49,40 @@ def stat_source(path: Path) -> os.stat_result:
     except FileNotFoundError:
         raise InputFileError(f"{path}: file not found") from None
     except RuntimeError:  # Python 3.11 reports a link loop this way; later ones as OSError
-        raise InputFileError(f"{path}: a link loop, not a file") from None
+        raise InputFileError(f"{path}: {_LOOP}") from None
     except OSError as exc:
         raise InputFileError(f"{path}: cannot read file ({exc.strerror or exc})") from None
-    for is_kind, reason in _KINDS:
-        if is_kind(st.st_mode):
-            raise InputFileError(f"{path}: {reason}")
-    if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{path}: not a regular file")
+    if (refused := _refusal(Path(path), st.st_mode)) is not None:
+        raise refused
     if not os.access(path, os.R_OK):
         raise InputFileError(f"{path}: permission denied")
     return st
+
+
+def read_source(path: Path) -> bytes:
+    """The bytes of the regular file at ``path`` (links followed), at most its size.
+
+    Raises InputFileError, naming the file, for anything missing, unreadable, empty or not
+    a regular file — before a single byte is read from it.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputFileError(f"{_named(path)}: file not found") from None
+    except OSError as exc:
+        reason = _LOOP if exc.errno == errno.ELOOP else f"cannot read file ({exc.strerror})"
+        raise InputFileError(f"{path}: {reason}") from None
+    try:
+        info = os.fstat(fd)
+        if (refused := _refusal(path, info.st_mode)) is not None:
+            raise refused
+        if info.st_size == 0:
+            raise InputFileError(f"{_named(path)}: file is empty (0 bytes)")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            try:
+                return fh.read(info.st_size)
+            except OSError as exc:
+                raise InputFileError(
+                    f"{_named(path)}: cannot read file ({exc.strerror or exc})") from exc
+    finally:
+        os.close(fd)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import InputFileError
 from .document import Block, ParsedBook, ParsedChapter, ParsedSection
+from .source import read_source
 
 # How much of the file the encoding and binary heuristics look at. Large enough to be
 # representative, small enough that a 50 MB file is judged in milliseconds.
@@ -83,12 +84,7 @@ def read_text_file(path: Path) -> str:
     paragraph splitter and markdown-it, which counts lines the same way).
     Raises InputFileError for unreadable, empty, or binary files.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InputFileError(f"{path}: cannot read file ({exc.strerror or exc})") from exc
-    if not data:
-        raise InputFileError(f"{path}: file is empty")
+    data = read_source(path)
     text = _decode(data, path)
     del data
     sample = text[:_SAMPLE_CHARS]

@@ -1,5 +1,7 @@
 """Opening the SQLite library: WAL, foreign keys, busy timeout, FTS5 check, migrations.
 
+The connection class, storage-failure mapping and read-only media live in ``connection.py``.
+
 This package (``store``) is the only place in the project that speaks SQL.
 
 Migrations are keyed by ``PRAGMA user_version``: version N means the first N entries of
@@ -17,7 +19,15 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
-from ..errors import StorageError
+from ..errors import LibraryDamagedError, ReadOnlyLibraryError, StorageError
+from .connection import (
+    LibraryConnection,
+    open_read_only,
+    require_fts5,
+    set_up,
+    sqlite_open,
+    unwritable_reason,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -67,63 +77,46 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1, _schema_v2
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def _check_fts5(conn: sqlite3.Connection) -> None:
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp.fts5_probe USING fts5(x)")
-        conn.execute("DROP TABLE temp.fts5_probe")
-    except sqlite3.OperationalError as exc:
-        raise StorageError(
-            f"this Python's SQLite ({sqlite3.sqlite_version}) lacks FTS5, which the library "
-            "needs; use a Python built with FTS5 (the python.org and uv builds have it)"
-        ) from exc
-
-
-def connect(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     """Open (creating and migrating if needed) the library database at ``path``.
 
     ``read_only`` opens with SQLite's ``mode=ro``: no statement on that connection can
     write, whatever the code above it does. A read-only open never creates or migrates.
+    A library this process cannot write (read-only media, permissions) is opened read-only
+    too, whatever was asked, so reading commands still work there; the connection's
+    ``read_only_reason`` says why writes will be refused.
     """
     path = Path(path)
-    if read_only:
-        if not path.is_file():
+    require_fts5()
+    reason = "it was opened read-only" if read_only else unwritable_reason(path)
+    if reason is None:
+        return _open_writable(path)
+    if not path.is_file():
+        if read_only:
             raise StorageError(f"no library database at {path} (ingest a book first)")
-        uri = f"{path.resolve().as_uri()}?mode=ro"
-        try:
-            conn = sqlite3.connect(uri, uri=True, isolation_level=None,
-                                   check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open library database {path}: {exc}") from exc
-    else:
-        if not path.parent.is_dir():
-            raise StorageError(f"the library's directory does not exist: {path.parent}")
-        try:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise StorageError(f"cannot open library database {path}: {exc}") from exc
-    try:
-        conn.row_factory = sqlite3.Row
+        raise StorageError(f"cannot create a library at {path}: {reason}")
+    with set_up(open_read_only(path)) as conn:
+        conn.read_only_reason = reason
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _check_version(conn, path, allow_older=False)
+    return conn
+
+
+def _open_writable(path: Path) -> LibraryConnection:
+    if not path.parent.is_dir():
+        raise StorageError(f"the library's directory does not exist: {path.parent}")
+    with set_up(sqlite_open(path, path)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA foreign_keys = ON")
-        _check_fts5(conn)
-        if read_only:
-            _check_version(conn, path, allow_older=False)
-        else:
-            try:
-                mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            except sqlite3.OperationalError as exc:
-                raise StorageError(f"cannot write to library database {path}: {exc}") from exc
-            if str(mode).lower() != "wal":
-                raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            _apply_test_size_limit(conn)
-            _migrate(conn, path)
-    except sqlite3.DatabaseError as exc:
-        conn.close()
-        raise StorageError(f"{path} is not a usable library database: {exc}") from exc
-    except StorageError:
-        conn.close()
-        raise
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            raise StorageError(f"cannot write to library database {path}: {exc}") from exc
+        if str(mode).lower() != "wal":
+            raise StorageError(f"cannot switch {path} to WAL mode (got {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        _apply_test_size_limit(conn)
+        _migrate(conn, path)
     return conn
 
 
@@ -181,6 +174,9 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
     instead of failing halfway through with a lock upgrade error.
     """
+    damage = getattr(conn, "damage", None)
+    if damage is not None:  # once damage is seen, writing on around it only spreads it
+        raise LibraryDamagedError(str(damage))
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
@@ -219,5 +215,6 @@ def _storage_error(exc: sqlite3.OperationalError) -> StorageError:
         return StorageError(f"the disk (or the library's size limit) is full: {text}; nothing "
                             "was half-written — free some space and run the command again")
     if "readonly" in text.lower() or "read-only" in text.lower():
-        return StorageError(f"the library database is read-only ({text}); nothing was written")
+        return ReadOnlyLibraryError(f"the library database is read-only ({text}); nothing "
+                                    "was written")
     return StorageError(f"cannot write to the library database: {text}")
