@@ -57,7 +57,7 @@ class TerminalSafeStream:
 
 def install() -> None:
     """Escape control characters in all further writes to stdout and stderr."""
-    if not isinstance(sys.stdout, TerminalSafeStream):
+    if sys.stdout is not None and not isinstance(sys.stdout, TerminalSafeStream):
         sys.stdout = TerminalSafeStream(sys.stdout)
-    if not isinstance(sys.stderr, TerminalSafeStream):
+    if sys.stderr is not None and not isinstance(sys.stderr, TerminalSafeStream):
         sys.stderr = TerminalSafeStream(sys.stderr)
