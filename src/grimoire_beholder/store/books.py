@@ -171,16 +171,6 @@ def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
     vectors.clear_stamp_if_empty(conn)
 
 
-def touch_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
-               source_mtime: float) -> None:
-    """Record a new path/mtime for unchanged content (e.g. a moved file)."""
-    conn.execute(
-        "UPDATE books SET source_path = ?, source_mtime = ?, "
-        "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
-        (source_path, source_mtime, book_id),
-    )
-
-
 def relocate_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
                   source_mtime: float, source_root: str | None, source_group: str) -> None:
     """Point a book at its file's new place (a move or rename with the same content)."""
