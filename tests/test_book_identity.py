@@ -200,11 +200,6 @@ def test_migration_renames_numeric_slugs_and_guards_the_table(numbered: Path) ->
 
 
 # ------------------------------------------------------------------------ MCP
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_every_id_the_server_hands_out_names_the_same_book(numbered: Path) -> None:
     ids = _ids_by_slug(numbered)

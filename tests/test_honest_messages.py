@@ -80,12 +80,18 @@ def _book_path(lib: Path) -> str:
     return str(found["results"][0]["location"]).rsplit(":", 1)[0]
 
 
+def _library_of_one(lib: Path) -> Path:
+    """A library holding ``a/harbour.md`` (and an empty ``b/``); returns that file."""
+    write_config(lib)
+    original = _book(lib / "a" / "harbour.md", "harbour")
+    _ingest_one(lib, original)
+    (lib / "b").mkdir()
+    return original
+
+
 def test_a_copy_from_a_new_path_leaves_the_book_on_its_own_file(tmp_path: Path) -> None:
-    write_config(tmp_path)
-    original = _book(tmp_path / "a" / "harbour.md", "harbour")
-    _ingest_one(tmp_path, original)
+    original = _library_of_one(tmp_path)
     copy = tmp_path / "b" / "harbour-copy.md"
-    copy.parent.mkdir()
     shutil.copy(original, copy)
     before = snapshot(tmp_path / "book.db")
     out, _ = _ingest_one(tmp_path, copy)
@@ -95,11 +101,8 @@ def test_a_copy_from_a_new_path_leaves_the_book_on_its_own_file(tmp_path: Path) 
 
 
 def test_a_moved_file_is_followed_and_the_move_is_named(tmp_path: Path) -> None:
-    write_config(tmp_path)
-    original = _book(tmp_path / "a" / "harbour.md", "harbour")
-    _ingest_one(tmp_path, original)
+    original = _library_of_one(tmp_path)
     moved = tmp_path / "b" / "harbour.md"
-    moved.parent.mkdir()
     original.rename(moved)
     out, _ = _ingest_one(tmp_path, moved)
     assert f"its file moved from {original} and the book follows it" in out

@@ -21,11 +21,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 RESPONSE_MAX = 100_000  # characters, text and structured content each (~25k tokens)
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A book with a 5,000-character title and 250 sections under 20,000-character headings."""
