@@ -122,10 +122,6 @@ async def _mcp(config: Path, slug: str, question: str) -> dict[str, Any]:
             "listed": next(line for line in text(listed).splitlines() if f"slug={slug}:" in line)}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("slug", list(QUESTIONS))

@@ -40,6 +40,13 @@ def test_prompt_hook_prints_passages_within_budget(config: Path) -> None:
     assert len(out) <= 601
 
 
+def test_a_long_prompt_is_searched_by_its_beginning(config: Path) -> None:
+    """Searches refuse questions over 2,000 characters; a pasted prompt still gets context."""
+    prompt = "how do copper tape and beer traps stop slugs? " + "Pasted log line. " * 2_000
+    code, out = _prompt(config, json.dumps({"prompt": prompt}))
+    assert code == 0 and out.startswith(HEADER) and "Pests › Slugs" in out
+
+
 def test_prompt_hook_is_silent_when_it_should_be(config: Path, tmp_path: Path) -> None:
     assert _prompt(config, json.dumps({"prompt": "slugs?"})) == (0, "")  # short
     assert _prompt(config, "{not json") == (0, "")

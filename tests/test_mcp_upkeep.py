@@ -31,11 +31,6 @@ NEW_TEXT = ("Moor the zeppelin to the mast with a brass windlass before the gale
             "slack the bow lines as the envelope warms. ") * 4
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def folder_library(base: Path) -> Path:
     """A library of one ingested folder (three Markdown books); returns its config."""
     base.mkdir(parents=True, exist_ok=True)

@@ -138,8 +138,3 @@ async def test_upkeep_settings_are_off_by_default_and_turn_tools_on(tmp_path: Pa
             tools[name] = {t.name for t in (await client.list_tools()).tools}
     assert tools["off"] == TOOLS
     assert tools["on"] == TOOLS | {"sync_library", "add_book", "remove_book"}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

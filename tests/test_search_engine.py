@@ -17,7 +17,7 @@ import pytest
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
-from grimoire_beholder.search.engine import SearchEngine
+from grimoire_beholder.search.engine import MAX_QUERY_CHARS, SearchEngine
 from grimoire_beholder.store import books, chunks, db
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
 
@@ -238,9 +238,11 @@ def test_convex_fusion_and_hostile_queries(two_books: sqlite3.Connection) -> Non
     result = engine.search("dragon fire", top_k=3)
     assert result.fusion == "convex" and len(result.hits) == 3
     assert result.hits[0].score >= result.hits[1].score >= result.hits[2].score
-    for query in ['"unbalanced', "NEAR(a b", "dragon -fire:*", "🐉🔥", "x" * 100_000,
+    for query in ['"unbalanced', "NEAR(a b", "dragon -fire:*", "🐉🔥", "x" * MAX_QUERY_CHARS,
                   "'; DROP TABLE books; --", "\ud800 dragon", "\x00\x07"]:
         engine.search(query)
+    with pytest.raises(GrimoireError, match="100,000 characters long; ask it in at most 2,000"):
+        engine.search("x" * 100_000)  # a question, not a document
     assert engine.search("dragon").hits
 
 

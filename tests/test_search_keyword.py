@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.search import keyword
+from grimoire_beholder.search.engine import MAX_QUERY_CHARS
 from grimoire_beholder.store import search as store_search
 from test_search_engine import add_book, engine_for, open_library
 
@@ -51,7 +53,11 @@ def test_hostile_queries_never_raise(library: sqlite3.Connection, query: str) ->
     results = keyword.search(library, query, 10)
     assert isinstance(results, list)
     assert all(isinstance(cid, int) and score > 0 for cid, score in results)
-    engine_for(library).search(query if query.strip() else "x")
+    if len(query.strip()) > MAX_QUERY_CHARS:  # a question, not a document: refused in words
+        with pytest.raises(GrimoireError, match="characters long; ask it in at most"):
+            engine_for(library).search(query)
+    else:
+        engine_for(library).search(query if query.strip() else "x")
     assert library.execute("SELECT count(*) FROM books").fetchone()[0] == 2
 
 

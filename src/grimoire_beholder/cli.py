@@ -19,6 +19,9 @@ def main() -> None:
     from typer import Abort
     from typer._click.exceptions import ClickException, UsageError
 
+    from .cli_terminal import install
+
+    install()  # no control character from a book or a file name reaches the terminal raw
     try:
         code = app(standalone_mode=False)
     except UsageError as exc:

@@ -62,8 +62,12 @@ def ingest(
         return
     # Model work on a file that was already there is an interrupted ingest being finished.
     resumed = report.summaries or report.contexts or report.embedded
-    verb = ("replaced" if report.replaced else "added" if report.created
-            else "resumed" if resumed else "already in the library")
+    status = "resumed" if resumed else "already in the library"
+    verb = ("replaced" if report.replaced else "added") if report.created else (
+        f"{status}; its file moved from {report.moved_from} and the book follows it"
+        if report.moved_from else
+        f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
+        if report.copy_of else status)
     if report.windowed:
         err.print(f"note: {report.windowed} chunks were longer than the embedding model's "
                   "window and were embedded as averaged windows", markup=False)

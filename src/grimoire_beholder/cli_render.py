@@ -1,4 +1,9 @@
-"""Rendering for the CLI: rich tables and cited hits on stdout, progress bars on stderr."""
+"""Rendering for the CLI: rich tables and cited hits on stdout, progress bars on stderr.
+
+Text from books and file names may hold terminal escape sequences: the consoles escape
+control characters in everything they print (``cli_terminal.py`` has the rule and the
+plain-stream half of it).
+"""
 
 from __future__ import annotations
 
@@ -9,14 +14,28 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from .cli_terminal import terminal_safe
 from .text import clip, flat
 
 if TYPE_CHECKING:  # rich.progress costs ~80 ms to import; only ingest/sync draw bars
     from rich.progress import Progress, TaskID
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class _SafeConsole(Console):
+    """A rich console that escapes control characters in the text it is given.
+
+    ``render_str`` is where rich turns every string it prints (a ``print`` argument, a
+    table cell) into styled text, before measuring it, so tables stay aligned."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(terminal_safe(text), **kwargs)
+
+
+out = _SafeConsole(highlight=False, soft_wrap=True)
+err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_json(data: Any) -> None:

@@ -50,9 +50,11 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
     prompt = prompt_text(raw)
     if len(prompt.split()) < MIN_WORDS:
         return ""
+    from .search.engine import MAX_QUERY_CHARS
+
     limit = budget or PROMPT_BUDGET
-    with _open(config_path) as lib:
-        found = lib.search(prompt, top_k=PROMPT_HITS, mode="keyword")
+    with _open(config_path) as lib:  # a long prompt is searched by its beginning
+        found = lib.search(clip(prompt, MAX_QUERY_CHARS), top_k=PROMPT_HITS, mode="keyword")
         if not found.hits or found.low_confidence:
             return ""
         lines = [HEADER]

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import BookNotFoundError, NotFoundError, ReadOnlyLibraryError
+from .errors import NotFoundError, ReadOnlyLibraryError
 from .ingest import faults
 from .ingest.progress import NullProgress, Progress
 from .models import Models
+from .naming import parse_book_ref
 from .store import books as book_store
 from .store import chunks as chunk_store
 from .store import fts, vectors
@@ -86,13 +87,15 @@ class Library:
         return book_store.list_books(self.conn)
 
     def book(self, book: str | int) -> BookRow:
-        """A book by slug or id, or BookNotFoundError naming some that exist."""
-        found = book_store.find_book(self.conn, book)
+        """The book a reference names — an int or a string of digits is an id, any other
+        string a slug (``naming.py``) — or BookNotFoundError naming some that exist.
+
+        The one place a user's or a model's reference is read; callers pass the returned
+        book's ``id`` (an int, which only ever means that id) from then on."""
+        key = parse_book_ref(book)
+        found = book_store.find_book(self.conn, key)
         if found is None:
-            known = sorted(book_store.slugs(self.conn))
-            hint = f"; books: {', '.join(known[:10])}" + (" …" if len(known) > 10 else "")
-            raise BookNotFoundError(
-                f"no book '{book}' in the library" + (hint if known else " (it is empty)"))
+            raise book_store.not_found(self.conn, key)
         return found
 
     def outline(self, book: str | int) -> Outline:
@@ -157,7 +160,8 @@ class Library:
 
         ``group`` and ``path_prefix`` narrow a folder library (see store/search.py).
         """
-        results = self._search_engine().search(query, top_k=top_k, book=book, author=author,
+        book_id = None if book is None else self.book(book).id
+        results = self._search_engine().search(query, top_k=top_k, book=book_id, author=author,
                                                source_type=source_type, mode=mode, group=group,
                                                path_prefix=path_prefix)
         if self.config.record_stats:

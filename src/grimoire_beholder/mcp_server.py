@@ -10,7 +10,10 @@ Why it looks the way it does:
   worker threads, so calls are serialised on one lock around the shared connection.
 * Model-facing: typed results (pydantic models → output schemas) plus a readable text block
   (``mcp_render.py``); every response is bounded well under an assistant's ~25k-token
-  tool-output cap; every GrimoireError becomes a ToolError whose message says what exists.
+  tool-output cap, every string field included; every GrimoireError becomes a ToolError
+  whose message says what exists.
+* Strict arguments: an unknown argument is an error, not silently dropped, and nothing is
+  coerced (``true`` is not book 1), so a call either means what it says or is refused.
 * Thin: the tools are plain functions that take the Library from the lifespan context,
   shape and bound its results, and never touch SQL, the store or a citation's wording.
 """
@@ -24,14 +27,15 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from . import mcp_render
 from .errors import GrimoireError
@@ -48,9 +52,9 @@ from .mcp_models import (
     SearchResult,
     SectionPart,
 )
-from .mcp_render import tool_result as _result
+from .mcp_render import tool_result
 from .mcp_upkeep import Upkeep
-from .mcp_upkeep import register as register_upkeep
+from .mcp_upkeep import enabled_tools as upkeep_tools
 from .text import clip
 from .views import Outline, OutlineChapter, book_dict
 
@@ -65,13 +69,15 @@ HIT_TEXT_MAX = 2_000  # one excerpt, when few hits share the budget
 HIT_CONTEXT_MAX = 400
 MAX_BOOKS = 150  # list_books / book_status entries per response
 OUTLINE_MAX_SECTIONS = 200  # sections listed per get_book_outline response
+FIELD_MAX = 300  # any other string (titles, names, the echoed question): a 1 MB heading
+# or question must not make a 1 MB response
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
 
 BookId = Annotated[int | str, Field(
     description="The book: its numeric id (e.g. 3) or its slug string (e.g. \"art-of-war\"), "
-                "as returned by list_books or search_book.")]
+                "as returned by list_books or search_book. A number is always an id.")]
 
 
 # ------------------------------------------------------------------------ bounding results
@@ -149,6 +155,30 @@ def _hit_entries(hits: list[dict[str, Any]]) -> list[SearchHitEntry]:
     }) for h in hits]
 
 
+M = TypeVar("M", bound=BaseModel)
+# Fields bounded where they are made (None), or with a budget of their own.
+_FIELD_LIMITS: dict[str, int | None] = {"text": None, "context": None, "note": None,
+                                        "summary": mcp_render.SUMMARY_CHARS}
+
+
+def _clip_fields(value: Any, key: str = "") -> Any:
+    """Every string in a dumped result clipped to its limit (FIELD_MAX unless listed)."""
+    if isinstance(value, str):
+        limit = _FIELD_LIMITS.get(key, FIELD_MAX)
+        return value if limit is None else clip(value, limit)
+    if isinstance(value, list):
+        return [_clip_fields(v, key) for v in value]
+    if isinstance(value, dict):
+        return {k: _clip_fields(v, k) for k, v in value.items()}
+    return value
+
+
+def _result(render: Callable[[M], str], model: M) -> CallToolResult:
+    """The tool result (text and structure) of ``model`` with every string field bounded."""
+    bounded = type(model).model_validate(_clip_fields(model.model_dump(mode="json")))
+    return tool_result(render(bounded), bounded)
+
+
 # ------------------------------------------------------------------------ server state
 @dataclass
 class ServerState:
@@ -204,7 +234,7 @@ def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
             if not entries else f"Only the first {MAX_BOOKS} of {len(entries)} books are "
             "listed; search_book searches all of them." if len(entries) > MAX_BOOKS else None)
     result = BookList(count=len(entries), books=entries[:MAX_BOOKS], note=note)
-    return _result(mcp_render.books_text(result), result)
+    return _result(mcp_render.books_text, result)
 
 
 def get_book_outline(ctx: Context, book_id: BookId, chapter_index: Annotated[
@@ -219,7 +249,7 @@ def get_book_outline(ctx: Context, book_id: BookId, chapter_index: Annotated[
     section_index). Very long outlines list sections for the first chapters only; pass
     chapter_index to get the sections of one chapter."""
     result = _state(ctx).run(lambda lib: _bounded_outline(lib.outline(book_id), chapter_index))
-    return _result(mcp_render.outline_text(result), result)
+    return _result(mcp_render.outline_text, result)
 
 
 def search_book(
@@ -264,7 +294,7 @@ def search_book(
     result = SearchResult(query=found.query, mode=found.mode, top_k=clamped, results=entries,
                           confidence=found.confidence, low_confidence=found.low_confidence,
                           note=" ".join(notes) or None)
-    return _result(mcp_render.search_text(result), result)
+    return _result(mcp_render.search_text, result)
 
 
 def get_section(
@@ -292,7 +322,7 @@ def get_section(
     result = SectionPart.model_validate({
         **sec.to_dict(), "part": number, "total_parts": len(parts),
         "text": parts[number - 1], "note": note})
-    return _result(mcp_render.section_text(result), result)
+    return _result(mcp_render.section_text, result)
 
 
 def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
@@ -308,7 +338,7 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     result = LibraryStatus.model_validate({
         **info, "retrieval_mode": state.library.config.retrieval_mode,
         "books": books[:MAX_BOOKS], "note": note})
-    return _result(mcp_render.status_text(result), result)
+    return _result(mcp_render.status_text, result)
 
 
 TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
@@ -350,14 +380,25 @@ def create_server(open_lib: Callable[[], Library],
     instructions = INSTRUCTIONS
     if upkeep is not None and upkeep.any:
         instructions = INSTRUCTIONS.replace(READ_ONLY_LINE, upkeep.instructions())
-    server: MCPServer[Any] = MCPServer(SERVER_NAME, instructions=instructions,
-                                       lifespan=lifespan, log_level="WARNING")
-    for fn, title in TOOLS:  # the docstring, dedented, is what the model reads
-        server.add_tool(fn, title=title, annotations=READ_ONLY,
-                        description=inspect.cleandoc(fn.__doc__ or ""))
-    if upkeep is not None:
-        register_upkeep(server, upkeep)
-    return server
+    tools = [(fn, title, READ_ONLY) for fn, title in TOOLS]
+    tools += upkeep_tools(upkeep) if upkeep is not None else []
+    return MCPServer(SERVER_NAME, instructions=instructions, lifespan=lifespan,
+                     log_level="WARNING", tools=[_strict_tool(*spec) for spec in tools])
+
+
+def _strict_tool(fn: Callable[..., Any], title: str, hints: ToolAnnotations) -> Tool:
+    """The tool, its arguments validated strictly: the SDK's argument model ignores unknown
+    arguments (a misspelt ``book_id`` would search every book) and coerces (``true`` → 1,
+    ``"3"`` → 3); this subclass forbids both, and its schema says so. The docstring,
+    dedented, is what the model reads."""
+    tool = Tool.from_function(fn, title=title, annotations=hints,
+                              description=inspect.cleandoc(fn.__doc__ or ""))
+    loose = tool.fn_metadata.arg_model
+    strict = cast(type[BaseModel], type(loose.__name__, (loose,), {
+        "__module__": __name__, "model_config": ConfigDict(extra="forbid", strict=True)}))
+    return tool.model_copy(update={
+        "fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": strict}),
+        "parameters": strict.model_json_schema(by_alias=True)})
 
 
 def serve(config_path: str | os.PathLike[str] | None = None,

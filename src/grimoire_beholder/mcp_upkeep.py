@@ -19,7 +19,6 @@ Why it looks the way it does:
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +26,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Protocol, cast
 
 import anyio.from_thread
-from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
@@ -272,10 +270,8 @@ TOOLS: tuple[tuple[str, Any, str, ToolAnnotations], ...] = (
 )
 
 
-def register(server: MCPServer[Any], upkeep: Upkeep) -> None:
-    """Add the upkeep tools the user allowed, and only those."""
+def enabled_tools(upkeep: Upkeep) -> list[tuple[Any, str, ToolAnnotations]]:
+    """The upkeep tools the user allowed, and only those: (function, title, hints) for
+    ``mcp_server`` to register as it registers its own."""
     enabled = {"sync": upkeep.sync, "add": upkeep.add is not None, "remove": upkeep.remove}
-    for key, fn, title, hints in TOOLS:
-        if enabled[key]:
-            server.add_tool(fn, title=title, annotations=hints,
-                            description=inspect.cleandoc(fn.__doc__ or ""))
+    return [(fn, title, hints) for key, fn, title, hints in TOOLS if enabled[key]]

@@ -113,12 +113,16 @@ class IngestReport(StageCounts):
     name: str
     book_id: int
     source_path: str
-    created: bool  # False when the same file was already there (resumed or up to date)
+    created: bool  # False when the same bytes were already there (resumed or up to date)
     replaced: bool
     chapters: int
     sections: int
     chunks: int
     warnings: list[str] = field(default_factory=list)
+    # When not created: the path the book's file moved here from (the book now follows it),
+    # or the book's own file when the file named is a copy of it (the book keeps its file).
+    moved_from: str | None = None
+    copy_of: str | None = None
 
     @property
     def chunks_per_second(self) -> float:

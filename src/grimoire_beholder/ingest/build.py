@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import InputFileError
+from ..naming import unambiguous_slug
 from ..parse.document import ParsedBook, ParsedSection, ParseOptions
 from ..store.records import NewBook, NewChapter, NewChunk, NewSection
 from ..structure.chunks import chunk_section
@@ -48,24 +49,20 @@ def file_info(path: Path) -> FileInfo:
 
 
 def slugify(text: str, *, max_length: int = 60) -> str:
-    """A URL- and shell-friendly identifier: ascii, lower case, words joined by hyphens."""
+    """A URL- and shell-friendly identifier: ascii, lower case, words joined by hyphens;
+    never all digits (``12`` → ``book-12``), which would read as a book id (naming.py)."""
     text = re.sub(r"(\w)['’](\w)", r"\1\2", text)  # keeper's → keepers, not keeper-s
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     slug = re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-")
     if len(slug) > max_length:
         slug = slug[:max_length].rsplit("-", 1)[0] or slug[:max_length]
-    return slug
+    return unambiguous_slug(slug) if slug else slug
 
 
 def book_slug(display_name: str, path: Path, source_hash: str) -> str:
     """Slug from the display name; else the filename; else a stable hash (e.g. CJK titles).
-
-    Never digits alone: every command and tool that takes a book reads ``2`` as a slug first
-    and an id second, so a book slugged ``2`` would shadow book id 2 (and ``--force`` would
-    replace it).
-    """
-    slug = slugify(display_name) or slugify(path.stem) or f"book-{source_hash[:8]}"
-    return f"book-{slug}" if slug.isdigit() else slug
+    Never digits alone (``slugify``): ``2`` is book id 2, and only that (naming.py)."""
+    return slugify(display_name) or slugify(path.stem) or f"book-{source_hash[:8]}"
 
 
 def chunk_hash(crumb: str, text: str) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 
+from ..citation import relative_path
 from ..errors import SlugConflictError
 from ..parse.source import stat_source
 from ..store import books as book_store
@@ -21,8 +22,9 @@ from ..store.db import transaction
 from ..store.records import BookRow, NewBook
 from ..views import IngestReport, StageCounts
 from . import faults
-from .build import book_slug, file_info, prepare_book
+from .build import FileInfo, book_slug, file_info, prepare_book
 from .deps import IngestDeps
+from .folder import group_of
 from .lock import writer_lock
 from .progress import Progress
 
@@ -67,6 +69,10 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
     stat_source(path)
     info = file_info(path)
     conn = deps.conn
+    links = [f"{path} is a link to {info.path}: that file is the book's (sync follows it)"
+             ] if path.is_symlink() else []
+    for note in links:
+        progress.message(f"note: {note}")
     with writer_lock(deps.config.database_path):
         deps.check_models()
         same = book_store.find_book_by_hash(conn, info.sha256)
@@ -76,13 +82,14 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
                 raise SlugConflictError(
                     f"{path} is already in the library as '{same.slug}'; use --force to "
                     f"re-ingest it as '{wanted_slug}'")
-            if same.source_path != info.path:
-                with transaction(conn):
-                    book_store.touch_book(conn, same.id, source_path=info.path,
-                                          source_mtime=info.mtime)
+            moved_from = _follow_if_moved(conn, same, info)
             stages = deps.run_stages(same.id, progress)
-            return _report(conn, same.id, created=False, replaced=False, stages=stages,
-                           warnings=[])
+            report = _report(conn, same.id, created=False, replaced=False, stages=stages,
+                             warnings=links)
+            report.moved_from = moved_from
+            report.copy_of = None if moved_from or same.source_path == info.path else (
+                same.source_path)
+            return report
 
         def naming(suggested: str) -> tuple[str, str]:
             if not name:
@@ -96,7 +103,25 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
         removing = {b.id for b in (replaced, same) if b is not None}
         book_id, _, stages = store_book(deps, prepared.book, progress, removing=removing)
         return _report(conn, book_id, created=True, replaced=bool(removing), stages=stages,
-                       warnings=prepared.warnings)
+                       warnings=links + prepared.warnings)
+
+
+def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) -> str | None:
+    """The old path when the book's file moved to ``info.path`` (and the book now points
+    there, as sync does for a move); None when it did not move.
+
+    The book's file still in place means the file named now is a copy: the book keeps its
+    own file, which is what a later sync compares and what citations name."""
+    if book.source_path == info.path or Path(book.source_path).is_file():
+        return None
+    root = book.source_root
+    relative = relative_path(info.path, root)
+    with transaction(conn):
+        book_store.relocate_book(conn, book.id, source_path=info.path,
+                                 source_mtime=info.mtime,
+                                 source_root=root if relative else None,
+                                 source_group=group_of(relative) if relative else "")
+    return book.source_path
 
 
 def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: bool,

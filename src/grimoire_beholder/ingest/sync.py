@@ -263,8 +263,10 @@ class Syncer:
         self.progress.message(outcome.describe())
 
     # -- dry run --------------------------------------------------------------------------
-    def preview(self, steps: list[_Step], report: SyncReport) -> None:
-        """What apply would do, including how many chunks would be embedded; no writes."""
+    def preview(self, steps: list[_Step], report: SyncReport, scope: list[str] | None
+                ) -> None:
+        """What apply would do, including how many chunks would be embedded; no writes.
+        Books an interrupted run left unfinished count too: apply resumes them."""
         for step in steps:
             outcome = FileOutcome(step.action, step.display,
                                   slug=step.stored.slug if step.stored else None)
@@ -287,6 +289,13 @@ class Syncer:
                     report.embedded += outcome.embedded
                     report.reused += outcome.reused
             report.files.append(outcome)
+        for book_id, display in self._unfinished(scope, steps):
+            found = book_store.find_book(self.conn, book_id)
+            if found is not None:
+                todo = found.chunks - found.status.get("embedded", 0)
+                report.files.append(FileOutcome("resumed", display, slug=found.slug,
+                                                chunks=found.chunks, embedded=todo))
+                report.embedded += todo
 
 
 def _reason(exc: Exception) -> str:
@@ -377,7 +386,7 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
     report = SyncReport(dry_run=dry_run)
     syncer = Syncer(deps, progress)
     if dry_run:
-        syncer.preview(syncer.plan(scope, roots, report), report)
+        syncer.preview(syncer.plan(scope, roots, report), report, scope)
     else:
         with writer_lock(deps.config.database_path):
             syncer.apply(syncer.plan(scope, roots, report), report, scope)

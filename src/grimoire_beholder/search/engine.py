@@ -46,6 +46,9 @@ from .vector import VectorIndex
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]
+# A question, not a document: the embedding model reads ~1,000 characters of it, and every
+# surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
+MAX_QUERY_CHARS = 2_000
 _ARM_POOL: futures.ThreadPoolExecutor | None = None
 _ARM_POOL_LOCK = threading.Lock()
 
@@ -116,6 +119,9 @@ class SearchEngine:
         """Validate the arguments: (query, top_k, effective mode, note)."""
         if not isinstance(query, str) or not query.strip():
             raise GrimoireError("empty query")
+        if len(query.strip()) > MAX_QUERY_CHARS:
+            raise GrimoireError(f"the question is {len(query.strip()):,} characters long; ask "
+                                f"it in at most {MAX_QUERY_CHARS:,} (a few words or sentences)")
         k = self._config.top_k if top_k is None else top_k
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_TOP_K:
             raise GrimoireError(f"top_k must be an integer from 1 to {MAX_TOP_K} (got {k!r})")

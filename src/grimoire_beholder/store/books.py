@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 
+from ..errors import BookNotFoundError
+from ..naming import shown
 from . import fts, vectors
 from .records import BookRow, NewBook, SectionRow
 
@@ -19,8 +22,11 @@ def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = N
     """Write a book with all its chapters, sections and (pending) chunks; return its id.
 
     Call inside a transaction: the book appears whole or not at all. ``book_id`` reuses the
-    id of a book deleted in the same transaction (sync replaces a changed file in place).
+    id of a book deleted in the same transaction (sync replaces a changed file in place);
+    otherwise the book gets an id no book ever had (see ``_new_book_id``).
     """
+    if book_id is None:
+        book_id = _new_book_id(conn)
     cur = conn.execute(
         """INSERT INTO books (id, slug, name, author, source_type, source_path, source_hash,
                               source_size, source_mtime, page_count, line_count, page_labels,
@@ -58,6 +64,21 @@ def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = N
                   c.content_hash) for k, c in enumerate(sec.chunks)],
             )
     return book_id
+
+
+_LAST_ID_KEY = "last_book_id"
+
+
+def _new_book_id(conn: sqlite3.Connection) -> int:
+    """One more than any id a book ever had: SQLite alone would give a deleted book's id
+    to the next book, and an id an assistant kept from a search would then name another
+    book. The high-water mark lives in ``library_meta`` (set by migration 3)."""
+    (book_id,) = conn.execute(
+        "SELECT max(coalesce((SELECT max(id) FROM books), 0), coalesce((SELECT CAST(value AS "
+        "INTEGER) FROM library_meta WHERE key = ?), 0)) + 1", (_LAST_ID_KEY,)).fetchone()
+    conn.execute("INSERT INTO library_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO "
+                 "UPDATE SET value = excluded.value", (_LAST_ID_KEY, str(book_id)))
+    return int(book_id)
 
 
 def _book_from_row(row: sqlite3.Row) -> BookRow:
@@ -107,30 +128,29 @@ def list_books(conn: sqlite3.Connection) -> list[BookRow]:
     return _fill_counts(conn, [_book_from_row(r) for r in rows])
 
 
-def as_book_id(ref: str | int) -> int | None:
-    """``ref`` as a book id, if it can be one: ASCII digits within SQLite's INTEGER range.
-
-    ``str.isdigit`` alone lets ``"²"`` through (``int`` then raises), and an id past 2**63
-    makes SQLite raise OverflowError: both are simply no such book.
-    """
-    text = str(ref).strip()
-    if not (text.isascii() and text.isdigit()):
-        return None
-    value = int(text)
-    return value if value < 2**63 else None
-
-
-def find_book(conn: sqlite3.Connection, slug_or_id: str | int) -> BookRow | None:
-    """A book by slug, or by numeric id (as int or digit string)."""
-    row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE slug = ?",
-                       (str(slug_or_id),)).fetchone()
-    book_id = as_book_id(slug_or_id)
-    if row is None and book_id is not None:
-        row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE id = ?",
-                           (book_id,)).fetchone()
+def find_book(conn: sqlite3.Connection, key: int | str) -> BookRow | None:
+    """The book with this id (an int) or this slug (a str), exactly: a str is never read as
+    an id here (``naming.parse_book_ref`` turns what a user typed into one or the other)."""
+    column = "id" if isinstance(key, int) else "slug"
+    row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE {column} = ?",
+                       (key,)).fetchone()
     if row is None:
         return None
     return _fill_counts(conn, [_book_from_row(row)])[0]
+
+
+def not_found(conn: sqlite3.Connection, key: int | str) -> BookNotFoundError:
+    """The error for a reference naming no book: the closest slugs, or some that exist."""
+    known = [r[0] for r in conn.execute("SELECT slug FROM books ORDER BY slug")]
+    what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
+    if not known:
+        return BookNotFoundError(f"{what}: the library is empty")
+    close = [] if isinstance(key, int) else difflib.get_close_matches(key, known, n=3,
+                                                                      cutoff=0.5)
+    listed = close or known[:5]
+    more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
+    label = "did you mean" if close else "books"
+    return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")
 
 
 def find_book_by_hash(conn: sqlite3.Connection, source_hash: str) -> BookRow | None:
@@ -149,16 +169,6 @@ def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
     fts.delete_book(conn, book_id)
     conn.execute("DELETE FROM books WHERE id = ?", (book_id,))
     vectors.clear_stamp_if_empty(conn)
-
-
-def touch_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
-               source_mtime: float) -> None:
-    """Record a new path/mtime for unchanged content (e.g. a moved file)."""
-    conn.execute(
-        "UPDATE books SET source_path = ?, source_mtime = ?, "
-        "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
-        (source_path, source_mtime, book_id),
-    )
 
 
 def relocate_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,

@@ -72,8 +72,35 @@ def _schema_v2(conn: sqlite3.Connection) -> None:
            )""")
 
 
+def _schema_v3(conn: sqlite3.Connection) -> None:
+    """A book's id and slug can never name two books (see naming.py).
+
+    All-digit slugs (``1.md`` → ``1``) read as ids, so they are renamed ``book-1`` (then
+    ``book-1-2``… if taken), and a trigger refuses a new one. ``library_meta.last_book_id``
+    starts the high-water mark that keeps a deleted book's id from being given again.
+    """
+    from ..naming import unambiguous_slug
+
+    taken = {r[0] for r in conn.execute("SELECT slug FROM books")}
+    for book_id, slug in conn.execute(
+            "SELECT id, slug FROM books WHERE slug NOT GLOB '*[^0-9]*' ORDER BY id").fetchall():
+        base = new = unambiguous_slug(slug) if slug else f"book-{book_id}"
+        n = 2
+        while new in taken:
+            new, n = f"{base}-{n}", n + 1
+        conn.execute("UPDATE books SET slug = ? WHERE id = ?", (new, book_id))
+        taken.add(new)
+    for event in ("INSERT", "UPDATE OF slug"):
+        conn.execute(
+            f"CREATE TRIGGER IF NOT EXISTS books_slug_is_not_an_id_{event.split()[0].lower()} "
+            f"BEFORE {event} ON books WHEN NEW.slug NOT GLOB '*[^0-9]*' BEGIN SELECT "
+            "RAISE(ABORT, 'a book slug cannot be all digits: it would read as a book id'); END")
+    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) "
+                 "SELECT 'last_book_id', coalesce(max(id), 0) FROM books")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1, _schema_v2]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1, _schema_v2, _schema_v3]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -9,6 +9,8 @@
 -- Version 2 adds books.source_root (the folder given to `ingest DIR`, NULL for single
 -- files), books.source_group (the top-level folder under that root, "" for files directly
 -- in it) and the folder_roots table (each synced root with its include/exclude globs).
+-- Version 3 renames all-digit slugs (`1` → `book-1`: they read as book ids), adds triggers
+-- refusing such slugs, and library_meta.last_book_id (book ids are never given twice).
 
 CREATE TABLE IF NOT EXISTS library_meta (
     key   TEXT PRIMARY KEY,

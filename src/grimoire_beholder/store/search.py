@@ -8,7 +8,6 @@ tokens; this module never looks inside them. Lists of ids travel as one JSON par
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import sqlite3
@@ -18,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..errors import BookNotFoundError, GrimoireError
-from .books import as_book_id
+from ..errors import GrimoireError
+from ..naming import parse_book_ref
+from .books import not_found
 from .db import ids_param
 
 # Mirrors the CHECK constraint on books.source_type in schema.sql.
@@ -104,17 +104,6 @@ def library_state(conn: sqlite3.Connection) -> tuple[int, bool]:
     return books, searchable
 
 
-def _unknown_book(conn: sqlite3.Connection, wanted: str) -> BookNotFoundError:
-    known = [r[0] for r in conn.execute("SELECT slug FROM books ORDER BY slug")]
-    if not known:
-        return BookNotFoundError(f"no book {wanted!r}: the library is empty")
-    close = difflib.get_close_matches(wanted, known, n=3, cutoff=0.5)
-    shown = close or known[:5]
-    more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
-    label = "did you mean" if close else "known books"
-    return BookNotFoundError(f"no book {wanted!r}; {label}: {', '.join(shown)}{more}")
-
-
 def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:
     """Plain string prefix of the absolute source path, or of the path relative to the
     folder root it was ingested from (with "/" separators)."""
@@ -133,7 +122,8 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
                   ) -> list[int] | None:
     """The ids of books passing every given filter, or None when no filter is given.
 
-    ``book`` is a slug or a numeric id (unknown → BookNotFoundError naming known slugs).
+    ``book`` is a book id or slug, read by ``naming.parse_book_ref`` (an int is an id, never
+    a slug); unknown → BookNotFoundError naming known slugs.
     ``author`` matches a case-insensitive substring of the author (``casefold``, so it
     works beyond ASCII): "tolkien" finds "J. R. R. Tolkien". ``source_type`` must be one of
     SOURCE_TYPES. ``group`` is the exact top-level folder under an ingested root ("" for
@@ -149,13 +139,11 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
                         "source_group FROM books").fetchall()
     candidates = {int(r[0]) for r in rows}
     if book is not None:
-        wanted = str(book).strip()
-        by_slug = [int(r[0]) for r in rows if r[1] == wanted]
-        if not by_slug and (book_id := as_book_id(wanted)) is not None:
-            by_slug = [int(r[0]) for r in rows if int(r[0]) == book_id]
-        if not by_slug:
-            raise _unknown_book(conn, wanted)
-        candidates &= set(by_slug)
+        key = parse_book_ref(book)
+        named = {int(r[0]) for r in rows if (r[0] if isinstance(key, int) else r[1]) == key}
+        if not named:
+            raise not_found(conn, key)
+        candidates &= named
     if author is not None:
         needle = author.strip().casefold()
         candidates &= {int(r[0]) for r in rows if needle in (r[2] or "").casefold()}

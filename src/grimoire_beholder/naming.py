@@ -1,0 +1,55 @@
+"""What names a book, and the one place where a reference to a book is read.
+
+A book has two names, and no name can mean two books:
+
+* its **id**, a positive integer the library assigns and never gives to another book, not
+  even after this one is deleted (``store.books.insert_book`` keeps a high-water mark);
+* its **slug**, a short ascii name (``art-of-war``) that is never all digits: a file
+  ``12.md`` becomes ``book-12`` (``unambiguous_slug``), schema migration 3 renamed the
+  all-digit slugs of older libraries, and a trigger refuses one in the database itself.
+
+So a reference is read one way only (``parse_book_ref``): an int, or a string of ASCII
+digits, is an id; any other string is a slug. The adapters hand what the user or the
+model typed to the Library, which reads it here once and passes the resolved id on; an id
+the MCP server hands out always means the same book when it comes back, or no book.
+
+Core module: imports nothing but the errors.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .errors import BookNotFoundError
+
+MAX_BOOK_ID = 2**63 - 1  # SQLite's largest integer
+_DIGITS = re.compile(r"[0-9]+")
+_SHOWN_CHARS = 60  # of a reference quoted back in an error message
+
+
+def shown(ref: object) -> str:
+    """A reference as an error message quotes it: clipped, so a huge one stays one line."""
+    text = str(ref)
+    return text if len(text) <= _SHOWN_CHARS else text[:_SHOWN_CHARS - 1] + "…"
+
+
+def parse_book_ref(ref: object) -> int | str:
+    """The id (an int) or the slug (a str) that ``ref`` names; BookNotFoundError when it
+    cannot name a book at all (a bool, an empty string, an id outside 1…2⁶³−1)."""
+    if isinstance(ref, bool) or not isinstance(ref, int | str):
+        raise BookNotFoundError(f"a book is named by its id or its slug, not {shown(ref)!r}")
+    text = str(ref).strip()
+    if isinstance(ref, int) or _DIGITS.fullmatch(text):
+        # Compare the digits before int(): Python refuses to parse over 4,300 of them.
+        if len(text.lstrip("0")) > len(str(MAX_BOOK_ID)) or not 1 <= int(text) <= MAX_BOOK_ID:
+            raise BookNotFoundError(
+                f"no book has id {shown(text)}: book ids run from 1 to {MAX_BOOK_ID}")
+        return int(text)
+    if not text:
+        raise BookNotFoundError("no book named: give a book's id or slug")
+    return text
+
+
+def unambiguous_slug(slug: str) -> str:
+    """``slug``, or ``book-<slug>`` when it is all digits and would read as an id."""
+    return f"book-{slug}" if _DIGITS.fullmatch(slug) else slug

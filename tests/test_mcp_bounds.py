@@ -1,0 +1,78 @@
+"""Every MCP response is bounded, whatever the question or the book: nothing is echoed whole.
+
+A 1 MB question used to come back in the response (2 MB in all), and a book's titles went
+out at any length. Here a real client asks absurd questions of a book with absurd headings.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grimoire_beholder.library import Library
+from grimoire_beholder.mcp_server import FIELD_MAX
+from grimoire_beholder.search.engine import MAX_QUERY_CHARS
+from mcp_helpers import connect, structured, text, write_config
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
+RESPONSE_MAX = 100_000  # characters, text and structured content each (~25k tokens)
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A book with a 5,000-character title and 250 sections under 20,000-character headings."""
+    root = tmp_path_factory.mktemp("bounds")
+    config = write_config(root)
+    lines = ["---", f"title: {'Very long title ' * 300}", "---", ""]
+    for chapter in range(5):
+        lines += [f"# Chapter {chapter} " + "heading words " * 1_500, ""]
+        for section in range(50):
+            lines += [f"## Section {section} " + "more heading " * 1_500, "",
+                      f"Body of section {section}: tides, lamps and lenses.", ""]
+    (root / "huge.md").write_text("\n".join(lines), encoding="utf-8")
+    with Library.open(config) as lib:
+        lib.ingest(root / "huge.md")
+    return config
+
+
+def _sizes(result: Any) -> tuple[int, int]:
+    return len(text(result)), len(json.dumps(structured(result), ensure_ascii=False))
+
+
+async def test_an_absurd_question_is_refused_in_one_short_line(config: Path) -> None:
+    async with connect(config) as client:
+        result = await client.call_tool("search_book", {"question": "lamp " * 200_000})
+        alive = await client.call_tool("list_books", {})
+    assert result.is_error and not alive.is_error
+    message = text(result)
+    assert f"at most {MAX_QUERY_CHARS:,}" in message and len(message) < 300
+
+
+async def test_every_response_and_field_is_bounded(config: Path) -> None:
+    question = ("lamps and lenses " * 200)[:MAX_QUERY_CHARS]
+    async with connect(config) as client:
+        book_id = structured(await client.call_tool("list_books", {}))["books"][0]["id"]
+        results = {
+            "search": await client.call_tool("search_book", {"question": question,
+                                                              "top_k": 20}),
+            "outline": await client.call_tool("get_book_outline", {"book_id": book_id}),
+            "chapter": await client.call_tool("get_book_outline", {"book_id": book_id,
+                                                                   "chapter_index": 2}),
+            "section": await client.call_tool("get_section", {
+                "book_id": book_id, "chapter_index": 1, "section_index": 3}),
+            "books": await client.call_tool("list_books", {}),
+            "status": await client.call_tool("book_status", {}),
+        }
+    for name, result in results.items():
+        text_size, structured_size = _sizes(result)
+        assert text_size < RESPONSE_MAX and structured_size < RESPONSE_MAX, name
+    search = structured(results["search"])
+    assert search["results"] and len(search["query"]) <= FIELD_MAX
+    for hit in search["results"]:
+        assert len(hit["book"]) <= FIELD_MAX and len(hit["section"]) <= FIELD_MAX
+    section = structured(results["section"])
+    assert section["section"].startswith("Section 3 more heading")
+    assert len(section["section"]) <= FIELD_MAX and "tides, lamps" in section["text"]
