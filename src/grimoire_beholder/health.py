@@ -228,9 +228,9 @@ def _pages(report: BookHealth, book: BookRow, spans: list[tuple[int | None, int 
     said = {"image": "scanned pages with no text layer (OCR was off or not installed)",
             "drawing": "pages whose text is drawn as vector outlines (no text layer)",
             "text_not_indexed": "pages whose text is not in the index"}
-    for kind, words in said.items():
+    for kind, what in said.items():
         if kinds.get(kind):
-            report.problems.append(f"{words}: {page_ranges(kinds[kind])}")
+            report.problems.append(f"{what}: {page_ranges(kinds[kind])}")
 
 
 def check_book(conn: sqlite3.Connection, book: BookRow, search: Search) -> BookHealth:

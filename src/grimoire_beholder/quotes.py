@@ -49,6 +49,7 @@ class Passage:
     book: str
     author: str | None
     source_type: str
+    source_path: str
     chapter_index: int
     chapter: str
     section_index: int
@@ -217,7 +218,8 @@ def _locate(conn: sqlite3.Connection, book: BookRow, best: _Best, span: tuple[in
         line_lo, line_hi = exact if exact else (line_lo, line_hi)
     return Passage(
         book_id=book.id, slug=book.slug, book=book.name, author=book.author,
-        source_type=book.source_type, chapter_index=w.chapter_index, chapter=head.chapter,
+        source_type=book.source_type, source_path=book.source_path,
+        chapter_index=w.chapter_index, chapter=head.chapter,
         section_index=w.section_index, section=head.breadcrumb, page_start=page_lo,
         page_end=page_hi, page_label=page_label(book.page_labels, page_lo, page_hi),
         line_start=line_lo, line_end=line_hi, char_start=start, char_end=end, text=text)
