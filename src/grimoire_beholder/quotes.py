@@ -37,6 +37,7 @@ from .textmatch import Alignment, align, fold, quote_pieces, skeleton, word_diff
 CANDIDATE_CHUNKS = 24
 FOUND_AT = 0.85
 MAX_QUOTE_CHARS = 5_000
+_MARKS = "\"'“”‘’«»„‚.,;:!?()[]-–—…"  # what a quotation may carry at its ends
 _SLACK = 300  # characters of section text read beyond the candidate chunks on each side
 
 
@@ -124,12 +125,20 @@ def _windows(conn: sqlite3.Connection, chunk_ids: list[int], quote_len: int) -> 
     return merged
 
 
-def _word_edges(text: str, start: int, end: int) -> tuple[int, int]:
-    """Widen a span to whole words."""
+def _word_edges(text: str, start: int, end: int, quote: str = "") -> tuple[int, int]:
+    """Widen a span to whole words, and over as many marks (quotes, a full stop) at each end
+    as the quotation has there."""
     while start > 0 and text[start - 1].isalnum():
         start -= 1
     while end < len(text) and text[end].isalnum():
         end += 1
+    quote = quote.strip()
+    lead = len(quote) - len(quote.lstrip(_MARKS))
+    trail = len(quote) - len(quote.rstrip(_MARKS))
+    while lead and start > 0 and text[start - 1] in _MARKS:
+        start, lead = start - 1, lead - 1
+    while trail and end < len(text) and text[end] in _MARKS:
+        end, trail = end + 1, trail - 1
     return start, end
 
 
@@ -144,7 +153,8 @@ def _best(conn: sqlite3.Connection, windows: list[_Window], pieces: list[str]) -
         if found is None or (best is not None
                              and found.similarity <= best.alignment.similarity):
             continue
-        spans = [_word_edges(text, *sk.original_span(s, e)) for s, e in found.spans]
+        spans = [_word_edges(text, *sk.original_span(s, e), piece)
+                 for (s, e), piece in zip(found.spans, pieces, strict=True)]
         best = _Best(window, found, text, spans)
         if found.similarity >= 1.0:
             break
