@@ -156,7 +156,8 @@ def test_cli_verify_prints_the_place_and_exits_1_when_not_found(tmp_path: Path) 
     found = runner.invoke(app, ["verify", "KEEP THE LOGBOOK OPEN ON THE DESK",
                                 "--config", str(config)])
     assert found.exit_code == 0, found.output
-    assert "p. 3 (printed 2)" in found.output and "Keep the logbook open on the desk" in found.output
+    assert "p. 3 (printed 2)" in found.output
+    assert "Keep the logbook open on the desk" in found.output
     missing = runner.invoke(app, ["verify", NOT_THERE[0], "--json", "--config", str(config)])
     assert missing.exit_code == 1
     data = json.loads(missing.stdout)

@@ -119,6 +119,9 @@ class Library:
         """Configured models, database path, and per-book counts by status."""
         stamp = vectors.get_stamp(self.conn)
         summaries = chunk_store.summary_counts(self.conn)
+        from .store.passages import saved_health
+
+        health = saved_health(self.conn)  # the last `health` run per book (None: never)
         books = []
         for b in self.list_books():
             done, total = summaries.get(b.id, (0, 0))
@@ -126,7 +129,8 @@ class Library:
                           "chapters": b.chapters, "sections": b.sections,
                           "sections_summarized": done, "chunks": b.chunks,
                           "status": dict(b.status),
-                          "complete": b.chunks == b.status.get("embedded", 0) and done == total})
+                          "complete": b.chunks == b.status.get("embedded", 0) and done == total,
+                          "health": health.get(b.source_hash)})
         return {
             "database": str(self.config.database_path),
             "config_file": self.config.source,

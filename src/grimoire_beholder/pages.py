@@ -27,6 +27,7 @@ MAX_EDGE = 1400  # pixels on the longer side
 MAX_ZOOM = 3.0
 MAX_PNG_BYTES = 1_500_000
 MIN_DENSITY = 0.75  # share of a highlighted span that must agree with the passage
+MIN_AGREE = 24  # letters that must agree (fewer: a coincidence, unless that is all of it)
 FORMAT_NAMES = {"epub": "an EPUB", "markdown": "a Markdown file", "text": "a text file"}
 
 
@@ -124,7 +125,9 @@ def _word_boxes(page: Any, text: str) -> list[Any]:
     found = align(pieces, page_sk.text)
     if found is None:
         return []
-    if found.agree < MIN_DENSITY * sum(e - s for s, e in found.spans):
+    covered = sum(e - s for s, e in found.spans)
+    if (found.agree < MIN_DENSITY * covered
+            or found.agree < min(MIN_AGREE, sum(map(len, pieces)))):
         return []
     from bisect import bisect_right
 
