@@ -32,9 +32,10 @@ def lib(tmp_path: Path) -> Iterator[Library]:
     library.close()
 
 
-def db_files(db: Path) -> dict[str, bytes]:
-    """The library file and its WAL/SHM companions, byte for byte."""
-    return {p.name: p.read_bytes() for p in sorted(db.parent.glob(db.name + "*"))}
+def db_files(db: Path) -> tuple[bytes, bytes]:
+    """The library file and its write-ahead log, byte for byte."""
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes(), wal.read_bytes() if wal.exists() else b""
 
 
 def yellow(pixel: tuple[int, ...]) -> bool:

@@ -62,7 +62,7 @@ def test_altered_quotations_are_found_on_their_page(shelf: Library, quote: str, 
     passage = result.passage
     assert passage is not None and passage.slug == "keeper"
     assert passage.page_start == page and passage.page_end == page
-    assert passage.page_label == str(page - 1)  # the first page is printed "i"
+    assert passage.citation.printed == str(page - 1)  # the first page is printed "i"
     # the offsets point at the book's own words in the section
     section = shelf.section("keeper", passage.chapter_index, passage.section_index).text
     assert section[passage.char_start:passage.char_end] == passage.text

@@ -24,7 +24,7 @@ def verify(
 ) -> None:
     """Check a quotation: where it is (book, chapter, section, page or lines), the book's own
     words, and what differs. Exit code 1 when it is not found."""
-    from .cli_render import citation, out, print_json
+    from .cli_render import out, print_json
 
     data = with_library(config, lambda lib: lib.verify_quote(quote, book=book).to_dict())
     if json_out:
@@ -39,7 +39,7 @@ def verify(
             out.print(data["note"], markup=False)
         if passage:
             label = "at" if data["found"] else "closest passage"
-            out.print(f"{label}: {citation(passage)} · characters "
+            out.print(f"{label}: {passage['citation']} · characters "
                       f"{passage['char_start']}–{passage['char_end']} of section "
                       f"{passage['chapter_index']}.{passage['section_index']}", markup=False)
             out.print(f"the book: “{passage['text']}”", markup=False)

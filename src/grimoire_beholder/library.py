@@ -218,7 +218,7 @@ class Library:
             if elsewhere.found and elsewhere.passage is not None:
                 where = elsewhere.passage
                 result.note = (f"not in '{self.book(book_ids[0]).slug}', but it is in "
-                               f"'{where.slug}' ({where.book} · {where.section})")
+                               f"'{where.slug}' ({where.citation})")
         return result
 
     def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,

@@ -39,6 +39,7 @@ class NoPageImagesError(GrimoireError):
 class PageImage:
     """A rendered page: PNG bytes, and where the highlight landed (in image pixels)."""
 
+    book_id: int
     slug: str
     page: int  # 1-based physical page
     page_count: int
@@ -168,7 +169,7 @@ def render_page(book: BookRow, page: int, highlight: str | None = None, *,
     if highlight and highlight.strip() and not boxes:
         note = "; ".join(x for x in (note, "the highlighted text was not found on this page")
                          if x)
-    return PageImage(slug=book.slug, page=page, page_count=count,
+    return PageImage(book_id=book.id, slug=book.slug, page=page, page_count=count,
                      page_label=book.page_labels.get(page), width=pix.width,
                      height=pix.height, png=png, highlight=highlight,
                      highlight_found=bool(boxes) if highlight and highlight.strip() else None,

@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .citation import Citation
 from .errors import GrimoireError
 from .search import keyword
-from .search.hits import page_label
 from .store import books as book_store
 from .store import passages
 from .store.passages import ChunkSpan
@@ -57,12 +57,16 @@ class Passage:
     section: str  # the breadcrumb
     page_start: int | None
     page_end: int | None
-    page_label: str | None
     line_start: int | None
     line_end: int | None
     char_start: int  # in the section's text (get_section)
     char_end: int
     text: str
+    citation: Citation
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in asdict(self).items() if k != "citation"}
+        return {**out, **self.citation.to_dict()}
 
 
 @dataclass
@@ -79,9 +83,10 @@ class QuoteCheck:
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["similarity"] = round(self.similarity, 3)
-        return out
+        return {"quote": self.quote, "found": self.found, "verdict": self.verdict,
+                "similarity": round(self.similarity, 3),
+                "passage": self.passage.to_dict() if self.passage else None,
+                "differences": list(self.differences), "note": self.note}
 
 
 @dataclass(frozen=True)
@@ -226,13 +231,16 @@ def _locate(conn: sqlite3.Connection, book: BookRow, best: _Best, span: tuple[in
     if path is not None and book.source_type in ("markdown", "text") and line_lo != line_hi:
         exact = _lines_in_file(path, line_lo or 1, line_hi or line_lo or 1, text)
         line_lo, line_hi = exact if exact else (line_lo, line_hi)
+    from .views import book_source
+
+    citation = book_source(book).cite(head.breadcrumb, page_lo, page_hi, line_lo, line_hi)
     return Passage(
         book_id=book.id, slug=book.slug, book=book.name, author=book.author,
         source_type=book.source_type, source_path=book.source_path,
         chapter_index=w.chapter_index, chapter=head.chapter,
         section_index=w.section_index, section=head.breadcrumb, page_start=page_lo,
-        page_end=page_hi, page_label=page_label(book.page_labels, page_lo, page_hi),
-        line_start=line_lo, line_end=line_hi, char_start=start, char_end=end, text=text)
+        page_end=page_hi, line_start=line_lo, line_end=line_hi, char_start=start,
+        char_end=end, text=text, citation=citation)
 
 
 def _differences(best: _Best, pieces: list[str]) -> list[str]:
