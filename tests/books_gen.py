@@ -6,6 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pymupdf
+from typer.testing import CliRunner
+
+from grimoire_beholder.cli import app
+from mcp_helpers import write_config
 
 KEEPER_PAGES = [
     "<h1>Preface</h1><p>This little book was written for the keepers of the northern light, "
@@ -66,3 +70,13 @@ def scanned_pdf(path: Path, text_pages: list[str], scanned_text: str, at: int) -
     doc.save(path)
     doc.close()
     return path
+
+
+def cli_library(directory: Path, *books: Path, extra: str = "") -> Path:
+    """A fake-model library in ``directory`` with ``books`` ingested through the CLI; its
+    config path."""
+    config = write_config(directory, extra)
+    for book in books:
+        result = CliRunner().invoke(app, ["ingest", str(book), "--config", str(config)])
+        assert result.exit_code == 0, result.output
+    return config

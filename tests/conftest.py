@@ -23,6 +23,12 @@ def fake_config(tmp_path: Path, **overrides: object) -> Config:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """The MCP tests' async tests run on asyncio."""
+    return "asyncio"
+
+
+@pytest.fixture
 def config(tmp_path: Path) -> Config:
     return fake_config(tmp_path)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from books_gen import KEEPER_PAGES, html_pdf, keeper_pdf, scanned_pdf
+from books_gen import KEEPER_PAGES, cli_library, html_pdf, keeper_pdf, scanned_pdf
 from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
@@ -83,13 +83,9 @@ def test_probes_are_the_sections_own_distinctive_words() -> None:
 
 
 def test_summary_is_kept_for_book_status_and_cli_reports(tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text('db_path = "book.db"\nembedding_backend = "fake"\nllm_backend = "none"\n'
-                      'ocr = "off"\n')
-    runner = CliRunner()
     pdf = scanned_pdf(tmp_path / "mixed.pdf", KEEPER_PAGES, "A scanned page of notes.", at=2)
-    for path in (pdf, keeper_pdf(tmp_path / "keeper.pdf")):
-        assert runner.invoke(app, ["ingest", str(path), "--config", str(config)]).exit_code == 0
+    config = cli_library(tmp_path, pdf, keeper_pdf(tmp_path / "keeper.pdf"), extra='ocr = "off"\n')
+    runner = CliRunner()
     result = runner.invoke(app, ["health", "--json", "--config", str(config)])
     assert result.exit_code == 0, result.output
     reports = {r["slug"]: r for r in json.loads(result.stdout)}

@@ -20,11 +20,6 @@ from mcp_helpers import cli_command, connect, structured, text, write_config
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The keeper PDF and the garden book, health-checked once (so book_status has it)."""

@@ -31,11 +31,6 @@ HUGE_PARAGRAPH = ("The lighthouse keeper logged every ship, every storm and ever
                   "trimmed before dawn. ") * 40  # ~3.7k chars
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Three books: a garden manual, a cookbook by someone else, and a log with a huge section."""

@@ -18,6 +18,7 @@ from grimoire_beholder.cli import app
 from grimoire_beholder.errors import NotFoundError
 from grimoire_beholder.library import Library
 from grimoire_beholder.pages import MAX_EDGE, NoPageImagesError, PageImage
+from mcp_helpers import write_config
 
 LENS = "Polish the great lens every morning with a soft cloth of chamois leather"
 
@@ -118,8 +119,7 @@ def test_rendering_never_writes_to_the_library(lib: Library, tmp_path: Path) -> 
 
 
 def test_cli_page_writes_a_png(lib: Library, tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text('db_path = "book.db"\nembedding_backend = "fake"\nllm_backend = "none"\n')
+    config = write_config(tmp_path)
     out = tmp_path / "lens.png"
     result = CliRunner().invoke(app, ["page", "keeper", "2", "--highlight", LENS, "-o",
                                       str(out), "--config", str(config)])

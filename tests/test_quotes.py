@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from books_gen import keeper_pdf
+from books_gen import cli_library, keeper_pdf
 from conftest import GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
@@ -148,11 +148,8 @@ def test_skeleton_maps_back_to_the_original_text() -> None:
 
 
 def test_cli_verify_prints_the_place_and_exits_1_when_not_found(tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text('db_path = "book.db"\nembedding_backend = "fake"\nllm_backend = "none"\n')
+    config = cli_library(tmp_path, keeper_pdf(tmp_path / "keeper.pdf"))
     runner = CliRunner()
-    assert runner.invoke(app, ["ingest", str(keeper_pdf(tmp_path / "keeper.pdf")),
-                               "--config", str(config)]).exit_code == 0
     found = runner.invoke(app, ["verify", "KEEP THE LOGBOOK OPEN ON THE DESK",
                                 "--config", str(config)])
     assert found.exit_code == 0, found.output

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from books_gen import cli_library
 from conftest import fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
@@ -99,13 +101,8 @@ def test_chapter_names_and_mistakes(lib: Library) -> None:
 
 
 def test_cli_query_until(tmp_path: Path) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text('db_path = "book.db"\nembedding_backend = "fake"\nllm_backend = "none"\n')
+    config = cli_library(tmp_path, novel(tmp_path / "novel.md"))
     runner = CliRunner()
-    assert runner.invoke(app, ["ingest", str(novel(tmp_path / "novel.md")),
-                               "--config", str(config)]).exit_code == 0
-    import json
-
     result = runner.invoke(app, ["query", "lantern wreck", "--book", "the-novel", "--until",
                                  "Chapter 2", "--json", "-k", "10", "--config", str(config)])
     assert result.exit_code == 0, result.output

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .parse.pdf_ocr import page_ranges
 from .store import passages
 from .store.passages import SectionHead
 from .store.records import BookRow
@@ -88,17 +89,6 @@ class BookHealth:
                 "unreached": self.probed - self.reached,
                 "pages_without_text": page_ranges(self.pages_without_text),
                 "problems": self.problems[:5]}
-
-
-def page_ranges(pages: list[int]) -> str:
-    """``[1, 2, 3, 7]`` → ``"1–3, 7"``."""
-    spans: list[list[int]] = []
-    for page in sorted(pages):
-        if spans and page == spans[-1][1] + 1:
-            spans[-1][1] = page
-        else:
-            spans.append([page, page])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
 def _words(text: str) -> list[str]:
