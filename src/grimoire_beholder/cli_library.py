@@ -256,6 +256,9 @@ def query(
     path_prefix: Annotated[str | None, typer.Option(
         "--path-prefix", help="Only files whose absolute path, or path under the ingested "
         "folder, starts with this.")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", help="Only up to and including this chapter of --book (its index from "
+        "the outline, or its title): no spoilers past where you are.")] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
@@ -272,7 +275,7 @@ def query(
     def run(lib: Any) -> Any:
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
-                             path_prefix=path_prefix)
+                             path_prefix=path_prefix, until_chapter=until)
         data = results.to_dict()
         if expand:
             for hit in data["results"]:

@@ -27,9 +27,12 @@ from .store.records import BookRow
 from .views import IngestReport, Outline, SectionText, SyncReport
 
 if TYPE_CHECKING:
+    from .health import BookHealth
     from .ingest.deps import IngestDeps
     from .ingest.watch import StopEvent
     from .models.protocols import Embedder, Generator
+    from .pages import PageImage
+    from .quotes import QuoteCheck
     from .search.engine import EmbedQuery, SearchEngine
     from .search.hits import SearchResults
     from .search.savings import SavingsRecorder
@@ -121,6 +124,9 @@ class Library:
         """Configured models, database path, and per-book counts by status."""
         stamp = vectors.get_stamp(self.conn)
         summaries = chunk_store.summary_counts(self.conn)
+        from .store.passages import saved_health
+
+        health = saved_health(self.conn)  # the last `health` run per book (None: never)
         books = []
         for b in self.list_books():
             done, total = summaries.get(b.id, (0, 0))
@@ -128,7 +134,8 @@ class Library:
                           "chapters": b.chapters, "sections": b.sections,
                           "sections_summarized": done, "chunks": b.chunks,
                           "status": dict(b.status),
-                          "complete": b.chunks == b.status.get("embedded", 0) and done == total})
+                          "complete": b.chunks == b.status.get("embedded", 0) and done == total,
+                          "health": health.get(b.source_hash)})
         return {
             "database": str(self.config.database_path),
             "config_file": self.config.source,
@@ -155,15 +162,18 @@ class Library:
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
                author: str | None = None, source_type: str | None = None,
                mode: str | None = None, group: str | None = None,
-               path_prefix: str | None = None) -> SearchResults:
+               path_prefix: str | None = None,
+               until_chapter: int | str | None = None) -> SearchResults:
         """Hybrid (or vector/keyword) search with citations; see search/engine.py.
 
-        ``group`` and ``path_prefix`` narrow a folder library (see store/search.py).
+        ``group`` and ``path_prefix`` narrow a folder library (see store/search.py);
+        ``until_chapter`` keeps ``book`` up to that chapter (search/position.py).
         """
         book_id = None if book is None else self.book(book).id
         results = self._search_engine().search(query, top_k=top_k, book=book_id, author=author,
                                                source_type=source_type, mode=mode, group=group,
-                                               path_prefix=path_prefix)
+                                               path_prefix=path_prefix,
+                                               until_chapter=until_chapter)
         if self.config.record_stats:
             if self._savings is None:
                 from .search.savings import SavingsRecorder
@@ -205,6 +215,54 @@ class Library:
             return None
         vectors.check_identity(self.conn, self.embedder.identity)
         return self.embedder.embed_query
+
+    # -- checking and showing ------------------------------------------------------------
+    def verify_quote(self, quote: str, book: str | int | None = None) -> QuoteCheck:
+        """Is ``quote`` in the library (or in ``book``), where, and how does it differ?
+
+        See quotes.py. Restricted to one book, a quotation found in another says so."""
+        from .quotes import check
+
+        book_ids = None if book is None else [self.book(book).id]
+        result = check(self.conn, quote, book_ids)
+        if book_ids is not None and not result.found:
+            elsewhere = check(self.conn, quote)
+            if elsewhere.found and elsewhere.passage is not None:
+                where = elsewhere.passage
+                result.note = (f"not in '{self.book(book_ids[0]).slug}', but it is in "
+                               f"'{where.slug}' ({where.citation})")
+        return result
+
+    def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,
+                   printed: bool = False) -> PageImage:
+        """A PDF page as a PNG (``page``: physical number, or a printed label), with
+        ``highlight`` marked; read from the book's file, never a write (pages.py)."""
+        from .pages import physical_page, render_page, source_pdf
+
+        found = self.book(book)
+        source_pdf(found)  # the format and the file first, then the page number
+        return render_page(found, physical_page(found, page, printed=printed), highlight)
+
+    def health(self, book: str | int | None = None, *, save: bool = True) -> list[BookHealth]:
+        """Health reports (health.py) of one book or all; ``save`` keeps each summary for
+        ``book_status`` (not on a read-only library). Probe searches are not in ``stats``."""
+        from .health import PROBE_TOP_K, check_book
+        from .store import passages
+
+        books = [self.book(book)] if book is not None else self.list_books()
+        engine = self._search_engine()
+
+        def search(probe: str, book_id: int) -> list[tuple[int, int]]:
+            hits = engine.search(probe, top_k=PROBE_TOP_K, book=book_id).hits
+            return [(h.chapter_index, h.section_index) for h in hits]
+
+        reports = [check_book(self.conn, b, search) for b in books]
+        if save and not self.read_only:
+            live = [b.source_hash for b in self.list_books()]
+            with transaction(self.conn):
+                for b, report in zip(books, reports, strict=True):
+                    passages.save_health(self.conn, b.source_hash, report.summary(), live)
+        return reports
 
     # -- writing (CLI only) --------------------------------------------------------------
     def _require_writable(self) -> None:

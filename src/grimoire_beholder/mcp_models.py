@@ -1,6 +1,6 @@
 """Typed results of the MCP tools: pydantic models that become each tool's output schema.
 
-Kept apart from ``mcp_server.py`` so the server module reads as the five tools and their
+Kept apart from ``mcp_server.py`` so the server module reads as the seven tools and their
 wiring; these are plain data shapes with field descriptions a model can read.
 """
 
@@ -128,6 +128,10 @@ class BookStatus(BaseModel):
     status: dict[str, int] = Field(description="Chunks by stage: pending, contextualized, "
                                                "embedded (searchable by meaning).")
     complete: bool
+    health: dict[str, Any] | None = Field(
+        default=None, description="The last `grimoire-beholder health` check of this book: "
+        "reachability (share of sections retrieval finds from their own text), pages "
+        "without text, problems found; null if never checked.")
 
 
 class LibraryStatus(BaseModel):
@@ -142,3 +146,35 @@ class LibraryStatus(BaseModel):
                                   "books they came from (the context this library saved).")
     note: str | None = None
 
+
+
+class QuotePassage(_Located):
+    text: str = Field(description="The passage as the book has it.")
+    char_start: int = Field(description="Offset of the passage in the section's text.")
+    char_end: int
+
+
+class QuoteCheckResult(BaseModel):
+    quote: str
+    found: bool = Field(description="True when the quotation is in the library (typography "
+                                    "aside; an ellipsis may stand for left-out words).")
+    verdict: str = Field(description="exact (same words), close (found, with small "
+                                     "differences) or not_found.")
+    similarity: float = Field(description="0–1 agreement of the words with the book's text.")
+    passage: QuotePassage | None = Field(description="Where it is — or, when not found, the "
+                                                     "closest passage.")
+    differences: list[str] = Field(description="How the quotation differs from the book.")
+    note: str | None = None
+
+
+class PageImageInfo(BaseModel):
+    book_id: int
+    slug: str
+    page: int = Field(description="Physical page, 1-based.")
+    page_count: int
+    page_label: str | None = Field(description="The page's printed label, if any.")
+    width: int
+    height: int
+    highlight_found: bool | None = Field(description="Whether the text to highlight was "
+                                                     "found on this page (null: none asked).")
+    note: str | None = None

@@ -11,7 +11,16 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
 from .citation import extent
-from .mcp_models import BookList, BookOutline, LibraryStatus, SearchResult, SectionPart
+from .mcp_models import (
+    BookList,
+    BookOutline,
+    BookStatus,
+    LibraryStatus,
+    PageImageInfo,
+    QuoteCheckResult,
+    SearchResult,
+    SectionPart,
+)
 from .text import clip
 
 SUMMARY_CHARS = 1_000  # a section's summary above its text
@@ -90,5 +99,46 @@ def status_text(result: LibraryStatus) -> str:
                      f"from books totalling {savings.get('chars_books', 0):,}")
     lines += [f"- {b.slug} (id={b.id}): {b.chapters} chapters, {b.sections} sections "
               f"({b.sections_summarized} summarized), {b.chunks} chunks ({_counts(b.status)})"
-              f" — " + ("complete" if b.complete else "incomplete") for b in result.books]
+              f" — " + ("complete" if b.complete else "incomplete") + _health(b)
+              for b in result.books]
     return _with_note(lines, result.note)
+
+
+def _health(book: BookStatus) -> str:
+    """`; health: 94% reachable; scanned pages …` from the last health check, if any."""
+    h = book.health
+    if not h:
+        return "; health: not checked (run `grimoire-beholder health`)"
+    reach = h.get("reachability")
+    parts = [f"{reach:.0%} of sections reachable" if reach is not None else "not probed"]
+    if h.get("pages_without_text"):
+        parts.append(f"pages without text: {h['pages_without_text']}")
+    parts += list(h.get("problems") or [])[:3]
+    return f"; health ({str(h.get('checked_at', ''))[:10]}): " + "; ".join(parts)
+
+
+def quote_text(result: QuoteCheckResult) -> str:
+    """The verdict, where (or the closest passage), the book's words, what differs."""
+    verdict = {"exact": "Found", "close": "Found, with differences",
+               "not_found": "NOT FOUND"}.get(result.verdict, result.verdict)
+    lines = [f"{verdict} (similarity {result.similarity:.2f})."]
+    if result.note:
+        lines.append(result.note)
+    p = result.passage
+    if p is not None:
+        lines += [("At: " if result.found else "Closest passage: ") + p.citation,
+                  f"   [get_section(book_id={p.book_id}, chapter_index={p.chapter_index}, "
+                  f"section_index={p.section_index}); characters {p.char_start}–{p.char_end}]",
+                  f"The book: “{p.text}”"]
+    lines += [f"- {d}" for d in result.differences]
+    return "\n".join(lines)
+
+
+def page_text(result: PageImageInfo) -> str:
+    """What the image shows: which page, and whether the highlight was found."""
+    label = f" (printed {result.page_label})" if result.page_label else ""
+    line = f"Page {result.page}{label} of {result.page_count} of {result.slug}"
+    if result.highlight_found is not None:
+        line += ("; the passage is highlighted" if result.highlight_found
+                 else "; the text to highlight is not on this page")
+    return _with_note([line + "."], result.note)

@@ -1,4 +1,4 @@
-"""The read-only MCP server: five tools over the Library API, served on stdio.
+"""The read-only MCP server: seven tools over the Library API, served on stdio.
 
 Why it looks the way it does:
 
@@ -20,6 +20,7 @@ Why it looks the way it does:
 
 from __future__ import annotations
 
+import base64
 import inspect
 import logging
 import os
@@ -34,7 +35,7 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import mcp_render
@@ -48,6 +49,8 @@ from .mcp_models import (
     LibraryStatus,
     OutlineChapterEntry,
     OutlineSectionEntry,
+    PageImageInfo,
+    QuoteCheckResult,
     SearchHitEntry,
     SearchResult,
     SectionPart,
@@ -268,13 +271,17 @@ def search_book(
     path_prefix: Annotated[str | None, Field(
         description="Only books whose file path (absolute, or relative to the ingested "
                     "folder) starts with this, e.g. 'notes/ops/'.")] = None,
+    until_chapter: Annotated[int | str | None, Field(
+        description="Reading position: only up to and including this chapter of book_id "
+                    "(its chapter_index from get_book_outline, or its title), so nothing "
+                    "past where the reader is gets quoted. Needs book_id.")] = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the books by meaning and keywords (hybrid retrieval) and return the best
     matching excerpts, each with a citation (book · chapter › section · pages, or
     file:lines for Markdown/text) and the book_id, chapter_index and section_index to read
     the whole section with get_section. Use this first to answer a question from the
     library; quote the citation as given. Excerpts are clipped: fetch the section for the
-    full text."""
+    full text. For someone partway through a book, pass until_chapter: no spoilers."""
     if not question or not question.strip():
         raise ToolError("question is empty: pass what to look for, e.g. "
                         "search_book(question=\"how do I compost kitchen scraps\")")
@@ -283,7 +290,8 @@ def search_book(
     clamped = min(max(limit, 1), MAX_TOP_K)
     found = state.run(lambda lib: lib.search(
         question.strip(), top_k=clamped, book=book_id, author=author,
-        source_type=source_type, group=group, path_prefix=path_prefix))
+        source_type=source_type, group=group, path_prefix=path_prefix,
+        until_chapter=until_chapter))
     entries = _hit_entries([hit.to_dict() for hit in found.hits])
     notes = [found.note] if found.note else []
     if clamped != limit:
@@ -329,7 +337,8 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     """Per book: chapters, sections (and how many are summarized), and chunks by stage
     (pending → contextualized → embedded). A book is searchable by meaning once its
     chunks are embedded; 'complete' is false while an ingest is unfinished. Also names
-    the embedding model and retrieval mode in use."""
+    the embedding model and retrieval mode in use, and each book's last health check
+    (how much of it retrieval finds, pages without text, parse problems)."""
     state = _state(ctx)
     info = state.run(lambda lib: {**lib.status(), "savings": lib.savings()})
     books = [BookStatus.model_validate(b) for b in info["books"]]
@@ -341,12 +350,51 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     return _result(mcp_render.status_text, result)
 
 
+def verify_quote(
+    ctx: Context,
+    quote: Annotated[str, Field(description="The quotation to check, as you have it.")],
+    book_id: Annotated[int | str | None, Field(
+        description="Only this book: numeric id or slug. Leave out to check all.")] = None,
+) -> Annotated[CallToolResult, QuoteCheckResult]:
+    """Check a quotation before using it: is it really in the library, where exactly
+    (citation, chapter_index/section_index for get_section, character offsets), and what
+    do the book's own words say? Re-typed quotations are found — line breaks, hyphenation,
+    curly or straight quotes and dashes, ligatures, case and an ellipsis for left-out words
+    do not matter; other differences are listed. When it is not there the result says so
+    plainly and gives the closest passage: do not present such a quotation as the book's."""
+    checked = _state(ctx).run(lambda lib: lib.verify_quote(quote, book=book_id))
+    result = QuoteCheckResult.model_validate(checked.to_dict())
+    return _result(mcp_render.quote_text, result)
+
+
+def get_page_image(
+    ctx: Context, book_id: BookId,
+    page: Annotated[int | str, Field(
+        description="Physical page number, 1-based (page_start of a search_book hit or of a "
+                    "verify_quote passage), or a printed page label such as 'xii'.")],
+    highlight: Annotated[str | None, Field(
+        description="Text to highlight on the page: a hit's text or a quotation.")] = None,
+) -> Annotated[CallToolResult, PageImageInfo]:
+    """The page of a PDF book as a PNG image, with the cited passage highlighted, so the
+    person sees exactly what is cited. PDF books only: EPUB, Markdown and text books have no
+    page images (read them with get_section). The image is sized for a chat window."""
+    image = _state(ctx).run(lambda lib: lib.page_image(book_id, page, highlight))
+    info = PageImageInfo.model_validate(image.to_dict())
+    return CallToolResult(
+        content=[TextContent(type="text", text=mcp_render.page_text(info)),
+                 ImageContent(type="image", data=base64.b64encode(image.png).decode("ascii"),
+                              mime_type="image/png")],
+        structured_content=info.model_dump(mode="json"))
+
+
 TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
     (list_books, "List books"),
     (get_book_outline, "Book outline"),
     (search_book, "Search the library"),
     (get_section, "Read a section"),
     (book_status, "Library status"),
+    (verify_quote, "Check a quotation"),
+    (get_page_image, "Show a PDF page"),
 )
 
 # ------------------------------------------------------------------------ the server
@@ -356,6 +404,8 @@ read the cited excerpts → get_section(book_id, chapter_index, section_index) f
 section. To browse instead: list_books() → get_book_outline(book_id) → get_section(...).
 Quote the citation each result gives (book · chapter › section · pages, or file:lines for
 Markdown/text) as it is: EPUB books have positions ('loc.'), not printed pages.
+Before quoting a passage word for word, verify_quote(quote) checks it against the book;
+get_page_image(book_id, page, highlight) shows a PDF page with the passage marked.
 Nothing here can add or change books: that is done from the grimoire-beholder CLI."""
 READ_ONLY_LINE = INSTRUCTIONS.splitlines()[-1]  # replaced when upkeep tools are on
 

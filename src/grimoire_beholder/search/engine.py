@@ -40,7 +40,7 @@ from ..errors import GrimoireError, ModelError
 from ..models.protocols import Reranker
 from ..store import search as store_search
 from ..text import without_lone_surrogates
-from . import confidence, fusion, keyword, rerank
+from . import confidence, fusion, keyword, position, rerank
 from .hits import SearchHit, SearchResults
 from .vector import VectorIndex
 
@@ -140,10 +140,13 @@ class SearchEngine:
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,
                author: str | None = None, source_type: str | None = None,
                mode: str | None = None, *, explain: bool = False, group: str | None = None,
-               path_prefix: str | None = None) -> SearchResults:
+               path_prefix: str | None = None,
+               until_chapter: int | str | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
 
         ``group``/``path_prefix`` narrow folder libraries (see ``store.search.resolve_books``).
+        ``until_chapter`` keeps one book's chapters up to and including that one (an index or
+        a title, see ``position.py``): a set of chunk ids both arms apply before their top-k.
 
         ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
         """
@@ -155,6 +158,8 @@ class SearchEngine:
             clock = _Clock()
             allowed = store_search.resolve_books(self._conn, book, author, source_type,
                                                  group=group, path_prefix=path_prefix)
+            scope = (None if until_chapter is None else position.until_scope(
+                self._conn, allowed, None if book is None else str(book), until_chapter))
             books, searchable = store_search.library_state(self._conn)
             clock.lap("filters")
             if not searchable:
@@ -163,13 +168,13 @@ class SearchEngine:
             elif allowed is not None and not allowed:
                 result.note = "no book matches the filters"
             else:
-                self._run(result, k, allowed, clock, explain)
+                self._run(result, k, allowed, clock, explain, scope)
             result.timings_ms = clock.total()
         result.low_confidence = result.low_confidence or not result.hits
         return result
 
     def _run(self, result: SearchResults, k: int, allowed: list[int] | None,
-             clock: _Clock, explain: bool) -> None:
+             clock: _Clock, explain: bool, scope: list[int] | None = None) -> None:
         pool = max(self._config.candidate_pool_size, 3 * k)
         with store_search.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}
@@ -181,10 +186,12 @@ class SearchEngine:
                 # they run on a worker thread while this one runs the keyword arm (SQLite,
                 # onnxruntime and numpy all release the GIL): hybrid costs about
                 # max(embed + vector, keyword) instead of their sum on a multi-core machine.
-                vector_arm = _arm_pool().submit(self._vector_arm, result.query, pool, allowed)
+                vector_arm = _arm_pool().submit(self._vector_arm, result.query, pool, allowed,
+                                                scope)
             try:
                 if result.mode != "vector":
-                    arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed)
+                    arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed,
+                                                      scope)
                     clock.lap("keyword")
             finally:
                 if vector_arm is not None:
@@ -231,14 +238,15 @@ class SearchEngine:
         result.low_confidence = (result.confidence is not None
                                  and result.confidence < self._config.min_confidence)
 
-    def _vector_arm(self, query: str, pool: int, allowed: list[int] | None
+    def _vector_arm(self, query: str, pool: int, allowed: list[int] | None,
+                    scope: list[int] | None = None
                     ) -> tuple[list[tuple[int, float]], dict[str, float]]:
         """Embed the query and search the matrix; also the ms of each (run on a worker)."""
         assert self._embed is not None
         started = time.perf_counter()
         query_vec = self._embed(without_lone_surrogates(query))
         embedded = time.perf_counter()
-        hits = self._index.search(query_vec, pool, allowed)
+        hits = self._index.search(query_vec, pool, allowed, scope)
         done = time.perf_counter()
         return hits, {"embed": (embedded - started) * 1000, "vector": (done - embedded) * 1000}
 

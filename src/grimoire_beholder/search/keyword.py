@@ -110,19 +110,23 @@ def _scaled(rows: list[tuple[int, float]]) -> dict[int, float]:
 
 
 def search(conn: sqlite3.Connection, text: str, limit: int,
-           book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
-    """(chunk id, keyword score) best first, at most ``limit``, within ``book_ids``.
+           book_ids: Collection[int] | None = None,
+           chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, keyword score) best first, at most ``limit``, within ``book_ids`` (and
+    ``chunk_ids``, a reading position, when given).
 
     An empty ``book_ids`` means "no allowed book" (empty result); None means all books.
     """
     query = build_query(text)
-    if query.empty or (book_ids is not None and not book_ids):
+    if query.empty or any(ids is not None and not ids for ids in (book_ids, chunk_ids)):
         return []
     lists: list[dict[int, float]] = []
     if query.word is not None:
-        lists.append(_scaled(store_search.word_match(conn, query.word, limit, book_ids)))
+        lists.append(_scaled(store_search.word_match(conn, query.word, limit, book_ids,
+                                                     chunk_ids)))
     if query.trigram is not None:
-        lists.append(_scaled(store_search.trigram_match(conn, query.trigram, limit, book_ids)))
+        lists.append(_scaled(store_search.trigram_match(conn, query.trigram, limit, book_ids,
+                                                        chunk_ids)))
     merged: dict[int, float] = {}
     for scores in lists:
         for chunk_id, score in scores.items():

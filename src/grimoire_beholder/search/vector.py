@@ -155,14 +155,17 @@ class VectorIndex:
         self.rebuilds += 1
         return "rebuilt"
 
-    def search(self, query: np.ndarray, k: int,
-               book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    def search(self, query: np.ndarray, k: int, book_ids: Collection[int] | None = None,
+               chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``k`` nearest vectors within ``book_ids``, best first.
 
         None means every book; an empty collection means none (empty result).
+        ``chunk_ids`` (a reading position) narrows further, in the same mask.
         """
         n = self._n
         if n == 0 or k <= 0 or (book_ids is not None and not book_ids):
+            return []
+        if chunk_ids is not None and not chunk_ids:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(-1)
         if q.shape[0] != self.dimension:
@@ -174,10 +177,14 @@ class VectorIndex:
         if norm == 0.0 or not np.isfinite(norm):
             return []
         q = q / norm
-        if book_ids is None:
+        if book_ids is None and chunk_ids is None:
             return self._top(np.arange(n), self._matrix[:n] @ q, k)
-        allowed = np.fromiter((int(b) for b in book_ids), dtype=np.int64)
-        rows = np.flatnonzero(np.isin(self._book_ids[:n], allowed))
+        mask = np.ones(n, dtype=bool)
+        if book_ids is not None:
+            mask &= np.isin(self._book_ids[:n], np.fromiter(book_ids, dtype=np.int64))
+        if chunk_ids is not None:
+            mask &= np.isin(self._chunk_ids[:n], np.fromiter(chunk_ids, dtype=np.int64))
+        rows = np.flatnonzero(mask)
         if rows.size == 0:
             return []
         if rows.size * 2 <= n:  # a small subset: gather its rows, skip the rest of the scan

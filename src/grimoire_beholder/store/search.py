@@ -164,7 +164,7 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
 
 
 def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
-                 args: list[object]) -> str:
+                 args: list[object], chunk_ids: Collection[int] | None = None) -> str:
     """The JOIN and WHERE text restricting an FTS5 match to ``book_ids`` (None: no filter).
 
     Without a filter there is no join at all: joining every match to ``chunks`` reads the
@@ -173,7 +173,13 @@ def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
     skip the rest of each posting list: a book's chunks are inserted together, so one
     book's span is small, and a one-book filter on a common word went from 52 to 2.5 CPU-ms
     at 100k chunks (bench/scale.py). The join on ``book_id`` stays as the exact test.
+    ``chunk_ids`` (a reading position) is one more exact test, with its own id span.
     """
+    if chunk_ids is not None:
+        ids = ids_param(chunk_ids)
+        args.extend([ids, min(chunk_ids, default=0), max(chunk_ids, default=-1)])
+        return (" JOIN chunks c ON c.id = f.rowid WHERE {table} MATCH ?"
+                " AND c.id IN (SELECT value FROM json_each(?)) AND f.rowid BETWEEN ? AND ?")
     if book_ids is None:
         return ""
     ids = ids_param(book_ids)
@@ -187,12 +193,13 @@ def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
 
 
 def _ranked(conn: sqlite3.Connection, table: str, weights: tuple[float, ...],
-            expression: str, limit: int, book_ids: Collection[int] | None
-            ) -> list[tuple[int, float]]:
+            expression: str, limit: int, book_ids: Collection[int] | None,
+            chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from one FTS5 table, best first. ``table`` is one of our two fixed
-    names, never user text; the expression, weights and filter are bound parameters."""
+    names, never user text; the expression, weights and filter are bound parameters.
+    ``chunk_ids`` is a subset of ``book_ids``' chunks (a reading position)."""
     args: list[object] = [*weights, expression]
-    clause = _book_clause(conn, book_ids, args) or " WHERE {table} MATCH ?"
+    clause = _book_clause(conn, book_ids, args, chunk_ids) or " WHERE {table} MATCH ?"
     args.append(limit)
     marks = ", ".join("?" * len(weights))
     rows = conn.execute(
@@ -204,18 +211,21 @@ def _ranked(conn: sqlite3.Connection, table: str, weights: tuple[float, ...],
 
 
 def word_match(conn: sqlite3.Connection, expression: str, limit: int,
-               book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+               book_ids: Collection[int] | None = None,
+               chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the word index, best first; bm25 is negative, lower is better.
 
     The book filter is part of the query, so ``limit`` rows come from the allowed books.
     """
-    return _ranked(conn, "chunks_fts", tuple(WORD_WEIGHTS), expression, limit, book_ids)
+    return _ranked(conn, "chunks_fts", tuple(WORD_WEIGHTS), expression, limit, book_ids,
+                   chunk_ids)
 
 
 def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
-                  book_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+                  book_ids: Collection[int] | None = None,
+                  chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
-    return _ranked(conn, "chunks_fts_trigram", (), expression, limit, book_ids)
+    return _ranked(conn, "chunks_fts_trigram", (), expression, limit, book_ids, chunk_ids)
 
 
 def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]

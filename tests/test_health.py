@@ -1,0 +1,113 @@
+"""The health check points at real problems: a scanned page ingested without OCR, text drawn
+as vector outlines, empty sections, a contents page indexed as body; a good book reaches
+high; the summary is kept for book_status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from books_gen import KEEPER_PAGES, cli_library, html_pdf, keeper_pdf, scanned_pdf
+from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
+from fakes import FakeEmbedder
+from grimoire_beholder.cli import app
+from grimoire_beholder.health import probe_for
+from grimoire_beholder.library import Library
+
+
+def test_a_scan_ingested_without_ocr_is_named(tmp_path: Path) -> None:
+    pdf = scanned_pdf(tmp_path / "mixed.pdf", KEEPER_PAGES,
+                      "The lamp room holds four spare mantles and a tin of polish.", at=3)
+    with Library.open(config=fake_config(tmp_path, ocr="off"), embedder=FakeEmbedder()) as lib:
+        lib.ingest(pdf)
+        [report] = lib.health("mixed")
+    assert report.pages_without_text == [3]
+    assert report.page_kinds.get("image") == [3]
+    assert any("scanned pages with no text layer" in p and p.endswith(": 3")
+               for p in report.problems)
+
+
+def test_a_good_book_reaches_high_and_has_no_problems(tmp_path: Path) -> None:
+    chapters = {f"Chapter {c}": {
+        f"Topic {c}.{s}": (f"The {w} of section {c}.{s} is described here in some detail. "
+                           f"Nobody else mentions {w}{c}{s} or the {w}-ward passage. ") * 4
+        for s, w in enumerate(["harbour", "beacon", "ledger"])} for c in range(1, 6)}
+    book = write_markdown_book(tmp_path / "good.md", "Good Book", chapters)
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        [report] = lib.health("good-book")
+    assert report.probed == 15
+    assert report.reachability is not None and report.reachability >= 0.9
+    assert report.problems == [] and report.near_empty == [] and report.pages_without_text == []
+
+
+def test_text_drawn_as_vector_outlines_is_named(tmp_path: Path) -> None:
+    pages = [*KEEPER_PAGES[:2], ""]
+    pdf = html_pdf(tmp_path / "drawn.pdf", pages, [[1, "Preface", 1], [1, "Lamp", 2],
+                                                    [1, "Outlines", 3]])
+    import pymupdf
+
+    with pymupdf.open(pdf) as doc:  # page 3: letters as paths, no text layer
+        page = doc[2]
+        for i in range(60):
+            page.draw_bezier((40 + i * 5, 100), (45 + i * 5, 90), (48 + i * 5, 110),
+                             (50 + i * 5, 100))
+        doc.saveIncr()
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(pdf)
+        [report] = lib.health("drawn")
+    assert report.page_kinds.get("drawing") == [3]
+    assert any("drawn as vector outlines" in p and p.endswith(": 3") for p in report.problems)
+
+
+def test_a_contents_page_indexed_as_body_is_suspected(tmp_path: Path) -> None:
+    contents = "\n".join(f"{i} {t} {'.' * 12} {i * 7}" for i, t in enumerate(
+        ["Soil", "Compost", "Drainage", "Pests", "Aphids", "Slugs", "Harvest"], start=1))
+    chapters = {"Contents": {"Table of contents": contents}, **GARDEN_CHAPTERS}
+    book = write_markdown_book(tmp_path / "garden.md", "Garden", chapters)
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        [report] = lib.health("garden")
+    assert any("table of contents" in p and "Contents" in p for p in report.problems)
+
+
+def test_probes_are_the_sections_own_distinctive_words() -> None:
+    rarity = {"chamois": 3.0, "leather": 2.5, "lens": 1.0, "polish": 1.0}
+    text = "It was a day. Polish the great lens every morning with chamois leather. The end."
+    probe = probe_for(text, rarity)
+    assert probe is not None and "chamois leather" in probe
+    assert probe_for("Too short.", rarity) is None
+
+
+def test_summary_is_kept_for_book_status_and_cli_reports(tmp_path: Path) -> None:
+    pdf = scanned_pdf(tmp_path / "mixed.pdf", KEEPER_PAGES, "A scanned page of notes.", at=2)
+    config = cli_library(tmp_path, pdf, keeper_pdf(tmp_path / "keeper.pdf"), extra='ocr = "off"\n')
+    runner = CliRunner()
+    result = runner.invoke(app, ["health", "--json", "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    reports = {r["slug"]: r for r in json.loads(result.stdout)}
+    assert reports["mixed"]["pages_without_text"] == [2]
+    assert reports["keeper"]["problems"] == []
+    text = runner.invoke(app, ["health", "mixed", "--config", str(config)]).output
+    assert "scanned pages with no text layer (OCR was off or not installed): 2" in text
+    with Library.open(config, read_only=True) as lib:
+        saved = {b["slug"]: b.get("health") for b in lib.status()["books"]}
+    assert saved["mixed"]["pages_without_text"] == "2"
+    assert saved["keeper"]["reachability"] is not None
+
+
+@pytest.mark.skipif(not (BENCH / "books").is_dir(), reason="../shared/bench is not here")
+def test_bench_books_text_drawn_as_outlines_and_a_good_manual(tmp_path: Path) -> None:
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(BENCH / "books" / "live-manual.en.pdf")
+        lib.ingest(BENCH / "books" / "R-intro.pdf")
+        reports = {r.slug: r for r in lib.health()}
+    live = next(r for slug, r in reports.items() if slug != "r-intro")
+    assert len(live.page_kinds.get("drawing", [])) > 20  # the body is vector outlines
+    assert "sections are empty or nearly so" in live.problems[0]
+    good = reports["r-intro"]
+    assert good.reachability is not None and good.reachability >= 0.85
+    assert good.pages_without_text == []

@@ -1,0 +1,145 @@
+"""PDF pages as PNG images with the cited words highlighted: the highlight is where the
+words are (checked pixel by pixel), the size is bounded, other formats get a clear error,
+and the library file is never written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pymupdf
+import pytest
+from typer.testing import CliRunner
+
+from books_gen import keeper_pdf
+from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
+from fakes import FakeEmbedder
+from grimoire_beholder.cli import app
+from grimoire_beholder.errors import NotFoundError
+from grimoire_beholder.library import Library
+from grimoire_beholder.pages import MAX_EDGE, NoPageImagesError, PageImage
+from mcp_helpers import write_config
+
+LENS = "Polish the great lens every morning with a soft cloth of chamois leather"
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Iterator[Library]:
+    library = Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder())
+    library.ingest(keeper_pdf(tmp_path / "keeper.pdf"))
+    library.ingest(write_markdown_book(tmp_path / "garden.md", "The Garden Book",
+                                       GARDEN_CHAPTERS))
+    yield library
+    library.close()
+
+
+def db_files(db: Path) -> tuple[bytes, bytes]:
+    """The library file and its write-ahead log, byte for byte."""
+    wal = db.with_name(db.name + "-wal")
+    return db.read_bytes(), wal.read_bytes() if wal.exists() else b""
+
+
+def yellow(pixel: tuple[int, ...]) -> bool:
+    r, g, b = pixel[:3]
+    return r > 200 and g > 200 and b < 120
+
+
+def share_yellow(pix: pymupdf.Pixmap, box: tuple[int, int, int, int]) -> float:
+    x0, y0, x1, y1 = box
+    points = [(x, y) for x in range(x0 + 1, x1 - 1, 3) for y in range(y0 + 1, y1 - 1, 3)]
+    return sum(yellow(pix.pixel(x, y)) for x, y in points) / max(len(points), 1)
+
+
+def words_box(pdf: Path, page: int, phrase: str, zoom: float) -> list[pymupdf.Rect]:
+    """Where pymupdf itself finds ``phrase`` on the page, in image pixels."""
+    with pymupdf.open(pdf) as doc:
+        return [r * zoom for r in doc[page - 1].search_for(phrase)]
+
+
+def check_highlight(image: PageImage, pdf: Path, phrase: str) -> None:
+    pix = pymupdf.Pixmap(image.png)
+    assert (pix.width, pix.height) == (image.width, image.height)
+    assert image.highlight_found and image.boxes
+    assert all(share_yellow(pix, box) > 0.5 for box in image.boxes)  # marked inside
+    with pymupdf.open(pdf) as doc:
+        zoom = image.width / doc[image.page - 1].rect.width
+    expected = words_box(pdf, image.page, phrase, zoom)
+    assert expected, "the phrase is on the page"
+    for rect in expected:  # every cited word sits inside a highlighted box
+        centre = ((rect.x0 + rect.x1) / 2, (rect.y0 + rect.y1) / 2)
+        assert any(b[0] <= centre[0] <= b[2] and b[1] <= centre[1] <= b[3] for b in image.boxes)
+        assert yellow(pix.pixel(int(rect.x0) + 2, int(rect.y0) + 2))
+    corner = pix.pixel(5, 5)  # and nowhere else: the margin stays white
+    assert corner[:3] == (255, 255, 255)
+    lowest = max(b[3] for b in image.boxes)
+    below = [pix.pixel(x, y) for x in range(0, pix.width, 7)
+             for y in range(lowest + 40, pix.height, 7)]
+    assert not any(yellow(p) for p in below)
+
+
+def test_the_cited_words_are_highlighted_on_the_page(lib: Library, tmp_path: Path) -> None:
+    image = lib.page_image("keeper", 2, LENS.replace("great lens", "great\nlens"))
+    assert image.page == 2 and image.page_label == "1" and image.page_count == 4
+    check_highlight(image, tmp_path / "keeper.pdf", "chamois leather")
+    assert max(image.width, image.height) <= MAX_EDGE
+    plain = lib.page_image("keeper", "2")
+    assert plain.highlight_found is None and plain.boxes == []
+    assert not any(yellow(pymupdf.Pixmap(plain.png).pixel(x, y))
+                   for x in range(0, plain.width, 9) for y in range(0, plain.height, 9))
+
+
+def test_a_printed_label_names_a_page(lib: Library) -> None:
+    assert lib.page_image("keeper", "i").page == 1
+    assert lib.page_image("keeper", "2", printed=True).page == 3
+    with pytest.raises(NotFoundError, match="pages 1–4, not 9"):
+        lib.page_image("keeper", 9)
+    with pytest.raises(NotFoundError, match="no page printed as 'xx'"):
+        lib.page_image("keeper", "xx")
+
+
+def test_text_not_on_the_page_is_said_plainly(lib: Library) -> None:
+    image = lib.page_image("keeper", 3, LENS)
+    assert image.highlight_found is False and image.boxes == []
+    assert image.note is not None and "not found on this page" in image.note
+
+
+def test_other_formats_have_no_page_images(lib: Library) -> None:
+    with pytest.raises(NoPageImagesError, match="no page images for this format"):
+        lib.page_image("the-garden-book", 1)
+
+
+def test_rendering_never_writes_to_the_library(lib: Library, tmp_path: Path) -> None:
+    db = lib.config.database_path
+    lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = db_files(db)
+    pdf_before = (tmp_path / "keeper.pdf").read_bytes()
+    lib.page_image("keeper", 2, LENS)
+    assert db_files(db) == before
+    assert (tmp_path / "keeper.pdf").read_bytes() == pdf_before
+
+
+def test_cli_page_writes_a_png(lib: Library, tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    out = tmp_path / "lens.png"
+    result = CliRunner().invoke(app, ["page", "keeper", "2", "--highlight", LENS, "-o",
+                                      str(out), "--config", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "page 2 (printed 1) of 4" in result.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = CliRunner().invoke(app, ["page", "the-garden-book", "1", "--config", str(config)])
+    assert bad.exit_code == 1 and "no page images for this format" in bad.output
+
+
+@pytest.mark.skipif(not (BENCH / "books").is_dir(), reason="../shared/bench is not here")
+def test_a_bench_pdf_page_highlights_the_cited_words(tmp_path: Path) -> None:
+    pdf = BENCH / "books" / "R-intro.pdf"
+    cited = ("Once an object of any size has been created, new components may be added to it "
+             "simply by giving it an index value outside its previous range.")
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(pdf)
+        hit = lib.verify_quote(cited)
+        assert hit.passage is not None and hit.passage.page_start == 21
+        image = lib.page_image("r-intro", hit.passage.page_start, hit.passage.text)
+    assert image.page_label == "15"
+    check_highlight(image, pdf, "new components")
+    assert len(image.png) < 1_500_000
