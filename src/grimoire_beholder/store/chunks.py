@@ -97,47 +97,12 @@ def summary_counts(conn: sqlite3.Connection) -> dict[int, tuple[int, int]]:
         "SELECT book_id, count(summary), count(*) FROM sections GROUP BY book_id")}
 
 
-# The invariants the crash tests hold every interrupted library to: (problem, SQL counting
-# the rows that break it). A kill at any point leaves all of them at 0.
-_CONSISTENCY: tuple[tuple[str, str], ...] = (
-    ("rows pointing at a book, chapter, section or chunk that is gone",
-     "SELECT count(*) FROM pragma_foreign_key_check"),
-    ("books without any chunk (half a book)",
-     "SELECT count(*) FROM books b WHERE NOT EXISTS (SELECT 1 FROM chunks c "
-     "WHERE c.book_id = b.id)"),
-    ("chunks past 'pending' without a context",
-     "SELECT count(*) FROM chunks WHERE status != 'pending' AND context IS NULL"),
-    ("embedded chunks without a vector",
-     "SELECT count(*) FROM chunks c WHERE status = 'embedded' AND NOT EXISTS "
-     "(SELECT 1 FROM embeddings e WHERE e.chunk_id = c.id)"),
-    ("vectors of chunks that are not embedded",
-     "SELECT count(*) FROM embeddings e LEFT JOIN chunks c ON c.id = e.chunk_id "
-     "WHERE c.id IS NULL OR c.status != 'embedded'"),
-    *((f"{table} rows that are not exactly the embedded chunks",
-       f"SELECT abs((SELECT count(*) FROM {table}) - (SELECT count(*) FROM chunks WHERE "
-       f"status = 'embedded')) + (SELECT count(*) FROM {table} f LEFT JOIN chunks c ON "
-       "c.id = f.rowid WHERE c.id IS NULL OR c.status != 'embedded')")
-      for table in ("chunks_fts", "chunks_fts_trigram")),
-)
-
-
 def integrity(conn: sqlite3.Connection) -> dict[str, object]:
-    """Consistency figures (SQLite's integrity check, FTS rows vs embedded chunks) and
-    ``problems``: one line per broken invariant, empty for a sound library. Damage that
-    stops SQLite from reading is a problem too, not an exception."""
-    try:
-        check = [r[0] for r in conn.execute("PRAGMA integrity_check(20)")]
-        problems = [] if check == ["ok"] else [f"SQLite integrity check: {m}" for m in check]
-        for problem, sql in _CONSISTENCY:
-            if n := int(conn.execute(sql).fetchone()[0]):
-                problems.append(f"{n} {problem}")
-        return {
-            "integrity_check": check[0] if check else "",
-            "fts_rows": fts.count_rows(conn),
-            "embedded_chunks": int(conn.execute(
-                "SELECT count(*) FROM chunks WHERE status = 'embedded'").fetchone()[0]),
-            "vectors": int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
-            "problems": problems,
-        }
-    except sqlite3.DatabaseError as exc:
-        return {"integrity_check": str(exc), "problems": [f"SQLite cannot read it: {exc}"]}
+    """Consistency figures: SQLite's integrity check and FTS rows vs embedded chunks."""
+    return {
+        "integrity_check": conn.execute("PRAGMA integrity_check").fetchone()[0],
+        "fts_rows": fts.count_rows(conn),
+        "embedded_chunks": int(conn.execute(
+            "SELECT count(*) FROM chunks WHERE status = 'embedded'").fetchone()[0]),
+        "vectors": int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
+    }
