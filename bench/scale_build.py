@@ -10,12 +10,15 @@ embedded MiniLM model, so the real model can embed queries against them.
 Everything is written through the storage layer — ``store.books.insert_book`` then
 ``store.chunks.mark_embedded`` (vectors, status and both FTS5 tables) inside
 ``store.db.transaction``, one book per transaction — so the files have exactly the layout
-an ingest produces. Built files are cached in ``bench/out/scale-<N>.db`` (gitignored).
+an ingest produces. Built files are cached in ``bench/out/scale-<N>.db`` (gitignored), or in
+the folder named by ``GRIMOIRE_BEHOLDER_SCALE_DIR`` (a 1M library is ~11 GB: keep it out of
+the repository).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from pathlib import Path
 
@@ -27,7 +30,8 @@ from grimoire_beholder.store import chunks as chunk_store
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
 
-OUT = Path(__file__).resolve().parent / "out"
+OUT = Path(os.environ.get("GRIMOIRE_BEHOLDER_SCALE_DIR")
+           or Path(__file__).resolve().parent / "out")
 IDENTITY = f"embedded:{MODEL_NAME}"
 CHUNKS_PER_BOOK = 1000
 CHAPTERS_PER_BOOK = 10

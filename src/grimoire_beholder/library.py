@@ -7,14 +7,16 @@ imported when first used, so ``--help`` and ``list`` stay fast.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import NotFoundError, ReadOnlyLibraryError
+from .errors import GrimoireError, NotFoundError, ReadOnlyLibraryError
 from .ingest import faults
 from .ingest.progress import NullProgress, Progress
 from .models import Models
@@ -279,15 +281,29 @@ class Library:
 
         if writes:
             self._require_writable()
-        return IngestDeps(self.conn, self.config, self.models)
+        return IngestDeps(self.conn, self.config, self.models,
+                          after_book=self._fold_search_index if writes else None)
+
+    @contextmanager
+    def _then_update_index(self, enabled: bool = True) -> Iterator[None]:
+        """Run a writing command, then fold what it committed into the search index."""
+        try:
+            yield
+        finally:
+            if enabled:
+                self.update_search_index()
+
+    def _fold_search_index(self) -> None:
+        self.update_search_index(force=False)  # between books: small changes wait
 
     def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
                force: bool = False, progress: Progress | None = None) -> IngestReport:
         """Parse, store and run the model stages for one file; idempotent and resumable."""
         from .ingest.service import ingest_file
 
-        return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
-                           progress=progress or NullProgress())
+        with self._then_update_index():
+            return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
+                               progress=progress or NullProgress())
 
     def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
                       exclude: tuple[str, ...] = (), within: list[Path] | None = None,
@@ -297,8 +313,10 @@ class Library:
         files whose real path (links followed) is outside those folders are skipped."""
         from .ingest.sync import ingest_folder
 
-        return ingest_folder(self._ingest_deps(), Path(folder), include=include,
-                             exclude=exclude, within=within, progress=progress or NullProgress())
+        with self._then_update_index():
+            return ingest_folder(self._ingest_deps(), Path(folder), include=include,
+                                 exclude=exclude, within=within,
+                                 progress=progress or NullProgress())
 
     def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
              dry_run: bool = False, progress: Progress | None = None) -> SyncReport:
@@ -310,8 +328,9 @@ class Library:
         from .ingest.sync import sync
 
         dirs = [Path(f) for f in folders] if folders else None
-        return sync(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
-                    progress=progress or NullProgress())
+        with self._then_update_index(enabled=not dry_run):
+            return sync(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
+                        progress=progress or NullProgress())
 
     def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,
@@ -326,7 +345,8 @@ class Library:
 
     def resume(self, progress: Progress | None = None) -> dict[str, int]:
         """Finish the model stages for every book (after a crash or a dead daemon)."""
-        report = self._ingest_deps().run_stages(None, progress or NullProgress())
+        with self._then_update_index():
+            report = self._ingest_deps().run_stages(None, progress or NullProgress())
         return {"summaries": report.summaries, "contexts": report.contexts,
                 "embedded": report.embedded}
 
@@ -339,6 +359,7 @@ class Library:
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_store.delete_book(self.conn, found.id)
             faults.reached("delete.before_commit")
+        self.update_search_index()
         return found
 
     def reindex_fts(self, book: str | int | None = None) -> int:
@@ -350,4 +371,23 @@ class Library:
         with writer_lock(self.config.database_path), transaction(self.conn):
             count = fts.rebuild(self.conn, book_id)
             faults.reached("reindex.before_commit")
+        self.update_search_index()
         return count
+
+    def update_search_index(self, *, force: bool = True) -> str:
+        """Fold committed changes into the persisted search index beside the database.
+
+        Writing commands call this after they commit (``force=False`` between the books of
+        one command: small changes wait for its end). The index is a cache of the database,
+        so a failure here only warns: searches fall back to the exact arms until it is
+        rebuilt.
+        """
+        if self.read_only:
+            return "read-only"
+        from .search.index_writer import update
+
+        try:
+            return update(self.conn, self.config.database_path, force=force)
+        except (OSError, sqlite3.Error, ValueError, GrimoireError) as exc:
+            logging.getLogger(__name__).warning("search index not updated: %s", exc)
+            return "failed"

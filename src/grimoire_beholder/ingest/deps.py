@@ -9,6 +9,7 @@ has to tell anyone it wrote.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..config import Config
@@ -24,6 +25,9 @@ class IngestDeps:
     conn: sqlite3.Connection
     config: Config
     models: Models
+    # Called after each book's stages (the library folds large changes into its search
+    # index there, so a long folder ingest does not leave readers a growing delta).
+    after_book: Callable[[], None] | None = None
 
     def check_models(self) -> None:
         """Before any write: the embedder matches the library's stamp, and both models run
@@ -41,4 +45,7 @@ class IngestDeps:
 
         writer = make_context_writer(self.models.generator)
         runner = StageRunner(self.conn, self.config, self.models.embedder, writer, progress)
-        return runner.run(book_id)
+        report = runner.run(book_id)
+        if self.after_book is not None:
+            self.after_book()
+        return report

@@ -42,7 +42,7 @@ from ..store import search as store_search
 from ..text import without_lone_surrogates
 from . import confidence, fusion, keyword, position, rerank
 from .hits import SearchHit, SearchResults
-from .vector import VectorIndex
+from .index import SearchIndex
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]
@@ -96,11 +96,11 @@ class SearchEngine:
         self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
-        self._index = VectorIndex()
+        self._index = SearchIndex(config.database_path)
         self._lock = threading.Lock()
 
     @property
-    def vector_index(self) -> VectorIndex:
+    def vector_index(self) -> SearchIndex:
         return self._index
 
     def _follow_data(self) -> None:
@@ -179,9 +179,10 @@ class SearchEngine:
         with store_search.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}
             vector_arm = None
-            if result.mode != "keyword" and self._embed is not None:
-                self._index.refresh(self._conn)
-                clock.lap("refresh")
+            wants_vectors = result.mode != "keyword" and self._embed is not None
+            self._index.refresh(self._conn, exact_vectors=wants_vectors)
+            clock.lap("refresh")
+            if wants_vectors:
                 # Embedding the query and scanning the matrix never touch the connection, so
                 # they run on a worker thread while this one runs the keyword arm (SQLite,
                 # onnxruntime and numpy all release the GIL): hybrid costs about
@@ -191,7 +192,7 @@ class SearchEngine:
             try:
                 if result.mode != "vector":
                     arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed,
-                                                      scope)
+                                                     scope, index=self._index)
                     clock.lap("keyword")
             finally:
                 if vector_arm is not None:

@@ -31,9 +31,13 @@ import re
 import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..store import search as store_search
 from ..text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
+
+if TYPE_CHECKING:
+    from .index import SearchIndex
 
 MAX_TOKENS = 64
 MAX_TOKEN_CHARS = 100
@@ -111,19 +115,27 @@ def _scaled(rows: list[tuple[int, float]]) -> dict[int, float]:
 
 def search(conn: sqlite3.Connection, text: str, limit: int,
            book_ids: Collection[int] | None = None,
-           chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+           chunk_ids: Collection[int] | None = None, *,
+           index: SearchIndex | None = None) -> list[tuple[int, float]]:
     """(chunk id, keyword score) best first, at most ``limit``, within ``book_ids`` (and
     ``chunk_ids``, a reading position, when given).
 
     An empty ``book_ids`` means "no allowed book" (empty result); None means all books.
+    With a persisted search ``index`` the word table's BM25 top ``limit`` comes from its
+    postings (the same ranking, without FTS5 scoring every matching row); FTS5 answers
+    whatever the index cannot (``SearchIndex.keyword``).
     """
     query = build_query(text)
     if query.empty or any(ids is not None and not ids for ids in (book_ids, chunk_ids)):
         return []
     lists: list[dict[int, float]] = []
     if query.word is not None:
-        lists.append(_scaled(store_search.word_match(conn, query.word, limit, book_ids,
-                                                     chunk_ids)))
+        rows = None
+        if index is not None and chunk_ids is None:
+            rows = index.keyword(conn, query.word, limit, book_ids)
+        if rows is None:
+            rows = store_search.word_match(conn, query.word, limit, book_ids, chunk_ids)
+        lists.append(_scaled(rows))
     if query.trigram is not None:
         lists.append(_scaled(store_search.trigram_match(conn, query.trigram, limit, book_ids,
                                                         chunk_ids)))

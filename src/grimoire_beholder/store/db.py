@@ -99,8 +99,28 @@ def _schema_v3(conn: sqlite3.Connection) -> None:
                  "SELECT 'last_book_id', coalesce(max(id), 0) FROM books")
 
 
+def _schema_v4(conn: sqlite3.Connection) -> None:
+    """The change log the persisted search index catches up from (``store.index_source``).
+
+    Every write of an embedding or an FTS row appends the chunk id to ``search_log``, in the
+    writer's own transaction, so the log can never disagree with the data: triggers cover
+    the ``embeddings`` table (cascaded deletes included) and ``store.fts`` logs its own
+    writes. ``AUTOINCREMENT`` keeps ``seq`` increasing even after old entries are pruned.
+    ``library_id`` tells this library's index files from another library's.
+    """
+    conn.execute("CREATE TABLE IF NOT EXISTS search_log ("
+                 "seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk_id INTEGER NOT NULL)")
+    for event, row in (("INSERT", "new"), ("UPDATE", "new"), ("DELETE", "old")):
+        conn.execute(f"CREATE TRIGGER IF NOT EXISTS embeddings_log_{event.lower()} "
+                     f"AFTER {event} ON embeddings BEGIN "
+                     f"INSERT INTO search_log (chunk_id) VALUES ({row}.chunk_id); END")
+    conn.execute("INSERT OR IGNORE INTO library_meta (key, value) "
+                 "VALUES ('library_id', lower(hex(randomblob(16))))")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_schema_v1, _schema_v2, _schema_v3]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _schema_v1, _schema_v2, _schema_v3, _schema_v4]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

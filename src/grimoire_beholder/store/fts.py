@@ -4,7 +4,8 @@ Both FTS5 tables use ``rowid = chunks.id``. ``chunks_fts`` holds the chunk text,
 generated context and the section/chapter/book titles (word tokenizer, stemmed, accents
 folded); ``chunks_fts_trigram`` holds the chunk text again under the trigram tokenizer so
 text in scripts without spaces is findable. The read side (MATCH queries) lives in
-``store.search``.
+``store.search``. Every write here is also logged in ``search_log`` (``store.index_source``)
+so the persisted search index can catch up with it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from . import vectors
+from . import index_source, vectors
 
 
 def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
@@ -20,7 +21,7 @@ def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
     if not chunk_ids:
         return
     ids = list(chunk_ids)
-    _delete_rows(conn, ids)
+    _delete_rows(conn, ids)  # logs the ids too
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
@@ -42,6 +43,7 @@ def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
 
 
 def _delete_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> None:
+    index_source.log_chunks(conn, ids)
     for start in range(0, len(ids), 500):
         part = list(ids[start:start + 500])
         marks = ",".join("?" * len(part))
@@ -66,6 +68,8 @@ def rebuild(conn: sqlite3.Connection, book_id: int | None = None) -> int:
     Returns the number of chunks indexed. Call inside a transaction.
     """
     if book_id is None:
+        index_source.log_chunks(conn, [r[0] for r in conn.execute(
+            "SELECT id FROM chunks_fts_content")])
         conn.execute("DELETE FROM chunks_fts")
         conn.execute("DELETE FROM chunks_fts_trigram")
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE status = 'embedded'")]

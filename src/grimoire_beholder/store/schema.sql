@@ -11,6 +11,8 @@
 -- in it) and the folder_roots table (each synced root with its include/exclude globs).
 -- Version 3 renames all-digit slugs (`1` → `book-1`: they read as book ids), adds triggers
 -- refusing such slugs, and library_meta.last_book_id (book ids are never given twice).
+-- Version 4 adds search_log (chunk ids whose vector or FTS rows changed, for the persisted
+-- search index to catch up from), its triggers on embeddings, and library_meta.library_id.
 
 CREATE TABLE IF NOT EXISTS library_meta (
     key   TEXT PRIMARY KEY,

@@ -1,0 +1,148 @@
+"""What the engine searches: the persisted index when it is valid, else the exact arms.
+
+Below ``index_writer.MIN_ROWS`` embedded chunks, or whenever the persisted index is missing,
+foreign, stale beyond the change log or inconsistent with the library, vectors are scanned
+exactly from the in-memory float32 matrix (``search/vector.py``) and keywords go to FTS5 —
+exactly what happens in a small library, only slower. The persisted index is never written
+here (readers, the MCP server among them, only read); writing commands keep it current
+(``search/index_writer.py``).
+
+Refreshing is cheap when nothing changed: the connection's change token and the
+manifest's file identity are compared first. After a commit, the index catches up from the
+change log (``PersistedIndex.catch_up``); after a writer published a new manifest, it is
+reopened (memory-mapped: milliseconds).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EmbeddingMismatchError
+from ..store import index_source, vectors
+from ..store import search as store_search
+from . import segments as seg
+from .index_writer import min_rows
+from .persisted import PersistedIndex
+from .vector import RefreshResult, VectorIndex
+
+
+class SearchIndex:
+    """The vector arm's index and the keyword arm's fast path for one library."""
+
+    def __init__(self, db_path: Path | None = None) -> None:
+        self._folder = seg.folder_for(db_path) if db_path is not None else None
+        self._min_rows = min_rows()
+        self._exact = VectorIndex()
+        self._persisted: PersistedIndex | None = None
+        self._manifest: tuple[int, int, int] | None = None
+        self._token: tuple[int, int] | None = None
+        self._exact_fresh = False
+
+    @property
+    def persisted(self) -> bool:
+        """Whether searches use the persisted index (else the exact arms)."""
+        return self._persisted is not None
+
+    @property
+    def size(self) -> int:
+        return self._persisted.size if self._persisted else self._exact.size
+
+    @property
+    def dimension(self) -> int:
+        return self._persisted.dimension if self._persisted else self._exact.dimension
+
+    @property
+    def rebuilds(self) -> int:
+        return self._exact.rebuilds
+
+    def refresh(self, conn: sqlite3.Connection, *, exact_vectors: bool = True
+                ) -> RefreshResult | str:
+        """Bring the index up to date with the database, as cheaply as possible.
+
+        ``exact_vectors=False`` (keyword-only searches) skips loading the exact vector
+        matrix when the persisted index cannot be used.
+        """
+        token = store_search.change_token(conn)
+        manifest = seg.manifest_id(self._folder) if self._folder else None
+        if token == self._token and manifest == self._manifest and (
+                self._persisted is not None or not exact_vectors or self._exact_fresh):
+            return "unchanged"
+        with store_search.snapshot(conn):
+            result = self._refresh(conn, manifest, exact_vectors)
+        self._token, self._manifest = token, manifest
+        self._exact_fresh = self._persisted is None and exact_vectors
+        return result
+
+    def _refresh(self, conn: sqlite3.Connection, manifest: tuple[int, int, int] | None,
+                 exact_vectors: bool) -> RefreshResult | str:
+        sig = vectors.signature(conn)
+        if self._folder is None or manifest is None or sig.count < self._min_rows:
+            self._persisted = None
+            return self._exact.refresh(conn) if exact_vectors else "exact"
+        if self._persisted is None or manifest != self._manifest:
+            self._persisted = PersistedIndex.open(self._folder, conn)
+        if self._persisted is not None and self._persisted.catch_up(conn, sig):
+            self._exact = VectorIndex()  # free the exact matrix, if one was loaded
+            return "persisted"
+        self._persisted = None
+        return self._exact.refresh(conn) if exact_vectors else "exact"
+
+    def search(self, query: np.ndarray, k: int, book_ids: Collection[int] | None = None,
+               chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``k`` nearest vectors within ``book_ids`` (and
+        ``chunk_ids``, a reading position, when given), best first."""
+        index = self._persisted
+        if index is None:
+            return self._exact.search(query, k, book_ids, chunk_ids)
+        if index.size == 0 or k <= 0 or any(ids is not None and not ids
+                                            for ids in (book_ids, chunk_ids)):
+            return []
+        q = np.asarray(query, dtype=np.float32).reshape(-1)
+        if q.shape[0] != index.dimension:
+            raise EmbeddingMismatchError(
+                f"the query vector has {q.shape[0]} dimensions but the library's vectors "
+                f"have {index.dimension}; search with the model the library was embedded with")
+        norm = float(np.linalg.norm(q))
+        if norm == 0.0 or not np.isfinite(norm):
+            return []
+        return index.vector_search(q / norm, k, _ids(book_ids), _ids(chunk_ids))
+
+    def keyword(self, conn: sqlite3.Connection, expression: str, limit: int,
+                book_ids: Collection[int] | None) -> list[tuple[int, float]] | None:
+        """FTS5's ranking of a word-table expression from ``search.keyword`` — (chunk id,
+        bm25), best first — or None when FTS5 itself must answer (no valid index, or an
+        expression that is not a plain OR of single-term words, such as a prefix)."""
+        index = self._persisted
+        if index is None:
+            return None
+        tokens = _plain_tokens(expression)
+        if tokens is None:
+            return None
+        terms = index_source.query_terms(conn, tokens)
+        if any(len(t) != 1 for t in terms):
+            return None  # a token FTS5 reads as a phrase of several terms, or as none
+        return index.keyword_search([seg.term_hash(t[0]) for t in terms], limit,
+                                    _ids(book_ids),
+                                    index_source.fts_totals(conn))
+
+
+def _ids(ids: Collection[int] | None) -> np.ndarray | None:
+    return None if ids is None else np.unique(np.fromiter((int(i) for i in ids),
+                                                          dtype=np.int64))
+
+
+def _plain_tokens(expression: str) -> list[str] | None:
+    """The tokens of ``"a" OR "b" OR …`` (as ``search.keyword`` writes it), else None."""
+    tokens = []
+    for part in expression.split(" OR "):
+        if len(part) < 2 or not (part.startswith('"') and part.endswith('"')):
+            return None
+        inner = part[1:-1]
+        if '"' in inner:
+            return None
+        tokens.append(inner)
+    return tokens

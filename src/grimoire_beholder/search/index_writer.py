@@ -1,0 +1,186 @@
+"""Keeping the persisted search index current: run by writing commands, after they commit.
+
+``update`` looks at the index beside the database. Missing, foreign, stale beyond the log,
+or inconsistent with the library → it is rebuilt from the database (``built``); otherwise
+the chunks changed since it was written are folded in as one new segment, and the chunk ids
+they replace are marked dead in the older segments (``updated``). Small segments are merged
+as they accumulate (the newer two whenever the older holds at most 4× the newer, up to
+``MAX_SEGMENT_ROWS``), and a segment more than a third dead is rewritten, so a library
+keeps a handful of segments.
+
+Nothing here writes the database except pruning the change log, and only entries older than
+the previous manifest (a reader may still be catching up from that one). The new files are
+fsynced before the manifest that names them is atomically replaced, so a kill at any point
+leaves the previous index or the new one, never a mix; a leftover half-written segment is
+never named by a manifest and is deleted by the next update. Below ``MIN_ROWS`` embedded
+chunks there is no index: the exact arms are faster there (bench/scale.py).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..ingest import faults
+from ..store import index_source, vectors
+from ..store import search as store_search
+from ..store.db import transaction
+from . import segments as seg
+from .persisted import PersistedIndex, read_docs, stamps
+
+MIN_ROWS = 20_000
+MIN_ROWS_ENV = "GRIMOIRE_BEHOLDER_INDEX_MIN_ROWS"  # tests and benches only: override MIN_ROWS
+MAX_SEGMENT_ROWS = 250_000
+FOLD_MIN = 2_000  # a smaller change waits for the end of the command (``force``)
+_BUILD_BATCH = 20_000
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[bool]:
+    """One index writer at a time (a second one skips: the first will catch up)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            yield False
+            return
+        yield True
+
+
+def min_rows() -> int:
+    """Embedded chunks from which a library gets a persisted index (see MIN_ROWS)."""
+    raw = os.environ.get(MIN_ROWS_ENV, "")
+    return int(raw) if raw.isdigit() else MIN_ROWS
+
+
+def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> str:
+    """Bring the index beside ``db_path`` up to date; returns what was done."""
+    folder = seg.folder_for(db_path)
+    with store_search.snapshot(conn):
+        sig = vectors.signature(conn)
+        if sig.count < min_rows() or vectors.get_stamp(conn) is None:
+            return "small"
+        with _locked(folder) as mine:
+            if not mine:
+                return "busy"
+            previous = seg.read_manifest(folder)
+            index = PersistedIndex.open(folder, conn)
+            if (index is None or not index.catch_up(conn, sig)
+                    or len(index.touched) > sig.count // 2):
+                manifest, result = _build(conn, folder, sig), "built"
+            elif not index.touched:
+                return "fresh"
+            elif len(index.touched) < FOLD_MIN and not force:
+                return "deferred"
+            else:
+                manifest, result = _fold(index, folder), "updated"
+            faults.reached("search_index.before_publish")
+            seg.publish(folder, manifest)
+            _collect_garbage(folder, manifest, previous)
+    if previous is not None and index_source.log_size(conn) > max(sig.count, 100_000):
+        with transaction(conn):
+            index_source.prune_log(conn, int(previous.get("seq", 0)))
+    return result
+
+
+def _manifest(conn: sqlite3.Connection, seq: int, entries: list[dict[str, Any]]
+              ) -> dict[str, Any]:
+    return {**stamps(conn), "seq": seq, "segments": entries}
+
+
+def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
+           ) -> dict[str, Any]:
+    """Every embedded chunk, read in batches into segments of up to MAX_SEGMENT_ROWS."""
+    stamp = vectors.get_stamp(conn)
+    assert stamp is not None
+    seq = index_source.log_position(conn)
+    entries: list[dict[str, Any]] = []
+    pending: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
+    after = 0
+    while True:
+        ids = index_source.fts_chunk_ids(conn, after, _BUILD_BATCH)
+        if ids:
+            arrays, _ = read_docs(conn, ids, stamp[1])
+            pending.append((arrays, np.ones(len(arrays["chunk_ids"]), dtype=bool)))
+            after = ids[-1]
+            faults.reached("search_index.build_batch")
+        rows = sum(len(p[1]) for p in pending)
+        if pending and (not ids or rows >= MAX_SEGMENT_ROWS):
+            entries.append({"name": seg.write_segment(folder, *seg.combine(pending))})
+            pending = []
+        if not ids:
+            return _manifest(conn, seq, entries)
+
+
+def _fold(index: PersistedIndex, folder: Path) -> dict[str, Any]:
+    """Append the delta as a segment, mark what it replaces dead, merge small segments."""
+    live: list[tuple[seg.Segment, np.ndarray, str | None]] = []
+    for i, (segment, alive) in enumerate(zip(index.segments, index.alive, strict=True)):
+        dead_name = index.manifest["segments"][i].get("dead")
+        if not alive.all():
+            gone = np.asarray(segment.arrays["chunk_ids"])[~alive]
+            if gone.size != len(index._dead[i]):
+                dead_name = seg.dead_file(folder, segment.name, gone)
+        live.append((segment, alive, dead_name))
+    if index.delta.size:
+        arrays, scale = seg.combine([(index.delta.arrays, np.ones(index.delta.size, bool))])
+        name = seg.write_segment(folder, arrays, scale)
+        fresh = seg.load_segment(folder, name)
+        live.append((fresh, np.ones(fresh.size, dtype=bool), None))
+    live = _merge_small(folder, live)
+    entries = [{"name": s.name, "dead": dead} for s, _, dead in live]
+    return {**index.manifest, "seq": index.seen_seq, "segments": entries}
+
+
+def _merge_small(folder: Path, live: list[tuple[seg.Segment, np.ndarray, str | None]]
+                 ) -> list[tuple[seg.Segment, np.ndarray, str | None]]:
+    """Rewrite mostly-dead segments, and merge the newest two while they are comparable."""
+    out: list[tuple[seg.Segment, np.ndarray, str | None]] = []
+    for segment, alive, dead in live:
+        if alive.size and alive.mean() < 2 / 3:
+            out.append(_rewrite(folder, [(segment, alive)]))
+        else:
+            out.append((segment, alive, dead))
+        while len(out) >= 2:
+            older, newer = int(out[-2][1].sum()), int(out[-1][1].sum())
+            if older > 4 * newer or older + newer > MAX_SEGMENT_ROWS:
+                break
+            pair = [(s, a) for s, a, _ in out[-2:]]
+            del out[-2:]
+            out.append(_rewrite(folder, pair))
+    return [entry for entry in out if entry[1].any()]
+
+
+def _rewrite(folder: Path, parts: list[tuple[seg.Segment, np.ndarray]]
+             ) -> tuple[seg.Segment, np.ndarray, str | None]:
+    arrays, scale = seg.combine([(s.arrays, a) for s, a in parts])
+    fresh = seg.load_segment(folder, seg.write_segment(folder, arrays, scale))
+    return fresh, np.ones(fresh.size, dtype=bool), None
+
+
+def _collect_garbage(folder: Path, current: dict[str, Any],
+                     previous: dict[str, Any] | None) -> None:
+    """Delete files named by neither the new manifest nor the one before it (a reader may
+    still be opening that one)."""
+    keep: set[str] = set()
+    for manifest in (current, previous or {}):
+        for entry in manifest.get("segments", []):
+            keep.add(entry["name"])
+            if entry.get("dead"):
+                keep.add(f"{entry['name']}/{entry['dead']}")
+    for path in folder.iterdir():
+        if path.is_dir() and path.name not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+        elif path.is_dir():
+            for dead in path.glob("dead-*.npy"):
+                if f"{path.name}/{dead.name}" not in keep:
+                    dead.unlink(missing_ok=True)

@@ -1,0 +1,288 @@
+"""The read side of the persisted search index: segments + an in-memory delta, searched.
+
+A :class:`PersistedIndex` is the manifest's segments (``search/segments.py``) plus
+everything the change log (``search_log``) says happened since the manifest was written:
+those chunks are masked out of the segments and, when they still exist, read from the
+database into a small in-memory *delta* segment that is searched exactly. Before it is
+used, the whole is checked against the library — library id, embedding model and
+dimension, FTS table definition and BM25 weights; chunk count, chunk-id sum and token
+total against ``embeddings`` and FTS5's own statistics — and any mismatch means it is not
+used at all (the engine falls back to the exact arms). It is never trusted blindly.
+
+Vector search scans the int8 codes (``simsimd``: a quarter of the float32 bytes, SIMD int8
+dot products), keeps the best ``max(4k, 256)`` rows of each segment and re-scores them
+exactly from the float32 vectors. A filter that leaves few rows is answered by an exact
+scan of just those rows; otherwise disallowed rows are masked before the top rows are
+taken, so filtered searches still return ``k`` hits.
+
+Keyword search computes FTS5's ``bm25()`` exactly (same formula, column weights, idf and
+average length, from FTS5's own row and token totals) from the postings of the query's
+terms only, with numpy: a common word costs one vectorised pass over its postings instead
+of FTS5's per-row scoring. Query tokens are turned into terms by FTS5's own tokenizer.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..store import index_source, vectors
+from ..store.search import WORD_WEIGHTS
+from . import segments as seg
+
+# bm25() constants of FTS5 (fts5_aux.c).
+_K1, _B = 1.2, 0.75
+EXACT_FILTER_ROWS = 20_000  # a filter keeping at most this many rows: exact scan
+_MIN_RESCORE = 256
+
+
+def normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))[:, None]
+    norms[norms == 0.0] = 1.0
+    return np.asarray(matrix / norms, dtype=np.float32)
+
+
+def read_docs(conn: sqlite3.Connection, chunk_ids: list[int], dimension: int
+              ) -> tuple[dict[str, np.ndarray], float]:
+    """Segment arrays (no int8 codes) for those of ``chunk_ids`` that have a vector."""
+    ids, books, matrix = index_source.vectors_of(conn, chunk_ids, dimension)
+    hashes, docs, tf, counts = index_source.tokenize_chunks(conn, ids.tolist(), seg.term_hash)
+    rows = np.searchsorted(ids, docs)
+    known = np.zeros(len(docs), dtype=bool)
+    if ids.size:
+        known = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == docs)
+    lengths = np.bincount(rows[known], weights=counts[known], minlength=len(ids))
+    postings = seg.Postings(rows[known].astype(np.int32), hashes[known],
+                            tf[known].astype(np.float32))
+    return seg.segment_arrays(ids, books, normalise_rows(matrix), lengths.astype(np.int32),
+                              postings, codes=False)
+
+
+def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
+    """What a manifest must match to belong to this library as it is now."""
+    stamp = vectors.get_stamp(conn)
+    return {"library_id": index_source.library_id(conn),
+            "embedding": list(stamp) if stamp else None,
+            "fts": index_source.word_table_sql(conn), "weights": list(WORD_WEIGHTS)}
+
+
+class PersistedIndex:
+    """Segments from one manifest, caught up with the change log. Read-only."""
+
+    def __init__(self, folder: Path, manifest: dict[str, Any],
+                 segments: list[seg.Segment], dead: list[np.ndarray]) -> None:
+        self.folder = folder
+        self.manifest = manifest
+        self.segments = segments
+        self._dead = dead
+        self.base_seq = int(manifest["seq"])
+        self.seen_seq = self.base_seq
+        self.dimension = int(manifest["embedding"][1])
+        self.touched: set[int] = set()
+        self.alive = [self._alive(i) for i in range(len(segments))]
+        self.delta: seg.Segment = self._empty_delta()
+
+    @classmethod
+    def open(cls, folder: Path, conn: sqlite3.Connection) -> PersistedIndex | None:
+        """The index in ``folder`` if it exists and belongs to this library, else None."""
+        manifest = seg.read_manifest(folder)
+        if manifest is None or manifest.get("embedding") is None:
+            return None
+        if any(manifest.get(k) != v for k, v in stamps(conn).items()):
+            return None
+        if int(manifest["seq"]) > index_source.log_position(conn):
+            return None  # written for a later state of the database than this one
+        try:
+            parts = [(seg.load_segment(folder, s["name"]),
+                      seg.load_dead(folder, s["name"], s.get("dead")))
+                     for s in manifest["segments"]]
+        except (OSError, ValueError, KeyError):
+            return None
+        return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts])
+
+    @property
+    def size(self) -> int:
+        return sum(int(a.sum()) for a in self.alive) + self.delta.size
+
+    def _alive(self, i: int) -> np.ndarray:
+        ids = self.segments[i].arrays["chunk_ids"]
+        gone = np.union1d(self._dead[i], np.fromiter(self.touched, dtype=np.int64))
+        return ~np.isin(ids, gone) if gone.size else np.ones(len(ids), dtype=bool)
+
+    def _empty_delta(self) -> seg.Segment:
+        empty = seg.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64),
+                             np.zeros(0, np.float32))
+        arrays, _ = seg.segment_arrays(np.zeros(0, np.int64), np.zeros(0, np.int64),
+                                       np.zeros((0, self.dimension), np.float32),
+                                       np.zeros(0, np.int32), empty, codes=False)
+        return seg.Segment("delta", 1.0, arrays)
+
+    def catch_up(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
+        """Apply the changes logged since the last call; True if the result is consistent.
+
+        Call inside a read snapshot. The delta is re-read whole when anything changed: it
+        stays small because writers fold it into segments after every command.
+        """
+        position = index_source.log_position(conn)
+        if position < self.seen_seq or self._log_gap(conn):
+            return False
+        if position > self.seen_seq:
+            self.touched |= set(index_source.changed_since(conn, self.seen_seq))
+            self.seen_seq = position
+            self.alive = [self._alive(i) for i in range(len(self.segments))]
+            arrays, _ = read_docs(conn, sorted(self.touched), self.dimension)
+            self.delta = seg.Segment("delta", 1.0, arrays)
+        return self._consistent(conn, sig)
+
+    def _log_gap(self, conn: sqlite3.Connection) -> bool:
+        """Entries this index still needs were pruned (a newer manifest must be loaded)."""
+        row = conn.execute("SELECT min(seq) FROM search_log").fetchone()
+        return row[0] is not None and int(row[0]) > self.seen_seq + 1
+
+    def _consistent(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
+        count, id_sum, tokens = self.delta.size, 0, 0
+        for segment, alive in [*zip(self.segments, self.alive, strict=True),
+                               (self.delta, np.ones(self.delta.size, dtype=bool))]:
+            id_sum += int(segment.arrays["chunk_ids"][alive].sum())
+            tokens += int(segment.arrays["lengths"][alive].sum(dtype=np.int64))
+            if segment is not self.delta:
+                count += int(alive.sum())
+        fts_rows, fts_tokens = index_source.fts_totals(conn)
+        return (count == sig.count == fts_rows and id_sum == sig.id_sum
+                and tokens == fts_tokens)
+
+    # -- vectors -------------------------------------------------------------------------
+    def vector_search(self, query: np.ndarray, k: int, book_ids: np.ndarray | None,
+                      chunk_ids: np.ndarray | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine) of the ``k`` best chunks in ``book_ids`` (None: all), and
+        among ``chunk_ids`` (a reading position) when given."""
+        parts = list(zip(self.segments, self.alive, strict=True))
+        found: list[tuple[np.ndarray, np.ndarray]] = []
+        rows_of = None
+        if book_ids is not None or chunk_ids is not None:
+            rows_of = [self._allowed_rows(s, alive, book_ids, chunk_ids) for s, alive in parts]
+        if rows_of is not None and sum(len(r) for r in rows_of) <= EXACT_FILTER_ROWS:
+            for (segment, _), rows in zip(parts, rows_of, strict=True):
+                found.append(_exact(segment, rows, query))
+        else:
+            q8, _ = seg.quantize(query[None, :])  # one query: its scale changes no order
+            for i, (segment, alive) in enumerate(parts):
+                mask = alive
+                if rows_of is not None:
+                    mask = np.zeros(segment.size, dtype=bool)
+                    mask[rows_of[i]] = True
+                found.append(_approximate(segment, mask, q8, query, k))
+        delta_rows = np.arange(self.delta.size)
+        if book_ids is not None:
+            delta_rows = delta_rows[np.isin(self.delta.arrays["book_ids"][delta_rows], book_ids)]
+        if chunk_ids is not None:
+            delta_rows = delta_rows[np.isin(self.delta.arrays["chunk_ids"][delta_rows],
+                                            chunk_ids)]
+        found.append(_exact(self.delta, delta_rows, query))
+        return _best(found, k, descending=True)
+
+    @staticmethod
+    def _allowed_rows(segment: seg.Segment, alive: np.ndarray, book_ids: np.ndarray | None,
+                      chunk_ids: np.ndarray | None) -> np.ndarray:
+        """Live rows of ``segment`` within the books and chunks given (sorted)."""
+        rows = (segment.rows_of_books(book_ids) if book_ids is not None
+                else np.arange(segment.size))
+        rows = rows[alive[rows]]
+        if chunk_ids is not None:
+            rows = rows[np.isin(np.asarray(segment.arrays["chunk_ids"])[rows], chunk_ids)]
+        return rows
+
+    # -- keywords ------------------------------------------------------------------------
+    def keyword_search(self, hashes: list[int], limit: int, book_ids: np.ndarray | None,
+                       totals: tuple[int, int]) -> list[tuple[int, float]]:
+        """(chunk id, bm25) best first — FTS5's ``bm25()`` (negative, lower is better) of
+        the query whose phrases are the single terms ``hashes``, within ``book_ids``."""
+        rows_total, tokens_total = totals
+        if rows_total <= 0 or not hashes:
+            return []
+        avgdl = tokens_total / rows_total
+        parts = [*zip(self.segments, self.alive, strict=True),
+                 (self.delta, np.ones(self.delta.size, dtype=bool))]
+        if book_ids is not None:
+            parts = [(s, alive & np.isin(s.arrays["book_ids"], book_ids)) for s, alive in parts]
+        postings = [[segment.postings(h) for h in hashes] for segment, _ in self._all()]
+        idf = []
+        for j in range(len(hashes)):
+            hits = sum(int(alive[p[j][0]].sum()) for p, alive in
+                       zip(postings, self._alive_all(), strict=True))
+            value = math.log((rows_total - hits + 0.5) / (hits + 0.5))
+            idf.append(value if value > 0.0 else 1e-6)
+        found = []
+        for (segment, allowed), posts in zip(parts, postings, strict=True):
+            found.append(_bm25(segment, allowed, posts, idf, avgdl, limit))
+        best = _best(found, limit, descending=True)
+        return [(chunk_id, -score) for chunk_id, score in best]
+
+    def _all(self) -> list[tuple[seg.Segment, np.ndarray]]:
+        return [*zip(self.segments, self.alive, strict=True),
+                (self.delta, np.ones(self.delta.size, dtype=bool))]
+
+    def _alive_all(self) -> list[np.ndarray]:
+        return [alive for _, alive in self._all()]
+
+
+def _exact(segment: seg.Segment, rows: np.ndarray, query: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    scores = np.asarray(segment.arrays["vectors"][rows] @ query, dtype=np.float64)
+    return np.asarray(segment.arrays["chunk_ids"][rows]), scores
+
+
+def _approximate(segment: seg.Segment, mask: np.ndarray, q8: np.ndarray, query: np.ndarray,
+                 k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The int8 scan of one segment, then the best rows re-scored exactly."""
+    import simsimd
+
+    valid = int(mask.sum())
+    if valid == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    estimate = np.asarray(simsimd.cdist(q8, segment.arrays["codes"], metric="dot",
+                                        out_dtype="float32")).reshape(-1)
+    estimate[~mask] = -np.inf
+    keep = min(valid, max(4 * k, _MIN_RESCORE))
+    rows = np.argpartition(-estimate, keep - 1)[:keep] if keep < len(estimate) else \
+        np.flatnonzero(mask)
+    rows = np.sort(rows[mask[rows]])
+    return _exact(segment, rows, query)
+
+
+def _bm25(segment: seg.Segment, allowed: np.ndarray,
+          posts: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avgdl: float,
+          limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """FTS5's bm25 of every allowed row holding a query term, in its phrase order."""
+    if segment.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64)
+    lengths = segment.arrays["lengths"]
+    scores = np.zeros(segment.size, dtype=np.float64)
+    for (rows, tf), weight in zip(posts, idf, strict=True):
+        if rows.size == 0:
+            continue
+        rows = np.asarray(rows)
+        keep = allowed[rows]
+        rows, freq = rows[keep], np.asarray(tf[keep], dtype=np.float64)
+        norm = _K1 * ((1.0 - _B) + _B * lengths[rows].astype(np.float64) / avgdl)
+        scores[rows] += weight * (freq * (_K1 + 1.0)) / (freq + norm)
+    hit = np.flatnonzero(scores > 0.0)
+    if hit.size > limit:
+        kth = np.partition(scores[hit], hit.size - limit)[hit.size - limit]
+        hit = hit[scores[hit] >= kth]
+    return np.asarray(segment.arrays["chunk_ids"][hit]), scores[hit]
+
+
+def _best(found: list[tuple[np.ndarray, np.ndarray]], k: int, *, descending: bool
+          ) -> list[tuple[int, float]]:
+    """The ``k`` best (chunk id, score) over all parts; ties go to the lower chunk id."""
+    ids = np.concatenate([f[0] for f in found]) if found else np.zeros(0, np.int64)
+    scores = np.concatenate([f[1] for f in found]) if found else np.zeros(0)
+    order = np.lexsort((ids, -scores if descending else scores))[:k]
+    return [(int(ids[i]), float(scores[i])) for i in order]

@@ -1,0 +1,234 @@
+"""The persisted search index on disk: immutable segments and one manifest, beside the DB.
+
+``<db>.search/`` holds segment folders and ``manifest.json``. A segment covers a set of
+chunks and never changes once written:
+
+* ``chunk_ids``, ``book_ids`` (int64) and ``vectors`` (the normalised float32 vectors, for
+  exact re-scoring and exact scans of small filtered sets);
+* ``codes`` (int8): the same vectors scaled by ``scale`` and rounded — a quarter of the bytes
+  to stream through the approximate scan;
+* ``lengths`` (tokens per chunk) and the postings of every term: ``term_hash`` (sorted,
+  64-bit BLAKE2b of the term), ``offsets`` into ``rows`` (the chunk's row in the segment)
+  and ``tf`` (the BM25 column-weighted term frequency).
+
+Files are read with ``mmap``, so opening a million-chunk index costs milliseconds and only
+the pages a search touches become resident. The manifest names the live segments, the
+chunk ids since deleted or rewritten in each (``dead``), the change-log position it covers
+and the stamps that must match the library (library id, embedding model and dimension, FTS
+table definition, BM25 weights). It is replaced atomically (write, fsync, rename) after
+every file it names is on disk, so a crash leaves either the old or the new index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FORMAT = 1
+MANIFEST = "manifest.json"
+_ARRAYS = ("chunk_ids", "book_ids", "vectors", "codes", "lengths", "term_hash", "offsets",
+           "rows", "tf")
+
+
+def folder_for(db_path: Path) -> Path:
+    """Where a library's index lives: ``book.db`` → ``book.db.search/``."""
+    return db_path.with_name(db_path.name + ".search")
+
+
+def term_hash(term: str) -> int:
+    """A term's 64-bit hash (a collision among a million terms: odds ~1e-8)."""
+    return int.from_bytes(hashlib.blake2b(term.encode("utf-8", "surrogatepass"),
+                                          digest_size=8).digest(), "little")
+
+
+def quantize(vectors: np.ndarray) -> tuple[np.ndarray, float]:
+    """int8 codes of unit vectors and the scale used (largest component → 127)."""
+    peak = float(np.abs(vectors).max()) if vectors.size else 1.0
+    scale = 127.0 / peak if peak > 0 else 1.0
+    codes = np.empty(vectors.shape, dtype=np.int8)
+    for start in range(0, len(vectors), 65536):  # no full-size float temporary
+        part = vectors[start:start + 65536] * scale
+        codes[start:start + 65536] = np.clip(np.rint(part), -127, 127)
+    return codes, scale
+
+
+@dataclass
+class Segment:
+    """One immutable segment, memory-mapped."""
+
+    name: str
+    scale: float
+    arrays: dict[str, np.ndarray]
+    books_order: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.books_order = np.argsort(self.arrays["book_ids"], kind="stable")
+
+    @property
+    def size(self) -> int:
+        return len(self.arrays["chunk_ids"])
+
+    def postings(self, term_hash: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, tf) of one term in this segment (empty if absent)."""
+        hashes = self.arrays["term_hash"]
+        i = int(np.searchsorted(hashes, np.uint64(term_hash)))
+        if i >= len(hashes) or int(hashes[i]) != term_hash:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        start, end = int(self.arrays["offsets"][i]), int(self.arrays["offsets"][i + 1])
+        return self.arrays["rows"][start:end], self.arrays["tf"][start:end]
+
+    def rows_of_books(self, book_ids: np.ndarray) -> np.ndarray:
+        """Rows whose book is in ``book_ids`` (sorted), via the book-ordered permutation."""
+        ordered = self.arrays["book_ids"][self.books_order]
+        lo = np.searchsorted(ordered, book_ids, side="left")
+        hi = np.searchsorted(ordered, book_ids, side="right")
+        parts = [self.books_order[a:b] for a, b in zip(lo, hi, strict=True) if b > a]
+        return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
+
+
+@dataclass
+class Postings:
+    """Postings of a set of chunks before they become a segment: one entry per (term, row)."""
+
+    rows: np.ndarray  # int32, row of the chunk in the segment
+    hashes: np.ndarray  # uint64
+    tf: np.ndarray  # float32
+
+    def sorted(self) -> Postings:
+        """Ordered by term. Every producer lists a term's rows ascending and in row order
+        across parts, so a stable sort by hash alone gives (term, row) order."""
+        order = np.argsort(self.hashes, kind="stable")
+        return Postings(self.rows[order], self.hashes[order], self.tf[order])
+
+
+def segment_arrays(chunk_ids: np.ndarray, book_ids: np.ndarray, vectors: np.ndarray,
+                   lengths: np.ndarray, postings: Postings, *, codes: bool = True
+                   ) -> tuple[dict[str, np.ndarray], float]:
+    """The arrays of a segment (vectors already normalised) and its int8 scale."""
+    post = postings.sorted()
+    hashes, starts = np.unique(post.hashes, return_index=True)
+    offsets = np.append(starts, len(post.hashes)).astype(np.int64)
+    arrays: dict[str, np.ndarray] = {
+        "chunk_ids": chunk_ids.astype(np.int64), "book_ids": book_ids.astype(np.int64),
+        "vectors": vectors.astype(np.float32, copy=False),
+        "lengths": lengths.astype(np.int32), "term_hash": hashes.astype(np.uint64),
+        "offsets": offsets, "rows": post.rows.astype(np.int32),
+        "tf": post.tf.astype(np.float32)}
+    scale = 1.0
+    if codes:
+        arrays["codes"], scale = quantize(arrays["vectors"])
+    return arrays, scale
+
+
+def combine(parts: list[tuple[dict[str, np.ndarray], np.ndarray]]
+            ) -> tuple[dict[str, np.ndarray], float]:
+    """One segment's arrays (with int8 codes) from the live rows of several, in order."""
+    keys = ("chunk_ids", "book_ids", "vectors", "lengths")
+    kept = {key: np.concatenate([np.asarray(a[key])[alive] for a, alive in parts])
+            for key in keys}
+    rows, hashes, tf = [], [], []
+    offset = 0
+    for arrays, alive in parts:
+        new_row = np.cumsum(alive) - 1 + offset
+        offset += int(alive.sum())
+        counts = np.diff(np.asarray(arrays["offsets"]))
+        term = np.repeat(np.asarray(arrays["term_hash"]), counts)
+        old = np.asarray(arrays["rows"])
+        keep = alive[old]
+        rows.append(new_row[old[keep]].astype(np.int32))
+        hashes.append(term[keep])
+        tf.append(np.asarray(arrays["tf"])[keep])
+    postings = Postings(np.concatenate(rows), np.concatenate(hashes), np.concatenate(tf))
+    return segment_arrays(kept["chunk_ids"], kept["book_ids"], kept["vectors"],
+                          kept["lengths"], postings)
+
+
+def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> str:
+    """Write a new segment (from :func:`segment_arrays`) and return its name."""
+    name = f"seg-{uuid.uuid4().hex[:12]}"
+    path = folder / name
+    path.mkdir(parents=True)
+    chunk_ids = arrays["chunk_ids"]
+    for key, array in arrays.items():
+        _save(path / f"{key}.npy", array)
+    _write_json(path / "segment.json", {"scale": scale, "size": len(chunk_ids)})
+    _fsync_dir(path)
+    return name
+
+
+def load_segment(folder: Path, name: str) -> Segment:
+    path = folder / name
+    meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
+    arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
+    if any(len(arrays[k]) != meta["size"] for k in ("chunk_ids", "book_ids", "vectors",
+                                                    "codes", "lengths")):
+        raise ValueError(f"segment {name} is inconsistent")
+    return Segment(name, float(meta["scale"]), arrays)
+
+
+def _save(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as handle:
+        np.save(handle, np.ascontiguousarray(array), allow_pickle=False)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """The manifest, or None if missing or unreadable (a reader then ignores the index)."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def manifest_id(folder: Path) -> tuple[int, int, int] | None:
+    """A cheap identity of the current manifest file (changes whenever it is replaced)."""
+    try:
+        st = (folder / MANIFEST).stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def publish(folder: Path, manifest: dict[str, Any]) -> None:
+    """Atomically replace the manifest (its segments must already be on disk)."""
+    tmp = folder / (MANIFEST + ".tmp")
+    _write_json(tmp, {**manifest, "format": FORMAT})
+    os.replace(tmp, folder / MANIFEST)
+    _fsync_dir(folder)
+
+
+def dead_file(folder: Path, segment: str, ids: np.ndarray) -> str:
+    """Write the sorted dead chunk ids of a segment; return the file name (in the segment)."""
+    name = f"dead-{uuid.uuid4().hex[:8]}.npy"
+    _save(folder / segment / name, np.unique(ids.astype(np.int64)))
+    return name
+
+
+def load_dead(folder: Path, segment: str, name: str | None) -> np.ndarray:
+    if not name:
+        return np.zeros(0, dtype=np.int64)
+    return np.load(folder / segment / name, mmap_mode="r")

@@ -1,0 +1,198 @@
+"""What the persisted search index (``search/segments.py``) reads from the library.
+
+* The change log (``search_log``, schema v3): the chunk ids whose vector or FTS rows were
+  written or deleted, in the writer's own transaction, so a crash can never leave the log
+  and the data disagreeing. The index remembers the last ``seq`` it covers and catches up
+  from there.
+* FTS5's own statistics (rows and tokens, from its averages record): BM25 needs them, and
+  they double as a check that the index holds exactly what FTS5 holds.
+* Tokens exactly as FTS5 indexes them. Rows are copied into a TEMP FTS5 table declared with
+  the word table's own column list and tokenizer (read from ``sqlite_master``) and read back
+  through ``fts5vocab``, so stemming, accent folding and token boundaries cannot differ
+  from FTS5's. TEMP tables work on read-only connections too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .search import WORD_WEIGHTS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+WORD_TABLE = "chunks_fts"
+_TOKENS = "temp.index_tokens"
+_TOKENS_VOCAB = "temp.index_tokens_vocab"
+
+
+def library_id(conn: sqlite3.Connection) -> str:
+    """A random id made when the library was created (or migrated to schema v3)."""
+    row = conn.execute("SELECT value FROM library_meta WHERE key = 'library_id'").fetchone()
+    return str(row[0]) if row else ""
+
+
+def log_position(conn: sqlite3.Connection) -> int:
+    """The highest ``seq`` ever given to a change (0 before the first)."""
+    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'search_log'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def changed_since(conn: sqlite3.Connection, seq: int) -> list[int]:
+    """Chunk ids written or deleted after ``seq``."""
+    return [int(r[0]) for r in conn.execute(
+        "SELECT DISTINCT chunk_id FROM search_log WHERE seq > ?", (seq,))]
+
+
+def log_chunks(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> None:
+    """Record that these chunks' FTS rows changed. Call inside the writing transaction."""
+    conn.execute("INSERT INTO search_log (chunk_id) SELECT value FROM json_each(?)",
+                 (json.dumps([int(i) for i in chunk_ids]),))
+
+
+def prune_log(conn: sqlite3.Connection, through: int) -> None:
+    """Forget changes up to ``through`` (an index covering them has been saved)."""
+    conn.execute("DELETE FROM search_log WHERE seq <= ?", (through,))
+
+
+def log_size(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM search_log").fetchone()[0])
+
+
+def _varints(blob: bytes) -> list[int]:
+    """SQLite's varints (7 bits a byte, big-endian; a 9th byte carries 8 bits)."""
+    out, i = [], 0
+    while i < len(blob):
+        value = 0
+        for j in range(9):
+            byte = blob[i]
+            i += 1
+            if j == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        out.append(value)
+    return out
+
+
+def fts_totals(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(rows, tokens in all columns) of the word table, as its BM25 sees them."""
+    row = conn.execute(f"SELECT block FROM {WORD_TABLE}_data WHERE id = 1").fetchone()
+    if row is None or not row[0]:
+        return 0, 0
+    numbers = _varints(bytes(row[0]))
+    return numbers[0], sum(numbers[1:])
+
+
+def word_table_sql(conn: sqlite3.Connection) -> str:
+    """The word table's CREATE statement: its columns and tokenizer, stamped in the index."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (WORD_TABLE,)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def _columns(conn: sqlite3.Connection) -> list[str]:
+    return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({WORD_TABLE})")]
+
+
+def _make_token_table(conn: sqlite3.Connection) -> list[str]:
+    """(Re)create the empty TEMP twin of the word table and its instance vocabulary."""
+    columns = _columns(conn)
+    conn.execute(f"DROP TABLE IF EXISTS {_TOKENS_VOCAB}")
+    conn.execute(f"DROP TABLE IF EXISTS {_TOKENS}")
+    twin = re.sub(r"^CREATE VIRTUAL TABLE\s+\S+\s+USING", f"CREATE VIRTUAL TABLE {_TOKENS} USING",
+                  word_table_sql(conn), flags=re.IGNORECASE)
+    conn.execute(twin)
+    conn.execute(f"CREATE VIRTUAL TABLE {_TOKENS_VOCAB} USING fts5vocab("
+                 f"temp, {_TOKENS.split('.')[1]}, instance)")
+    return columns
+
+
+def tokenize_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int],
+                    hash_term: Callable[[str], int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Postings of these chunks' FTS rows: (term hashes, chunk ids, weighted tf, count).
+
+    One entry per (term, chunk), ordered by term then chunk id; the weighted tf is what
+    FTS5's ``bm25()`` sums with ``WORD_WEIGHTS`` per column, the count is unweighted (a
+    chunk's length is the sum of its counts). Chunks without an FTS row are left out.
+    Terms are hashed as they stream in (``hash_term``), so no Python string per entry stays.
+    """
+    import numpy as np
+
+    columns = _make_token_table(conn)
+    names = ", ".join(columns)
+    conn.execute(f"INSERT INTO {_TOKENS} (rowid, {names}) SELECT id, "
+                 + ", ".join(f"c{i}" for i in range(len(columns)))
+                 + f" FROM {WORD_TABLE}_content WHERE id IN (SELECT value FROM json_each(?))",
+                 (json.dumps([int(i) for i in chunk_ids]),))
+    weights = list(WORD_WEIGHTS) + [1.0] * (len(columns) - len(WORD_WEIGHTS))
+    case = " ".join(f"WHEN '{c}' THEN ?" for c in columns)
+    cursor = conn.execute(
+        f"SELECT term, doc, sum(CASE col {case} ELSE 1.0 END), count(*) FROM {_TOKENS_VOCAB} "
+        "GROUP BY term, doc ORDER BY term, doc", weights[:len(columns)])
+    parts: list[tuple[np.ndarray, ...]] = []
+    last_term, last_hash = None, 0
+    while batch := cursor.fetchmany(65536):
+        hashes = np.empty(len(batch), dtype=np.uint64)
+        for i, row in enumerate(batch):
+            if row[0] != last_term:
+                last_term, last_hash = row[0], hash_term(row[0])
+            hashes[i] = last_hash
+        parts.append((hashes, np.array([r[1] for r in batch], dtype=np.int64),
+                      np.array([r[2] for r in batch], dtype=np.float64),
+                      np.array([r[3] for r in batch], dtype=np.int64)))
+    conn.execute(f"DROP TABLE {_TOKENS_VOCAB}")
+    conn.execute(f"DROP TABLE {_TOKENS}")
+    if not parts:
+        return (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.float64),
+                np.zeros(0, np.int64))
+    hashes, docs, tf, counts = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return hashes, docs, tf, counts
+
+
+def query_terms(conn: sqlite3.Connection, tokens: Sequence[str]) -> list[list[str]]:
+    """The terms FTS5 makes of each query token (a quoted token may give 0, 1 or more)."""
+    _make_token_table(conn)
+    conn.executemany(f"INSERT INTO {_TOKENS} (rowid, text) VALUES (?, ?)",
+                     [(i + 1, t) for i, t in enumerate(tokens)])
+    out: list[list[str]] = [[] for _ in tokens]
+    for term, doc in conn.execute(
+            f"SELECT term, doc FROM {_TOKENS_VOCAB} ORDER BY doc, offset"):
+        out[int(doc) - 1].append(str(term))
+    conn.execute(f"DROP TABLE {_TOKENS_VOCAB}")
+    conn.execute(f"DROP TABLE {_TOKENS}")
+    return out
+
+
+def fts_chunk_ids(conn: sqlite3.Connection, after: int, limit: int) -> list[int]:
+    """Up to ``limit`` word-table rowids above ``after``, ascending (full builds page by it)."""
+    return [int(r[0]) for r in conn.execute(
+        f"SELECT id FROM {WORD_TABLE}_content WHERE id > ? ORDER BY id LIMIT ?",
+        (after, limit))]
+
+
+def vectors_of(conn: sqlite3.Connection, chunk_ids: Sequence[int], dimension: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chunk ids, book ids, float32 vectors) of those chunks that have a vector."""
+    import numpy as np
+
+    rows = conn.execute(
+        "SELECT chunk_id, book_id, vector FROM embeddings "
+        "WHERE chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id",
+        (json.dumps([int(i) for i in chunk_ids]),)).fetchall()
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    books = np.array([r[1] for r in rows], dtype=np.int64)
+    blob = b"".join(r[2] for r in rows)
+    matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    if matrix.size != len(rows) * dimension:
+        from ..errors import EmbeddingMismatchError
+
+        raise EmbeddingMismatchError(
+            f"stored vectors do not all have the library's {dimension} dimensions")
+    return ids, books, matrix.reshape(len(rows), dimension)
