@@ -1,0 +1,152 @@
+"""The persisted search index: same answers as FTS5 and the exact scan, and never trusted.
+
+Libraries are real SQLite files built through the store functions (``add_book``); the index
+threshold is lowered to 0 so small libraries get an index. Every check compares the
+index's answer with the exact path's answer on the same database: FTS5's own ``bm25()``
+ranking for keywords, the in-memory float32 scan for vectors.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grimoire_beholder.search import index_writer, keyword
+from grimoire_beholder.search import segments as seg
+from grimoire_beholder.search.index import SearchIndex
+from grimoire_beholder.search.vector import VectorIndex
+from grimoire_beholder.store import books, db, fts
+from grimoire_beholder.store import search as store_search
+from test_search_engine import EMBEDDER, add_book, open_library
+
+WORDS = ("lantern harbour tide keeper beacon fog rock signal storm gull rope café crème "
+         "naïve running runs ran lamp lamps light lights the of and to a in is ship ships "
+         "winter summer north south coast cliff wave waves oil wick glass lens").split()
+
+
+@pytest.fixture(autouse=True)
+def _index_small_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
+
+
+def _add(conn: sqlite3.Connection, slug: str, seed: int, sections: int = 6) -> int:
+    rng = np.random.default_rng(seed)
+    specs = [(f"Chapter {c}", f"Part {c}", [" ".join(rng.choice(WORDS, int(rng.integers(8, 40))))
+                                            for _ in range(8)])
+             for c in range(sections)]
+    return add_book(conn, slug, specs, context=seed % 2 == 0)
+
+
+def _library(tmp_path: Path, n_books: int = 3) -> tuple[sqlite3.Connection, Path, list[int]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    conn = open_library(tmp_path)
+    ids = [_add(conn, f"book-{i}", seed=i) for i in range(n_books)]
+    return conn, tmp_path / "library.db", ids
+
+
+QUERIES = ["lantern keeper", "the light of the lamps", "cafe creme", "running ship storm",
+           "fog", "north coast cliff waves", "glass lens wick oil", "the and of",
+           "gull rope signal beacon harbour tide rock"]
+
+
+def _assert_matches_exact(conn: sqlite3.Connection, index: SearchIndex,
+                          filters: list[list[int] | None]) -> None:
+    exact = VectorIndex()
+    exact.refresh(conn)
+    rng = np.random.default_rng(7)
+    for books_allowed in filters:
+        for query in QUERIES:
+            expression = keyword.build_query(query).word
+            assert expression is not None
+            got = index.keyword(conn, expression, 20, books_allowed)
+            want = store_search.word_match(conn, expression, 20, books_allowed)
+            assert got is not None
+            assert [c for c, _ in got] == [c for c, _ in want], query
+            assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
+            vec = rng.standard_normal(EMBEDDER.dimension).astype(np.float32)
+            assert ([c for c, _ in index.search(vec, 10, books_allowed)]
+                    == [c for c, _ in exact.search(vec, 10, books_allowed)])
+
+
+def test_index_ranks_exactly_like_fts5_and_the_exact_scan(tmp_path: Path) -> None:
+    conn, path, ids = _library(tmp_path)
+    assert index_writer.update(conn, path) == "built"
+    index = SearchIndex(path)
+    assert index.refresh(conn) == "persisted" and index.persisted
+    assert index.size == conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    _assert_matches_exact(conn, index, [None, [ids[1]], [ids[0], ids[2]]])
+
+
+def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
+        tmp_path: Path) -> None:
+    conn, path, ids = _library(tmp_path, n_books=8)  # changes below touch under half of it
+    index_writer.update(conn, path)
+    index = SearchIndex(path)
+    index.refresh(conn)
+    added = _add(conn, "book-new", seed=11)
+    with db.transaction(conn):
+        books.delete_book(conn, ids[0])
+        fts.rebuild(conn, ids[1])  # rewrites FTS rows in place: logged, masked, re-read
+    assert index.refresh(conn) == "persisted"  # segments + a delta read from the log
+    _assert_matches_exact(conn, index, [None, [added], [ids[1], ids[2]]])
+    assert index_writer.update(conn, path) == "updated"
+    assert index_writer.update(conn, path) == "fresh"
+    fresh = SearchIndex(path)
+    assert fresh.refresh(conn) == "persisted"
+    _assert_matches_exact(conn, fresh, [None, [added]])
+    assert index.refresh(conn) == "persisted"  # the old reader reopens the new manifest
+    _assert_matches_exact(conn, index, [None])
+
+
+def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
+    conn, path, _ = _library(tmp_path / "a")
+    other, other_path, _ = _library(tmp_path / "b", n_books=2)
+    index_writer.update(conn, path)
+    shutil.copytree(seg.folder_for(path), seg.folder_for(other_path))
+    foreign = SearchIndex(other_path)
+    assert foreign.refresh(other) != "persisted"  # another library's id
+    assert index_writer.update(other, other_path) == "built"
+    assert SearchIndex(other_path).refresh(other) == "persisted"
+
+    backup = tmp_path / "backup.db"
+    with sqlite3.connect(backup) as copy:
+        conn.backup(copy)
+    _add(conn, "later", seed=5)
+    index_writer.update(conn, path)  # the index now covers a later state than the backup
+    restored = db.connect(backup)
+    shutil.copytree(seg.folder_for(path), seg.folder_for(backup))
+    assert SearchIndex(backup).refresh(restored) != "persisted"
+
+    manifest = seg.read_manifest(seg.folder_for(path))
+    assert manifest is not None
+    victim = seg.folder_for(path) / manifest["segments"][0]["name"] / "lengths.npy"
+    victim.write_bytes(victim.read_bytes()[:-8])  # a damaged file
+    damaged = SearchIndex(path)
+    assert damaged.refresh(conn) != "persisted"
+    assert damaged.keyword(conn, '"fog"', 5, None) is None  # keyword goes to FTS5
+    assert index_writer.update(conn, path) == "built"
+
+
+def test_unlogged_change_makes_the_index_inconsistent_and_unused(tmp_path: Path) -> None:
+    conn, path, ids = _library(tmp_path)
+    index_writer.update(conn, path)
+    chunk = conn.execute("SELECT min(chunk_id) FROM embeddings").fetchone()[0]
+    with db.transaction(conn):  # behind the log's back: FTS5 loses a row
+        conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk,))
+    assert SearchIndex(path).refresh(conn) != "persisted"
+
+
+def test_read_only_reader_and_small_library_write_no_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conn, path, _ = _library(tmp_path)
+    reader = db.connect(path, read_only=True)
+    index = SearchIndex(path)
+    assert index.refresh(reader) != "persisted"
+    assert not seg.folder_for(path).exists()
+    monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "100000")
+    assert index_writer.update(conn, path) == "small"
+    assert not seg.folder_for(path).exists()
