@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import write_markdown_book
@@ -101,3 +102,60 @@ def test_kill_and_resume_matches_clean_run(tmp_path: Path, clean_state: dict[str
     for book in books:
         assert _ingest(tmp_path, book) == 0
     assert library_state(tmp_path / "book.db") == clean_state
+
+
+# Kills while the persisted search index is written (threshold lowered so these small
+# libraries get one): during a full build, before the first manifest is published, and
+# before a later update (book1's changes folded into book0's index) is published.
+INDEX_KILL_POINTS = [
+    ("book0", "search_index.build_batch:1"),
+    ("book0", "search_index.before_publish:1"),
+    ("book1", "search_index.before_publish:1"),
+]
+
+
+def _index_answers_exactly(db: Path) -> bool:
+    """Whatever the index folder holds, searches equal FTS5's and the exact scan's; returns
+    whether the persisted index was the one answering."""
+    from grimoire_beholder.search import keyword
+    from grimoire_beholder.search.index import SearchIndex
+    from grimoire_beholder.search.vector import VectorIndex
+    from grimoire_beholder.store import db as store_db
+    from grimoire_beholder.store import search as store_search
+
+    conn = store_db.connect(db, read_only=True)
+    try:
+        index, exact = SearchIndex(db), VectorIndex()
+        used = index.refresh(conn) == "persisted"
+        exact.refresh(conn)
+        query = keyword.build_query("rivers stone flow mountains sentence").word
+        assert query is not None
+        word = index.keyword(conn, query, 10, None) or store_search.word_match(conn, query, 10)
+        fts5 = store_search.word_match(conn, query, 10)
+        assert [c for c, _ in word] == [c for c, _ in fts5]
+        assert np.allclose([s for _, s in word], [s for _, s in fts5], rtol=1e-6)
+        probe = np.ones(exact.dimension, dtype=np.float32)
+        assert [c for c, _ in index.search(probe, 10)] == [c for c, _ in exact.search(probe, 10)]
+        return used
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("victim", "kill_at"), INDEX_KILL_POINTS)
+def test_kill_during_index_update_never_leaves_a_wrong_index(
+        tmp_path: Path, clean_state: dict[str, object], monkeypatch: pytest.MonkeyPatch,
+        victim: str, kill_at: str) -> None:
+    from grimoire_beholder.search.index_writer import MIN_ROWS_ENV
+
+    monkeypatch.setenv(MIN_ROWS_ENV, "0")
+    (tmp_path / "config.toml").write_text(CONFIG)
+    books = _make_books(tmp_path / "books")
+    if victim == "book1":
+        assert _ingest(tmp_path, books[0]) == 0
+    target = books[0] if victim == "book0" else books[1]
+    assert _ingest(tmp_path, target, kill_at) == -signal.SIGKILL
+    _index_answers_exactly(tmp_path / "book.db")  # old index + log, or the exact arms
+    for book in books:
+        assert _ingest(tmp_path, book) == 0
+    assert library_state(tmp_path / "book.db") == clean_state
+    assert _index_answers_exactly(tmp_path / "book.db")  # rebuilt or caught up, and used
