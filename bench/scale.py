@@ -1,20 +1,30 @@
 """How search cost grows with the library: latency, open time, memory and disk vs chunk count.
 
-Run: ``uv run python bench/scale.py [--sizes 10000,100000] [--queries 120] [--with-1m]``.
+Run: ``uv run python bench/scale.py [--sizes 10000,100000] [--queries 120] [--with-1m]
+[--exact]``.
 
 Libraries of N synthetic chunks (``bench/scale_build.py``: Zipf text, random 384-d unit
-vectors, written through the store layer; cached in ``bench/out/``) are measured one per
-subprocess, so each starts from a clean heap and its RSS delta means something. In that
-process, warm (after 10 warm-up queries per mode), through ``Library.search`` exactly as the
-CLI and MCP server call it:
+vectors, written through the store layer; cached in ``bench/out/`` or
+``$GRIMOIRE_BEHOLDER_SCALE_DIR``) get their persisted search index (``search/index_writer``:
+built once, timed, as a writing command would) and are measured one per subprocess, so each
+starts from a clean heap and its RSS delta means something. In that process, warm (after 10
+warm-up queries per mode), through ``Library.search`` exactly as the CLI and MCP server
+call it:
 
-* open: ``Library.open`` (read-only) and the first vector-index load (one BLOB query);
-* memory: RSS before/after the vector load vs the raw float32 matrix (N × 384 × 4 bytes);
+* open: ``Library.open`` (read-only) and the first index load; ``first answer``: from
+  before ``Library.open`` to the first hybrid answer, model load included;
+* memory: RSS before/after the index load, and at the end minus the embedding model's own
+  RSS, vs the raw float32 matrix (N × 384 × 4 bytes);
 * latency p50/p95 of vector, keyword and hybrid searches over ``--queries`` queries, without
   and with a one-book filter (1 % of the library at 100 books). Hybrid includes embedding the
   query with the real embedded MiniLM model (its share is reported as ``embed``);
 * ``keyword-common``: queries made only of the most frequent content words — the worst case
-  for an OR-ed FTS5 query, since every matching chunk gets a BM25 score.
+  for an OR-ed FTS5 query, since every matching chunk gets a BM25 score;
+* exactness: vector recall@10 against the exact float32 scan (all books, and one book), and
+  the share of queries whose keyword top 10 is FTS5's own ``bm25()`` top 10 (tie order
+  aside: chunks with equal scores may swap), over every bench query.
+
+``--exact`` measures without the persisted index (the exact arms a small library uses).
 
 The 2-core machine this runs on is often shared, so the 1-minute load average is printed
 next to every figure.
@@ -77,6 +87,14 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), p95
 
 
+def _index_mb(path: Path) -> float:
+    from grimoire_beholder.search.segments import folder_for
+
+    folder = folder_for(path)
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20 \
+        if folder.is_dir() else 0.0
+
+
 def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     """Everything for one library size, in this (fresh) process."""
     from grimoire_beholder.config import Config
@@ -86,25 +104,30 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     fields = set(Config.__dataclass_fields__)
     extra = {"record_stats": False} if "record_stats" in fields else {}
     config = Config(db_path=str(path), **extra)
-    out: dict[str, Any] = {"chunks": chunks, "db_mb": path.stat().st_size / 2**20}
+    out: dict[str, Any] = {"chunks": chunks, "db_mb": path.stat().st_size / 2**20,
+                           "index_mb": _index_mb(path)}
     rss0 = _rss_mb()
     started = time.perf_counter()
     lib = Library.open(config=config, read_only=True)
     out["open_ms"] = (time.perf_counter() - started) * 1000
     engine = lib._search_engine()
-    started = time.perf_counter()
-    engine.vector_index.refresh(lib.conn)
-    out["load_ms"] = (time.perf_counter() - started) * 1000
+    loading = time.perf_counter()
+    out["refresh"] = engine.vector_index.refresh(lib.conn)
+    out["load_ms"] = (time.perf_counter() - loading) * 1000
     out["open_load"] = (out["open_ms"] + out["load_ms"], _load())
     index = engine.vector_index
     out["matrix_mb"] = index.size * index.dimension * 4 / 2**20
     out["rss_delta_mb"] = _rss_mb() - rss0
-    started = time.perf_counter()
+    rss_model = _rss_mb()
+    loading = time.perf_counter()
     lib.embedder.check()  # type: ignore[attr-defined]
-    out["model_load_ms"] = (time.perf_counter() - started) * 1000
+    out["model_load_ms"] = (time.perf_counter() - loading) * 1000
+    out["model_rss_mb"] = _rss_mb() - rss_model
     book = f"book-{chunks // scale_build.CHUNKS_PER_BOOK // 2:05d}"
     queries = make_queries(n_queries, seed=1)
     common = make_queries(n_queries, seed=2, common=True)
+    lib.search(queries[0], mode="hybrid")
+    out["first_answer_ms"] = (time.perf_counter() - started) * 1000
     for mode in MODES:  # warm-up: page cache, numpy/BLAS threads, FTS5 statements
         for q in queries[:10]:
             lib.search(q, mode=mode)
@@ -129,16 +152,79 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
                        for k in ("embed", "vector", "keyword", "fusion", "fetch")}}
     out["latency"] = rows
     out["rss_end_mb"] = _rss_mb() - rss0
+    out["rss_search_mb"] = out["rss_end_mb"] - out["model_rss_mb"]
+    out["exactness"] = exactness(lib, queries + common, book)
     lib.close()
     return out
 
 
-def _run_sizes(sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
+def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
+    """Vector recall@10 vs the exact scan, and keyword top-10 agreement with FTS5's bm25."""
+    from grimoire_beholder.search import keyword
+    from grimoire_beholder.search.vector import VectorIndex
+    from grimoire_beholder.store import search as store_search
+
+    engine = lib._search_engine()
+    index = engine.vector_index
+    if not getattr(index, "persisted", False):
+        return {}
+    exact = VectorIndex()
+    exact.refresh(lib.conn)
+    book_ids = store_search.resolve_books(lib.conn, book)
+    recall: dict[str, list[float]] = {"all": [], "book": []}
+    same = 0
+    for q in queries:
+        vec = lib.embedder.embed_query(q)
+        for key, allowed in (("all", None), ("book", book_ids)):
+            got = {c for c, _ in index.search(vec, 10, allowed)}
+            want = {c for c, _ in exact.search(vec, 10, allowed)}
+            recall[key].append(len(got & want) / max(len(want), 1))
+        expression = keyword.build_query(q).word
+        fts5 = store_search.word_match(lib.conn, expression, 10) if expression else []
+        mine = index.keyword(lib.conn, expression, 10, None) if expression else []
+        same += _same_top(mine or [], fts5)
+    return {"recall_all": statistics.mean(recall["all"]),
+            "recall_book": statistics.mean(recall["book"]),
+            "keyword_same": same / len(queries), "queries": len(queries)}
+
+
+def _same_top(mine: list[tuple[int, float]], fts5: list[tuple[int, float]]) -> bool:
+    """The same ranking, tie order aside: wherever the chunk differs, the scores are equal
+    (to 1e-9), i.e. chunks of equal score may come in either order."""
+    return len(mine) == len(fts5) and all(
+        a == b or abs(sa - sb) <= 1e-9 * max(abs(sb), 1.0)
+        for (a, sa), (b, sb) in zip(mine, fts5, strict=True))
+
+
+def _prepare_index(n: int, exact: bool) -> None:
+    """Build or update the persisted index (or remove it, for ``--exact``), timed."""
+    import shutil
+
+    from grimoire_beholder.search import index_writer
+    from grimoire_beholder.search.segments import folder_for
+    from grimoire_beholder.store.db import connect
+
+    path = scale_build.library_path(n)
+    if exact:
+        shutil.rmtree(folder_for(path), ignore_errors=True)
+        return
+    conn = connect(path)  # read-write: migrates a library built by an older version
+    try:
+        started = time.perf_counter()
+        result = index_writer.update(conn, path)
+        print(f"index for {n:,} chunks: {result} in {time.perf_counter() - started:.1f} s "
+              f"(load {_load():.1f})", file=sys.stderr)
+    finally:
+        conn.close()
+
+
+def _run_sizes(sizes: list[int], n_queries: int, exact: bool) -> list[dict[str, Any]]:
     results = []
     for n in sizes:
         _, seconds = scale_build.build(n)
         if seconds:
             print(f"built {n} chunks in {seconds:.0f} s (load {_load():.1f})", file=sys.stderr)
+        _prepare_index(n, exact)
         proc = subprocess.run([sys.executable, __file__, "--measure", str(n),
                                "--queries", str(n_queries)],
                               capture_output=True, text=True, check=True)
@@ -147,15 +233,29 @@ def _run_sizes(sizes: list[int], n_queries: int) -> list[dict[str, Any]]:
 
 
 def print_tables(results: list[dict[str, Any]]) -> None:
-    print("| chunks | DB on disk | open + load vectors | vector matrix | RSS delta after "
-          "load | RSS delta at end | model load |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| chunks | DB on disk | index on disk | open + load index | first answer | "
+          "raw vectors | RSS after load | RSS of search at end | model load |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in results:
         total, load = r["open_load"]
-        print(f"| {r['chunks']:,} | {r['db_mb']:,.0f} MB | {total:,.0f} ms (open "
-              f"{r['open_ms']:.0f} + load {r['load_ms']:,.0f}; load avg {load:.1f}) | "
+        raw = r["matrix_mb"] or float("nan")
+        print(f"| {r['chunks']:,} | {r['db_mb']:,.0f} MB | {r['index_mb']:,.0f} MB | "
+              f"{total:,.0f} ms (open {r['open_ms']:.0f} + load {r['load_ms']:,.0f}, "
+              f"{r['refresh']}; load avg {load:.1f}) | {r['first_answer_ms']:,.0f} ms | "
               f"{r['matrix_mb']:,.0f} MB | {r['rss_delta_mb']:,.0f} MB | "
-              f"{r['rss_end_mb']:,.0f} MB | {r['model_load_ms']:,.0f} ms |")
+              f"{r['rss_search_mb']:,.0f} MB ({r['rss_search_mb'] / raw:.2f}x raw) | "
+              f"{r['model_load_ms']:,.0f} ms |")
+    print()
+    exact = [r for r in results if r.get("exactness")]
+    if exact:
+        print("| chunks | vector recall@10 vs exact | same, one-book filter | keyword top-10 = "
+              "FTS5 bm25 (queries) |")
+        print("| ---: | ---: | ---: | ---: |")
+        for r in exact:
+            e = r["exactness"]
+            print(f"| {r['chunks']:,} | {e['recall_all']:.4f} | {e['recall_book']:.4f} | "
+                  f"{e['keyword_same']:.1%} ({e['queries']}) |")
+        print()
     print()
     print("| case | " + " | ".join(f"{r['chunks']:,} p50 / p95 (ms)" for r in results)
           + " | load avg |")
@@ -188,6 +288,8 @@ def main() -> None:
     parser.add_argument("--with-1m", action="store_true",
                         help="also 1,000,000 chunks (~12 GB on disk, ~20+ min to build)")
     parser.add_argument("--queries", type=int, default=120)
+    parser.add_argument("--exact", action="store_true",
+                        help="measure without the persisted index (exact arms only)")
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
@@ -197,7 +299,7 @@ def main() -> None:
     if args.with_1m and 1_000_000 not in sizes:
         sizes.append(1_000_000)
     print(f"load average at start: {_load():.1f} (2 cores)\n")
-    print_tables(_run_sizes(sizes, args.queries))
+    print_tables(_run_sizes(sizes, args.queries, args.exact))
 
 
 if __name__ == "__main__":

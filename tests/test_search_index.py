@@ -23,9 +23,12 @@ from grimoire_beholder.store import books, db, fts
 from grimoire_beholder.store import search as store_search
 from test_search_engine import EMBEDDER, add_book, open_library
 
-WORDS = ("lantern harbour tide keeper beacon fog rock signal storm gull rope café crème "
-         "naïve running runs ran lamp lamps light lights the of and to a in is ship ships "
-         "winter summer north south coast cliff wave waves oil wick glass lens").split()
+WORDS = [
+    "lantern", "harbour", "tide", "keeper", "beacon", "fog", "rock", "signal", "storm", "gull",
+    "rope", "café", "crème", "naïve", "running", "runs", "ran", "lamp", "lamps", "light",
+    "lights", "the", "of", "and", "to", "a", "in", "is", "ship", "ships", "winter", "summer",
+    "north", "south", "coast", "cliff", "wave", "waves", "oil", "wick", "glass", "lens",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -132,7 +135,7 @@ def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
 
 
 def test_unlogged_change_makes_the_index_inconsistent_and_unused(tmp_path: Path) -> None:
-    conn, path, ids = _library(tmp_path)
+    conn, path, _ = _library(tmp_path)
     index_writer.update(conn, path)
     chunk = conn.execute("SELECT min(chunk_id) FROM embeddings").fetchone()[0]
     with db.transaction(conn):  # behind the log's back: FTS5 loses a row

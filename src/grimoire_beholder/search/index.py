@@ -122,7 +122,7 @@ class SearchIndex:
         tokens = _plain_tokens(expression)
         if tokens is None:
             return None
-        terms = index_source.query_terms(conn, tokens)
+        terms = index.tokenizer.query_terms(tokens)
         if any(len(t) != 1 for t in terms):
             return None  # a token FTS5 reads as a phrase of several terms, or as none
         return index.keyword_search([seg.term_hash(t[0]) for t in terms], limit,

@@ -103,13 +103,14 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
     stamp = vectors.get_stamp(conn)
     assert stamp is not None
     seq = index_source.log_position(conn)
+    tokenizer = index_source.Tokenizer(conn)
     entries: list[dict[str, Any]] = []
     pending: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
     after = 0
     while True:
         ids = index_source.fts_chunk_ids(conn, after, _BUILD_BATCH)
         if ids:
-            arrays, _ = read_docs(conn, ids, stamp[1])
+            arrays, _ = read_docs(conn, tokenizer, ids, stamp[1])
             pending.append((arrays, np.ones(len(arrays["chunk_ids"]), dtype=bool)))
             after = ids[-1]
             faults.reached("search_index.build_batch")
@@ -118,6 +119,7 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
             entries.append({"name": seg.write_segment(folder, *seg.combine(pending))})
             pending = []
         if not ids:
+            tokenizer.close()
             return _manifest(conn, seq, entries)
 
 

@@ -46,11 +46,12 @@ def normalise_rows(matrix: np.ndarray) -> np.ndarray:
     return np.asarray(matrix / norms, dtype=np.float32)
 
 
-def read_docs(conn: sqlite3.Connection, chunk_ids: list[int], dimension: int
-              ) -> tuple[dict[str, np.ndarray], float]:
+def read_docs(conn: sqlite3.Connection, tokenizer: index_source.Tokenizer,
+              chunk_ids: list[int], dimension: int) -> tuple[dict[str, np.ndarray], float]:
     """Segment arrays (no int8 codes) for those of ``chunk_ids`` that have a vector."""
     ids, books, matrix = index_source.vectors_of(conn, chunk_ids, dimension)
-    hashes, docs, tf, counts = index_source.tokenize_chunks(conn, ids.tolist(), seg.term_hash)
+    hashes, docs, tf, counts = tokenizer.postings(index_source.fts_rows(conn, ids.tolist()),
+                                                  seg.term_hash)
     rows = np.searchsorted(ids, docs)
     known = np.zeros(len(docs), dtype=bool)
     if ids.size:
@@ -73,9 +74,10 @@ def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
 class PersistedIndex:
     """Segments from one manifest, caught up with the change log. Read-only."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any],
-                 segments: list[seg.Segment], dead: list[np.ndarray]) -> None:
+    def __init__(self, folder: Path, manifest: dict[str, Any], segments: list[seg.Segment],
+                 dead: list[np.ndarray], tokenizer: index_source.Tokenizer) -> None:
         self.folder = folder
+        self.tokenizer = tokenizer
         self.manifest = manifest
         self.segments = segments
         self._dead = dead
@@ -102,7 +104,8 @@ class PersistedIndex:
                      for s in manifest["segments"]]
         except (OSError, ValueError, KeyError):
             return None
-        return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts])
+        return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts],
+                   index_source.Tokenizer(conn))
 
     @property
     def size(self) -> int:
@@ -134,7 +137,7 @@ class PersistedIndex:
             self.touched |= set(index_source.changed_since(conn, self.seen_seq))
             self.seen_seq = position
             self.alive = [self._alive(i) for i in range(len(self.segments))]
-            arrays, _ = read_docs(conn, sorted(self.touched), self.dimension)
+            arrays, _ = read_docs(conn, self.tokenizer, sorted(self.touched), self.dimension)
             self.delta = seg.Segment("delta", 1.0, arrays)
         return self._consistent(conn, sig)
 

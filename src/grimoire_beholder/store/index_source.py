@@ -6,10 +6,7 @@
   from there.
 * FTS5's own statistics (rows and tokens, from its averages record): BM25 needs them, and
   they double as a check that the index holds exactly what FTS5 holds.
-* Tokens exactly as FTS5 indexes them. Rows are copied into a TEMP FTS5 table declared with
-  the word table's own column list and tokenizer (read from ``sqlite_master``) and read back
-  through ``fts5vocab``, so stemming, accent folding and token boundaries cannot differ
-  from FTS5's. TEMP tables work on read-only connections too.
+* Tokens exactly as FTS5 indexes them (:class:`Tokenizer`), for postings and for queries.
 """
 
 from __future__ import annotations
@@ -26,9 +23,6 @@ if TYPE_CHECKING:
     import numpy as np
 
 WORD_TABLE = "chunks_fts"
-_TOKENS = "temp.index_tokens"
-_TOKENS_VOCAB = "temp.index_tokens_vocab"
-_TOKENS_ROWS = "temp.index_tokens_rows"
 
 
 def library_id(conn: sqlite3.Connection) -> str:
@@ -101,77 +95,85 @@ def _columns(conn: sqlite3.Connection) -> list[str]:
     return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({WORD_TABLE})")]
 
 
-def _drop_token_table(conn: sqlite3.Connection) -> None:
-    for table in (_TOKENS_ROWS, _TOKENS_VOCAB, _TOKENS):
-        conn.execute(f"DROP TABLE IF EXISTS {table}")
-
-
-def _make_token_table(conn: sqlite3.Connection) -> list[str]:
-    """(Re)create the empty TEMP twin of the word table and its vocabularies."""
+def fts_rows(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> list[tuple[object, ...]]:
+    """(rowid, column texts…) of the word table's rows for these chunks, by rowid."""
     columns = _columns(conn)
-    _drop_token_table(conn)
-    twin = re.sub(r"^CREATE VIRTUAL TABLE\s+\S+\s+USING", f"CREATE VIRTUAL TABLE {_TOKENS} USING",
-                  word_table_sql(conn), flags=re.IGNORECASE)
-    conn.execute(twin)
-    for vocab, kind in ((_TOKENS_VOCAB, "instance"), (_TOKENS_ROWS, "row")):
-        conn.execute(f"CREATE VIRTUAL TABLE {vocab} USING fts5vocab("
-                     f"temp, {_TOKENS.split('.')[1]}, {kind})")
-    return columns
+    return conn.execute(
+        "SELECT id, " + ", ".join(f"c{i}" for i in range(len(columns)))
+        + f" FROM {WORD_TABLE}_content WHERE id IN (SELECT value FROM json_each(?)) "
+        "ORDER BY id", (json.dumps([int(i) for i in chunk_ids]),)).fetchall()
 
 
-def tokenize_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int],
-                    hash_term: Callable[[str], int]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Postings of these chunks' FTS rows: (term hashes, chunk ids, weighted tf, count).
+class Tokenizer:
+    """FTS5's own tokenizer: a twin of the word table in a private in-memory database.
 
-    One entry per (term, chunk), ordered by term then chunk id; the weighted tf is what
-    FTS5's ``bm25()`` sums with ``WORD_WEIGHTS`` per column (in the same order), the count
-    is unweighted (a chunk's length is the sum of its counts). Chunks without an FTS row are
-    left out. Fetching one Python row per token instance cost ~3 µs each (3 s for 5,000
-    chunks), so SQLite packs every instance's (chunk, column) into one integer of one
-    ``group_concat`` string, in the vocabulary's (term, chunk, column) order, and the
-    per-term instance counts of the ``row`` vocabulary say where each term's run ends.
+    The twin is declared with the word table's own CREATE statement, so stemming, accent
+    folding and token boundaries cannot differ from FTS5's. Being private, it never writes
+    to the library's connection: TEMP tables there bumped its change counter (so every
+    search looked like a change) and their creation re-prepared every statement.
     """
-    import numpy as np
 
-    columns = _make_token_table(conn)
-    names = ", ".join(columns)
-    conn.execute(f"INSERT INTO {_TOKENS} (rowid, {names}) SELECT id, "
-                 + ", ".join(f"c{i}" for i in range(len(columns)))
-                 + f" FROM {WORD_TABLE}_content WHERE id IN (SELECT value FROM json_each(?))",
-                 (json.dumps([int(i) for i in chunk_ids]),))
-    terms = conn.execute(f"SELECT term, cnt FROM {_TOKENS_ROWS}").fetchall()
-    case = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(columns))
-    packed = conn.execute(f"SELECT group_concat(doc * {len(columns)} + CASE col {case} END) "
-                          f"FROM {_TOKENS_VOCAB}").fetchone()[0]
-    _drop_token_table(conn)
-    if not terms or not packed:
-        return (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.float64),
-                np.zeros(0, np.int64))
-    codes = np.array(packed.split(","), dtype=np.int64)
-    docs, cols = np.divmod(codes, len(columns))
-    term_index = np.repeat(np.arange(len(terms)), [int(t[1]) for t in terms])
-    if len(term_index) != len(codes):
-        raise sqlite3.DatabaseError("FTS5 vocabulary counts disagree with its instances")
-    starts = np.flatnonzero(np.diff(term_index, prepend=-1) | np.diff(docs, prepend=-1))
-    weights = np.array(list(WORD_WEIGHTS) + [1.0] * (len(columns) - len(WORD_WEIGHTS)))
-    tf = np.add.reduceat(weights[:len(columns)][cols], starts)
-    counts = np.diff(np.append(starts, len(codes)))
-    hashes = np.array([hash_term(t[0]) for t in terms], dtype=np.uint64)
-    return hashes[term_index[starts]], docs[starts], tf, counts
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.columns = _columns(conn)
+        self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        twin = re.sub(r"^CREATE VIRTUAL TABLE\s+\S+\s+USING", "CREATE VIRTUAL TABLE t USING",
+                      word_table_sql(conn), flags=re.IGNORECASE)
+        self._db.execute(twin)
+        self._db.execute("CREATE VIRTUAL TABLE ti USING fts5vocab(t, instance)")
+        self._db.execute("CREATE VIRTUAL TABLE tr USING fts5vocab(t, row)")
 
+    def close(self) -> None:
+        self._db.close()
 
-def query_terms(conn: sqlite3.Connection, tokens: Sequence[str]) -> list[list[str]]:
-    """The terms FTS5 makes of each query token (a quoted token may give 0, 1 or more)."""
-    _make_token_table(conn)
-    conn.executemany(f"INSERT INTO {_TOKENS} (rowid, text) VALUES (?, ?)",
-                     [(i + 1, t) for i, t in enumerate(tokens)])
-    out: list[list[str]] = [[] for _ in tokens]
-    for term, doc in conn.execute(
-            f"SELECT term, doc FROM {_TOKENS_VOCAB} ORDER BY doc, offset"):
-        out[int(doc) - 1].append(str(term))
-    _drop_token_table(conn)
-    return out
+    def _load(self, rows: Sequence[Sequence[object]]) -> None:
+        self._db.execute("DELETE FROM t")
+        names = ", ".join(self.columns)
+        marks = ", ".join("?" * (len(self.columns) + 1))
+        self._db.executemany(f"INSERT INTO t (rowid, {names}) VALUES ({marks})", rows)
+
+    def postings(self, rows: Sequence[Sequence[object]], hash_term: Callable[[str], int]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Postings of FTS rows (from :func:`fts_rows`): (term hashes, chunk ids, weighted
+        tf, count), one entry per (term, chunk), ordered by term then chunk id.
+
+        The weighted tf is what FTS5's ``bm25()`` sums with ``WORD_WEIGHTS`` per column (in
+        the same order); the count is unweighted (a chunk's length is the sum of its
+        counts). Fetching one Python row per token instance cost ~3 µs each (3 s for 5,000
+        chunks), so SQLite packs every instance's (chunk, column) into one integer of one
+        ``group_concat`` string, in the vocabulary's (term, chunk, column) order, and the
+        ``row`` vocabulary's per-term instance counts say where each term's run ends.
+        """
+        import numpy as np
+
+        self._load(rows)
+        n = len(self.columns)
+        terms = self._db.execute("SELECT term, cnt FROM tr").fetchall()
+        case = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(self.columns))
+        packed = self._db.execute(
+            f"SELECT group_concat(doc * {n} + CASE col {case} END) FROM ti").fetchone()[0]
+        self._db.execute("DELETE FROM t")
+        if not terms or not packed:
+            return (np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.float64),
+                    np.zeros(0, np.int64))
+        docs, cols = np.divmod(np.array(packed.split(","), dtype=np.int64), n)
+        term_index = np.repeat(np.arange(len(terms)), [int(t[1]) for t in terms])
+        if len(term_index) != len(docs):
+            raise sqlite3.DatabaseError("FTS5 vocabulary counts disagree with its instances")
+        starts = np.flatnonzero(np.diff(term_index, prepend=-1) | np.diff(docs, prepend=-1))
+        weights = np.array(list(WORD_WEIGHTS) + [1.0] * (n - len(WORD_WEIGHTS)))[:n]
+        tf = np.add.reduceat(weights[cols], starts)
+        counts = np.diff(np.append(starts, len(docs)))
+        hashes = np.array([hash_term(t[0]) for t in terms], dtype=np.uint64)
+        return hashes[term_index[starts]], docs[starts], tf, counts
+
+    def query_terms(self, tokens: Sequence[str]) -> list[list[str]]:
+        """The terms FTS5 makes of each query token (a quoted token may give 0, 1 or more)."""
+        self._load([(i + 1, t, *[""] * (len(self.columns) - 1)) for i, t in enumerate(tokens)])
+        out: list[list[str]] = [[] for _ in tokens]
+        for term, doc in self._db.execute("SELECT term, doc FROM ti ORDER BY doc, offset"):
+            out[int(doc) - 1].append(str(term))
+        self._db.execute("DELETE FROM t")
+        return out
 
 
 def fts_chunk_ids(conn: sqlite3.Connection, after: int, limit: int) -> list[int]:
