@@ -237,7 +237,7 @@ def _exact(segment: seg.Segment, rows: np.ndarray, query: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     if rows.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    scores = np.asarray(segment.arrays["vectors"][rows] @ query, dtype=np.float64)
+    scores = np.asarray(segment.vectors_of(rows) @ query, dtype=np.float64)
     return np.asarray(segment.arrays["chunk_ids"][rows]), scores
 
 
