@@ -36,7 +36,7 @@ from ..store.db import transaction
 from . import segments as seg
 from .persisted import PersistedIndex, read_docs, stamps
 
-MIN_ROWS = 20_000
+MIN_ROWS = 10_000
 MIN_ROWS_ENV = "GRIMOIRE_BEHOLDER_INDEX_MIN_ROWS"  # tests and benches only: override MIN_ROWS
 MAX_SEGMENT_ROWS = 250_000
 FOLD_MIN = 2_000  # a smaller change waits for the end of the command (``force``)

@@ -1,0 +1,84 @@
+"""What keeping the persisted search index current costs a writing command.
+
+Run: ``uv run python bench/index_update.py [--chunks 100000] [--books 3]``.
+
+On a copy of the scale bench's library (``bench/scale_build.py``, with its index), books of
+1,000 synthetic chunks are written through the store layer exactly as an ingest's embedding
+stage writes them, and after each one ``index_writer.update`` folds it into the index, as
+``ingest`` does after each book; then one book is deleted and folded away. Each update is
+timed and set against the time the embedded model needs for the same 1,000 chunks at the
+README's ~38 chunks/s (26 s): that ratio is the index's share of ingest time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import scale_build
+from grimoire_beholder.search import index_writer
+from grimoire_beholder.search.segments import folder_for, read_manifest
+from grimoire_beholder.store import books as book_store
+from grimoire_beholder.store import chunks as chunk_store
+from grimoire_beholder.store.db import connect, transaction
+
+EMBED_SECONDS_PER_BOOK = scale_build.CHUNKS_PER_BOOK / 38.0
+
+
+def _add_book(conn: sqlite3.Connection, index: int, rng: np.random.Generator) -> float:
+    words = np.array(scale_build.vocabulary())
+    probs = scale_build.zipf_probabilities(len(words))
+    texts = scale_build._chunk_texts(rng, words, probs, scale_build.CHUNKS_PER_BOOK)
+    vecs = rng.standard_normal((scale_build.CHUNKS_PER_BOOK, 384), dtype=np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    started = time.perf_counter()
+    with transaction(conn):
+        book_id = book_store.insert_book(conn, scale_build._book(index, texts))
+        work = chunk_store.pending_chunks(conn, book_id)
+        chunk_store.mark_embedded(conn, list(zip(work, vecs, strict=True)),
+                                  scale_build.IDENTITY, 384)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=100_000)
+    parser.add_argument("--books", type=int, default=3)
+    args = parser.parse_args()
+    source, _ = scale_build.build(args.chunks)
+    with tempfile.TemporaryDirectory(dir=os.environ.get("GRIMOIRE_BEHOLDER_SCALE_DIR")) as tmp:
+        db = Path(tmp) / "library.db"
+        shutil.copyfile(source, db)
+        conn = connect(db)
+        started = time.perf_counter()
+        print(f"load average {os.getloadavg()[0]:.1f}; {args.chunks:,} chunks; initial "
+              f"index: {index_writer.update(conn, db)} in {time.perf_counter() - started:.1f} s")
+        rng = np.random.default_rng(99)
+        first = args.chunks // scale_build.CHUNKS_PER_BOOK
+        for n in range(args.books):
+            write = _add_book(conn, first + n, rng)
+            started = time.perf_counter()
+            result = index_writer.update(conn, db)
+            fold = time.perf_counter() - started
+            segments = len((read_manifest(folder_for(db)) or {}).get("segments", []))
+            print(f"book {n + 1}: store write {write:.2f} s, index {result} in {fold:.2f} s "
+                  f"({fold / EMBED_SECONDS_PER_BOOK:.1%} of embedding it), {segments} segments")
+        with transaction(conn):
+            book_store.delete_book(conn, 1)
+        started = time.perf_counter()
+        result = index_writer.update(conn, db)
+        print(f"delete a book: index {result} in {time.perf_counter() - started:.2f} s")
+        conn.close()
+
+
+if __name__ == "__main__":
+    main()
