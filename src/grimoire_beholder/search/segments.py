@@ -21,6 +21,7 @@ every file it names is on disk, so a crash leaves either the old or the new inde
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ def folder_for(db_path: Path) -> Path:
     return db_path.with_name(db_path.name + ".search")
 
 
+@functools.lru_cache(maxsize=200_000)
 def term_hash(term: str) -> int:
     """A term's 64-bit hash (a collision among a million terms: odds ~1e-8)."""
     return int.from_bytes(hashlib.blake2b(term.encode("utf-8", "surrogatepass"),
