@@ -34,13 +34,12 @@ from ..store import index_source, vectors
 from ..store import search as store_search
 from ..store.db import transaction
 from . import segments as seg
-from .persisted import PersistedIndex, read_docs, stamps
+from .persisted import PersistedIndex, normalise_rows, stamps
 
 MIN_ROWS = 10_000
 MIN_ROWS_ENV = "GRIMOIRE_BEHOLDER_INDEX_MIN_ROWS"  # tests and benches only: override MIN_ROWS
 MAX_SEGMENT_ROWS = 250_000
 FOLD_MIN = 2_000  # a smaller change waits for the end of the command (``force``)
-_BUILD_BATCH = 20_000
 
 
 @contextmanager
@@ -99,28 +98,48 @@ def _manifest(conn: sqlite3.Connection, seq: int, entries: list[dict[str, Any]]
 
 def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
            ) -> dict[str, Any]:
-    """Every embedded chunk, read in batches into segments of up to MAX_SEGMENT_ROWS."""
+    """Every embedded chunk, in segments of up to MAX_SEGMENT_ROWS consecutive chunk ids.
+
+    Postings come from FTS5's own index in one pass (``index_source.library_postings``),
+    split by segment as they stream; each segment's vectors are then read and written
+    with its postings.
+    """
     stamp = vectors.get_stamp(conn)
     assert stamp is not None
     seq = index_source.log_position(conn)
-    tokenizer = index_source.Tokenizer(conn)
+    ids = np.array(index_source.vector_ids(conn), dtype=np.int64)
+    if ids.size == 0:
+        return _manifest(conn, seq, [])
+    starts = list(range(0, len(ids), MAX_SEGMENT_ROWS))
+    bounds = [int(ids[i]) for i in starts] + [int(ids[-1]) + 1]
+    parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in starts]
+    lengths = np.zeros(len(ids), dtype=np.int64)
+    for terms, term_index, docs, tf, counts in index_source.library_postings(conn):
+        rows = np.searchsorted(ids, docs)
+        known = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == docs)
+        lengths += np.bincount(rows[known], weights=counts[known],
+                               minlength=len(ids)).astype(np.int64)
+        hashes = np.array([seg.term_hash(t) for t in terms], dtype=np.uint64)[term_index]
+        which = np.searchsorted(bounds, docs, side="right") - 1
+        for i in range(len(parts)):
+            mine = known & (which == i)
+            if mine.any():
+                parts[i].append((rows[mine], hashes[mine], tf[mine].astype(np.float32)))
+        faults.reached("search_index.build_batch")
     entries: list[dict[str, Any]] = []
-    pending: list[tuple[dict[str, np.ndarray], np.ndarray]] = []
-    after = 0
-    while True:
-        ids = index_source.fts_chunk_ids(conn, after, _BUILD_BATCH)
-        if ids:
-            arrays, _ = read_docs(conn, tokenizer, ids, stamp[1])
-            pending.append((arrays, np.ones(len(arrays["chunk_ids"]), dtype=bool)))
-            after = ids[-1]
-            faults.reached("search_index.build_batch")
-        rows = sum(len(p[1]) for p in pending)
-        if pending and (not ids or rows >= MAX_SEGMENT_ROWS):
-            entries.append({"name": seg.write_segment(folder, *seg.combine(pending))})
-            pending = []
-        if not ids:
-            tokenizer.close()
-            return _manifest(conn, seq, entries)
+    for i, (first, part) in enumerate(zip(starts, parts, strict=True)):
+        last = starts[i + 1] if i + 1 < len(starts) else len(ids)
+        chunk_ids, books, matrix = index_source.vectors_of(conn, ids[first:last].tolist(),
+                                                           stamp[1])
+        postings = seg.Postings(
+            (np.concatenate([p[0] for p in part]) - first).astype(np.int32) if part
+            else np.zeros(0, np.int32),
+            np.concatenate([p[1] for p in part]) if part else np.zeros(0, np.uint64),
+            np.concatenate([p[2] for p in part]) if part else np.zeros(0, np.float32))
+        arrays, scale = seg.segment_arrays(chunk_ids, books, normalise_rows(matrix),
+                                           lengths[first:last], postings)
+        entries.append({"name": seg.write_segment(folder, arrays, scale)})
+    return _manifest(conn, seq, entries)
 
 
 def _fold(index: PersistedIndex, folder: Path) -> dict[str, Any]:
