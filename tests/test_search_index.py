@@ -96,11 +96,16 @@ def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
         fts.rebuild(conn, ids[1])  # rewrites FTS rows in place: logged, masked, re-read
     assert index.refresh(conn) == "persisted"  # segments + a delta read from the log
     _assert_matches_exact(conn, index, [None, [added], [ids[1], ids[2]]])
+    with db.transaction(conn):
+        books.delete_book(conn, added)  # a change to the delta itself
+    later = _add(conn, "book-later", seed=12)
+    assert index.refresh(conn) == "persisted"
+    _assert_matches_exact(conn, index, [None, [later]])
     assert index_writer.update(conn, path) == "updated"
     assert index_writer.update(conn, path) == "fresh"
     fresh = SearchIndex(path)
     assert fresh.refresh(conn) == "persisted"
-    _assert_matches_exact(conn, fresh, [None, [added]])
+    _assert_matches_exact(conn, fresh, [None, [later]])
     assert index.refresh(conn) == "persisted"  # the old reader reopens the new manifest
     _assert_matches_exact(conn, index, [None])
 

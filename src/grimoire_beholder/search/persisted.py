@@ -127,17 +127,22 @@ class PersistedIndex:
     def catch_up(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
         """Apply the changes logged since the last call; True if the result is consistent.
 
-        Call inside a read snapshot. The delta is re-read whole when anything changed: it
-        stays small because writers fold it into segments after every command.
+        Call inside a read snapshot. Only chunks logged since the last call are read (and
+        tokenized) again; the delta stays small because writers fold it into segments
+        after every book and every command.
         """
         position = index_source.log_position(conn)
         if position < self.seen_seq or self._log_gap(conn):
             return False
         if position > self.seen_seq:
-            self.touched |= set(index_source.changed_since(conn, self.seen_seq))
+            new = set(index_source.changed_since(conn, self.seen_seq))
+            self.touched |= new
             self.seen_seq = position
             self.alive = [self._alive(i) for i in range(len(self.segments))]
-            arrays, _ = read_docs(conn, self.tokenizer, sorted(self.touched), self.dimension)
+            fresh, _ = read_docs(conn, self.tokenizer, sorted(new), self.dimension)
+            kept = ~np.isin(self.delta.arrays["chunk_ids"], np.fromiter(new, dtype=np.int64))
+            arrays, _ = seg.combine([(self.delta.arrays, kept),
+                                     (fresh, np.ones(len(fresh["chunk_ids"]), dtype=bool))])
             self.delta = seg.Segment("delta", 1.0, arrays)
         return self._consistent(conn, sig)
 

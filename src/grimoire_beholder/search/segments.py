@@ -26,7 +26,7 @@ import hashlib
 import json
 import os
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,10 +68,11 @@ class Segment:
     name: str
     scale: float
     arrays: dict[str, np.ndarray]
-    books_order: np.ndarray = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.books_order = np.argsort(self.arrays["book_ids"], kind="stable")
+    @functools.cached_property
+    def books_order(self) -> np.ndarray:
+        """Rows in book order (made on the first filtered search, not at open)."""
+        return np.argsort(self.arrays["book_ids"], kind="stable")
 
     @property
     def size(self) -> int:
