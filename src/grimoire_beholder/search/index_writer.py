@@ -124,7 +124,8 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
         for i in range(len(parts)):
             mine = known & (which == i)
             if mine.any():
-                parts[i].append((rows[mine], hashes[mine], tf[mine].astype(np.float32)))
+                parts[i].append((rows[mine].astype(np.int32), hashes[mine],
+                                 tf[mine].astype(np.float32)))
         faults.reached("search_index.build_batch")
     entries: list[dict[str, Any]] = []
     for i, (first, part) in enumerate(zip(starts, parts, strict=True)):

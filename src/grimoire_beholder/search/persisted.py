@@ -152,13 +152,11 @@ class PersistedIndex:
         return row[0] is not None and int(row[0]) > self.seen_seq + 1
 
     def _consistent(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
-        count, id_sum, tokens = self.delta.size, 0, 0
-        for segment, alive in [*zip(self.segments, self.alive, strict=True),
-                               (self.delta, np.ones(self.delta.size, dtype=bool))]:
+        count, id_sum, tokens = 0, 0, 0
+        for segment, alive in self._parts():
+            count += int(alive.sum())
             id_sum += int(segment.arrays["chunk_ids"][alive].sum())
             tokens += int(segment.arrays["lengths"][alive].sum(dtype=np.int64))
-            if segment is not self.delta:
-                count += int(alive.sum())
         fts_rows, fts_tokens = index_source.fts_totals(conn)
         return (count == sig.count == fts_rows and id_sum == sig.id_sum
                 and tokens == fts_tokens)
@@ -213,29 +211,24 @@ class PersistedIndex:
         if rows_total <= 0 or not hashes:
             return []
         avgdl = tokens_total / rows_total
-        parts = [*zip(self.segments, self.alive, strict=True),
-                 (self.delta, np.ones(self.delta.size, dtype=bool))]
-        if book_ids is not None:
-            parts = [(s, alive & np.isin(s.arrays["book_ids"], book_ids)) for s, alive in parts]
-        postings = [[segment.postings(h) for h in hashes] for segment, _ in self._all()]
+        parts = self._parts()
+        postings = [[segment.postings(h) for h in hashes] for segment, _ in parts]
         idf = []
-        for j in range(len(hashes)):
-            hits = sum(int(alive[p[j][0]].sum()) for p, alive in
-                       zip(postings, self._alive_all(), strict=True))
+        for j in range(len(hashes)):  # document frequency over the whole library, as FTS5
+            hits = sum(int(alive[p[j][0]].sum()) for p, (_, alive) in
+                       zip(postings, parts, strict=True))
             value = math.log((rows_total - hits + 0.5) / (hits + 0.5))
             idf.append(value if value > 0.0 else 1e-6)
-        found = []
-        for (segment, allowed), posts in zip(parts, postings, strict=True):
-            found.append(_bm25(segment, allowed, posts, idf, avgdl, limit))
-        best = _best(found, limit, descending=True)
-        return [(chunk_id, -score) for chunk_id, score in best]
+        if book_ids is not None:
+            parts = [(s, alive & np.isin(s.arrays["book_ids"], book_ids)) for s, alive in parts]
+        found = [_bm25(segment, allowed, posts, idf, avgdl, limit)
+                 for (segment, allowed), posts in zip(parts, postings, strict=True)]
+        return [(chunk_id, -score) for chunk_id, score in _best(found, limit, descending=True)]
 
-    def _all(self) -> list[tuple[seg.Segment, np.ndarray]]:
+    def _parts(self) -> list[tuple[seg.Segment, np.ndarray]]:
+        """(segment, live rows) of every segment and of the delta."""
         return [*zip(self.segments, self.alive, strict=True),
                 (self.delta, np.ones(self.delta.size, dtype=bool))]
-
-    def _alive_all(self) -> list[np.ndarray]:
-        return [alive for _, alive in self._all()]
 
 
 def _exact(segment: seg.Segment, rows: np.ndarray, query: np.ndarray
