@@ -17,12 +17,18 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from .search import WORD_WEIGHTS
-
 if TYPE_CHECKING:
     import numpy as np
 
 WORD_TABLE = "chunks_fts"
+
+
+def _weights(columns: int) -> list[float]:
+    """bm25() weights per word-table column (``store.search`` imports ``store.books``, which
+    imports this module through ``store.fts``: so the import waits until it is needed)."""
+    from .search import WORD_WEIGHTS
+
+    return (list(WORD_WEIGHTS) + [1.0] * columns)[:columns]
 
 
 def library_id(conn: sqlite3.Connection) -> str:
@@ -160,8 +166,7 @@ class Tokenizer:
         if len(term_index) != len(docs):
             raise sqlite3.DatabaseError("FTS5 vocabulary counts disagree with its instances")
         starts = np.flatnonzero(np.diff(term_index, prepend=-1) | np.diff(docs, prepend=-1))
-        weights = np.array(list(WORD_WEIGHTS) + [1.0] * (n - len(WORD_WEIGHTS)))[:n]
-        tf = np.add.reduceat(weights[cols], starts)
+        tf = np.add.reduceat(np.array(_weights(n))[cols], starts)
         counts = np.diff(np.append(starts, len(docs)))
         hashes = np.array([hash_term(t[0]) for t in terms], dtype=np.uint64)
         return hashes[term_index[starts]], docs[starts], tf, counts
@@ -198,7 +203,7 @@ def library_postings(conn: sqlite3.Connection, max_instances: int = 4_000_000
                  f"USING fts5vocab(main, {WORD_TABLE}, instance)")
     terms = conn.execute("SELECT term, cnt FROM temp.index_build_rows").fetchall()
     case = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(columns))
-    weights = np.array(list(WORD_WEIGHTS) + [1.0] * (n - len(WORD_WEIGHTS)))[:n]
+    weights = np.array(_weights(n))
     start = 0
     while start < len(terms):
         end, total = start, 0
