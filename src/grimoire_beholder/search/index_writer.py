@@ -114,7 +114,8 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
     bounds = [int(ids[i]) for i in starts] + [int(ids[-1]) + 1]
     parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in starts]
     lengths = np.zeros(len(ids), dtype=np.int64)
-    for terms, term_index, docs, tf, counts in index_source.library_postings(conn):
+    postings_of = index_source.library_postings(conn, store_search.WORD_WEIGHTS)
+    for terms, term_index, docs, tf, counts in postings_of:
         rows = np.searchsorted(ids, docs)
         known = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == docs)
         lengths += np.bincount(rows[known], weights=counts[known],

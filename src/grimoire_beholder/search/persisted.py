@@ -105,7 +105,7 @@ class PersistedIndex:
         except (OSError, ValueError, KeyError):
             return None
         return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts],
-                   index_source.Tokenizer(conn))
+                   index_source.Tokenizer(conn, WORD_WEIGHTS))
 
     @property
     def size(self) -> int:

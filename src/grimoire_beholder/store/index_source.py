@@ -23,12 +23,11 @@ if TYPE_CHECKING:
 WORD_TABLE = "chunks_fts"
 
 
-def _weights(columns: int) -> list[float]:
-    """bm25() weights per word-table column (``store.search`` imports ``store.books``, which
-    imports this module through ``store.fts``: so the import waits until it is needed)."""
-    from .search import WORD_WEIGHTS
-
-    return (list(WORD_WEIGHTS) + [1.0] * columns)[:columns]
+def _weights(given: Sequence[float], columns: int) -> list[float]:
+    """bm25() weights per word-table column (FTS5 gives unweighted columns 1.0). Callers
+    pass ``store.search.WORD_WEIGHTS``: importing it here would close an import cycle
+    (``store.search`` → ``store.books`` → ``store.fts`` → here)."""
+    return (list(given) + [1.0] * columns)[:columns]
 
 
 def library_id(conn: sqlite3.Connection) -> str:
@@ -119,8 +118,9 @@ class Tokenizer:
     search looked like a change) and their creation re-prepared every statement.
     """
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, weights: Sequence[float]) -> None:
         self.columns = _columns(conn)
+        self.weights = _weights(weights, len(self.columns))
         self._db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         twin = re.sub(r"^CREATE VIRTUAL TABLE\s+\S+\s+USING", "CREATE VIRTUAL TABLE t USING",
                       word_table_sql(conn), flags=re.IGNORECASE)
@@ -166,7 +166,7 @@ class Tokenizer:
         if len(term_index) != len(docs):
             raise sqlite3.DatabaseError("FTS5 vocabulary counts disagree with its instances")
         starts = np.flatnonzero(np.diff(term_index, prepend=-1) | np.diff(docs, prepend=-1))
-        tf = np.add.reduceat(np.array(_weights(n))[cols], starts)
+        tf = np.add.reduceat(np.array(self.weights)[cols], starts)
         counts = np.diff(np.append(starts, len(docs)))
         hashes = np.array([hash_term(t[0]) for t in terms], dtype=np.uint64)
         return hashes[term_index[starts]], docs[starts], tf, counts
@@ -181,7 +181,8 @@ class Tokenizer:
         return out
 
 
-def library_postings(conn: sqlite3.Connection, max_instances: int = 4_000_000
+def library_postings(conn: sqlite3.Connection, weights: Sequence[float],
+                     max_instances: int = 4_000_000
                      ) -> Iterator[tuple[list[str], np.ndarray, np.ndarray, np.ndarray,
                                          np.ndarray]]:
     """Every posting of the word table, read from FTS5's own index, in runs of terms.
@@ -203,7 +204,7 @@ def library_postings(conn: sqlite3.Connection, max_instances: int = 4_000_000
                  f"USING fts5vocab(main, {WORD_TABLE}, instance)")
     terms = conn.execute("SELECT term, cnt FROM temp.index_build_rows").fetchall()
     case = " ".join(f"WHEN '{c}' THEN {i}" for i, c in enumerate(columns))
-    weights = np.array(_weights(n))
+    column_weights = np.array(_weights(weights, n))
     start = 0
     while start < len(terms):
         end, total = start, 0
@@ -219,7 +220,7 @@ def library_postings(conn: sqlite3.Connection, max_instances: int = 4_000_000
         if len(term_index) != len(docs):
             raise sqlite3.DatabaseError("FTS5 vocabulary counts disagree with its instances")
         runs = np.flatnonzero(np.diff(term_index, prepend=-1) | np.diff(docs, prepend=-1))
-        tf = np.add.reduceat(weights[cols], runs)
+        tf = np.add.reduceat(column_weights[cols], runs)
         counts = np.diff(np.append(runs, len(docs)))
         yield [t[0] for t in terms[start:end]], term_index[runs], docs[runs], tf, counts
         start = end
