@@ -158,3 +158,19 @@ def test_read_only_reader_and_small_library_write_no_index(
     monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "100000")
     assert index_writer.update(conn, path) == "small"
     assert not seg.folder_for(path).exists()
+
+
+def test_reading_position_scope_matches_the_exact_scan(tmp_path: Path) -> None:
+    conn, path, ids = _library(tmp_path)
+    index_writer.update(conn, path)
+    index, exact = SearchIndex(path), VectorIndex()
+    assert index.refresh(conn) == "persisted"
+    exact.refresh(conn)
+    scope = [r[0] for r in conn.execute(
+        "SELECT id FROM chunks WHERE book_id = ? AND chapter_index < 2", (ids[1],))]
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        vec = rng.standard_normal(EMBEDDER.dimension).astype(np.float32)
+        got = index.search(vec, 5, [ids[1]], scope)
+        assert got and {c for c, _ in got} <= set(scope)
+        assert [c for c, _ in got] == [c for c, _ in exact.search(vec, 5, [ids[1]], scope)]
