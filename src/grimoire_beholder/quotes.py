@@ -31,7 +31,7 @@ from .search import keyword
 from .store import books as book_store
 from .store import passages
 from .store.passages import ChunkSpan
-from .store.records import BookRow
+from .store.records import BookRow, SectionPlace
 from .textmatch import Alignment, align, fold, quote_pieces, skeleton, word_differences
 
 CANDIDATE_CHUNKS = 24
@@ -41,20 +41,10 @@ _MARKS = "\"'“”‘’«»„‚.,;:!?()[]-–—…"  # what a quotation may
 _SLACK = 300  # characters of section text read beyond the candidate chunks on each side
 
 
-@dataclass
-class Passage:
+@dataclass(frozen=True, kw_only=True)
+class Passage(SectionPlace):
     """Where a passage is in a book, and the book's own text of it."""
 
-    book_id: int
-    slug: str
-    book: str
-    author: str | None
-    source_type: str
-    source_path: str
-    chapter_index: int
-    chapter: str
-    section_index: int
-    section: str  # the breadcrumb
     page_start: int | None
     page_end: int | None
     line_start: int | None

@@ -220,7 +220,6 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
     """
     import json
 
-    import onnxruntime as ort
     from safetensors.numpy import load_file
 
     config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
@@ -228,6 +227,14 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
     weights = load_file(str(model_dir / "model.safetensors"))
     serialized = build_bert_graph(weights, shape)
     del weights
+
+    return cpu_session(serialized, threads)
+
+
+def cpu_session(model: bytes | str, threads: int | None = None) -> Any:
+    """An onnxruntime CPU session for a serialised graph or a ``.onnx`` path, set up the way
+    every model here runs: all graph optimisations, one inter-op thread, quiet logs."""
+    import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -239,5 +246,5 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
     # other programs share the cores; measured under contention, spinning burned ~20% more
     # CPU per chunk for no wall-clock gain.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(serialized, sess_options=options,
+    return ort.InferenceSession(model, sess_options=options,
                                 providers=["CPUExecutionProvider"])

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ModelError
+from .lazy import LoadsOnce
 from .wordpiece import WordPieceTokenizer
 
 MODEL_PACKAGE = "grimoire_beholder_minilm"
@@ -94,7 +95,7 @@ def window_starts(n_tokens: int, width: int, stride: int) -> list[int]:
     return starts
 
 
-class EmbeddedEmbedder:
+class EmbeddedEmbedder(LoadsOnce):
     """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length) computed locally.
 
     ``EmbeddedEmbedder()`` is all the pipeline needs. ``model_dir`` points at another copy of
@@ -252,12 +253,6 @@ class EmbeddedEmbedder:
             raise ModelError(f"the embedded model failed to run: {exc}") from exc
         hidden: np.ndarray = result[0]
         return hidden
-
-    def _ensure_loaded(self) -> None:
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    self._load()
 
     def _load(self) -> None:
         """Import the runtime, read the tokenizer and configs, build the ONNX session."""

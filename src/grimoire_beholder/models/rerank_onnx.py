@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import ModelError
 from ..text import without_lone_surrogates
+from .lazy import LoadsOnce
 from .wordpiece import WordPieceTokenizer
 
 REQUIRED_FILES = ("model.onnx", "tokenizer.json")
@@ -40,7 +41,7 @@ _HINT = ("set reranker_path to a folder holding model.onnx and tokenizer.json of
          "--model cross-encoder/ms-marco-MiniLM-L-6-v2 DIR`), or set reranker = \"none\"")
 
 
-class OnnxReranker:
+class OnnxReranker(LoadsOnce):
     """Relevance scores from a local ONNX cross-encoder; higher is more relevant."""
 
     def __init__(self, model_dir: str | Path, *, batch_size: int = DEFAULT_BATCH_SIZE,
@@ -113,12 +114,6 @@ class OnnxReranker:
             return logits[:, 1] - logits[:, 0]
         return logits[:, 0]
 
-    def _ensure_loaded(self) -> None:
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    self._load()
-
     def _load(self) -> None:
         if not self._dir.is_dir():
             raise ModelError(f"reranker_path {self._dir} is not a folder; {_HINT}")
@@ -127,21 +122,15 @@ class OnnxReranker:
             raise ModelError(f"the reranker folder {self._dir} lacks {', '.join(missing)}; "
                              f"{_HINT}")
         try:
-            import onnxruntime as ort
+            import onnxruntime  # noqa: F401  (missing: say so here, not as a load failure)
 
-            from .bert_onnx import default_threads
+            from .bert_onnx import cpu_session
         except ImportError as exc:
             raise ModelError(f"the onnx reranker needs onnxruntime ({exc}); "
                              "run `uv sync`") from exc
         try:
             tokenizer = WordPieceTokenizer.from_file(self._dir / "tokenizer.json")
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = self._threads or default_threads()
-            options.inter_op_num_threads = 1
-            options.log_severity_level = 3
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            session = ort.InferenceSession(str(self._dir / "model.onnx"), sess_options=options,
-                                           providers=["CPUExecutionProvider"])
+            session = cpu_session(str(self._dir / "model.onnx"), self._threads)
         except Exception as exc:  # corrupt files: json, tokenizer and onnxruntime errors
             raise ModelError(f"cannot load the reranker from {self._dir}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}

@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,13 @@ from grimoire_beholder.parse.document import (
     ParsedChapter,
     ParsedSection,
     ParseOptions,
+)
+from grimoire_beholder.parse.pdf_headings import (
+    HeadingEntry,
+    PdfLine,
+    heading_entries,
+    outline_entries,
+    snap_to_headings,
 )
 from grimoire_beholder.parse.pdf_ocr import classify_textless, ocr_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
@@ -70,29 +76,6 @@ _PYMUPDF_ERRORS = (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase)
 _ROMAN = re.compile(r"^[ivxlcdm]+$")
 _WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"[.!?:;\"'”’)\]]$")
-
-
-@dataclass
-class _Line:
-    """One extracted text line with what the later passes need to know about it."""
-
-    page: int  # 1-based physical page
-    y0: float
-    y1: float
-    text: str
-    size: float
-    block: int  # block number on its page: lines of one block form one paragraph
-    record: bool = False  # a table row record: never a heading, header or joined paragraph
-
-
-@dataclass
-class _Entry:
-    """A heading (outline entry or detected) at a position: page and top-down y."""
-
-    level: int
-    title: str
-    page: int
-    y: float
 
 
 def _fail(path: Path, reason: str) -> InputFileError:
@@ -154,12 +137,12 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     # A document made only of header-like lines (one short line per page, all alike) would
     # lose every line to the running-header filter; such lines are the text, so keep them.
     lines = _strip_running(lines, heights) or lines
-    entries = _snap_to_headings(_outline_entries(doc, path, warnings), lines)
+    entries = snap_to_headings(outline_entries(doc, warnings), lines)
     if not entries:
-        entries = _heading_entries(lines)
+        entries = heading_entries(lines)
     if not entries:
         entries = [
-            _Entry(1, f"Pages {p}–{min(p + _PAGES_PER_RANGE - 1, doc.page_count)}", p, 0.0)
+            HeadingEntry(1, f"Pages {p}–{min(p + _PAGES_PER_RANGE - 1, doc.page_count)}", p, 0.0)
             for p in range(1, doc.page_count + 1, _PAGES_PER_RANGE)
         ]
     meta = doc.metadata or {}
@@ -177,10 +160,10 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     )
 
 
-def _extract_lines(doc: Any, options: ParseOptions) -> tuple[list[_Line], int, list[int]]:
+def _extract_lines(doc: Any, options: ParseOptions) -> tuple[list[PdfLine], int, list[int]]:
     """All non-blank text lines in reading order, ruled tables as row records; also how many
     pages failed to load and which pages (1-based) have no text at all."""
-    lines: list[_Line] = []
+    lines: list[PdfLine] = []
     failed = 0
     textless: list[int] = []
     for index in range(doc.page_count):
@@ -198,13 +181,13 @@ def _extract_lines(doc: Any, options: ParseOptions) -> tuple[list[_Line], int, l
     return lines, failed, textless
 
 
-def _page_lines(page_no: int, blocks: list[Any], tables: list[TableRecords]) -> list[_Line]:
+def _page_lines(page_no: int, blocks: list[Any], tables: list[TableRecords]) -> list[PdfLine]:
     """One page's lines from pymupdf's ``dict`` blocks; a table's cells give way to its rows.
 
     A row record takes the font size most of its table's text has, so the body-size guess
     behind heading detection is the same with or without table records.
     """
-    lines: list[_Line] = []
+    lines: list[PdfLine] = []
     tables = sorted(tables, key=lambda t: t.area[1])
     sizes: dict[int, Counter[float]] = defaultdict(Counter)
     for number, block in enumerate(blocks):
@@ -219,7 +202,7 @@ def _page_lines(page_no: int, blocks: list[Any], tables: list[TableRecords]) -> 
             if inside:
                 sizes[inside[0]][size] += len(text)
                 continue
-            lines.append(_Line(page_no, line["bbox"][1], line["bbox"][3], text, size, number))
+            lines.append(PdfLine(page_no, line["bbox"][1], line["bbox"][3], text, size, number))
     for number, table in enumerate(tables):
         size = sizes[number].most_common(1)[0][0] if sizes[number] else 0.0
         at = next(
@@ -227,7 +210,7 @@ def _page_lines(page_no: int, blocks: list[Any], tables: list[TableRecords]) -> 
             len(lines),
         )
         lines[at:at] = [  # one block per row: negative numbers never meet a text block's
-            _Line(page_no, y0, y1, text, size, -1 - number * 100_000 - row, record=True)
+            PdfLine(page_no, y0, y1, text, size, -1 - number * 100_000 - row, record=True)
             for row, (y0, y1, text) in enumerate(table.rows)
         ]
     return lines
@@ -239,10 +222,10 @@ def _running_key(text: str) -> str:
     return "#" if _ROMAN.match(key) else key
 
 
-def _strip_running(lines: list[_Line], heights: dict[int, float]) -> list[_Line]:
+def _strip_running(lines: list[PdfLine], heights: dict[int, float]) -> list[PdfLine]:
     """Drop running headers/footers and page numbers (see the module docstring)."""
 
-    def zone(ln: _Line) -> str | None:
+    def zone(ln: PdfLine) -> str | None:
         middle, height = (ln.y0 + ln.y1) / 2, heights[ln.page]
         if middle < height * _MARGIN:
             return "top"
@@ -281,126 +264,6 @@ def _strip_running(lines: list[_Line], heights: dict[int, float]) -> list[_Line]
     return [ln for i, ln in enumerate(lines) if i not in drop]
 
 
-def _dest_y(doc: Any, page: int, dest: dict[str, Any]) -> float:
-    """Top-down y of an outline destination on ``page`` (1-based); page top if unknown.
-
-    pymupdf reports explicit (GoTo) destinations in top-down page coordinates but named
-    destinations (pdfTeX's kind) in PDF coordinates, whose origin is the bottom-left corner.
-    """
-    to = dest.get("to")
-    if to is None or isinstance(to, str):
-        return 0.0
-    x, y = float(to[0]), float(to[1])
-    pg = doc[page - 1]
-    if dest.get("kind") == pymupdf.LINK_NAMED:
-        if y <= 0:  # a null /XYZ top: no position given
-            return 0.0
-        y = (pymupdf.Point(x, y) * pg.transformation_matrix).y
-    return min(max(y, 0.0), pg.rect.height)
-
-
-def _outline_entries(doc: Any, path: Path, warnings: list[str]) -> list[_Entry]:
-    """Outline entries with positions, invalid pages clamped (see the module docstring)."""
-    try:
-        toc = doc.get_toc(simple=False)
-    except Exception as exc:
-        warnings.append(f"outline unreadable ({exc}); guessing headings")
-        return []
-    found: list[_Entry] = []
-    for item in toc:
-        level, title, page = int(item[0]), str(item[1]).strip(), int(item[2])
-        title = title or (f"Untitled (page {page})" if page > 0 else "Untitled")
-        dest = item[3] if len(item) > 3 and isinstance(item[3], dict) else {}
-        if not 1 <= page <= doc.page_count:
-            found.append(_Entry(level, title, -1, -1.0))
-            continue
-        try:
-            found.append(_Entry(level, title, page, _dest_y(doc, page, dest)))
-        except Exception:
-            found.append(_Entry(level, title, page, 0.0))
-    entries: list[_Entry] = []
-    after: _Entry | None = None
-    bad = 0
-    for entry in reversed(found):
-        if entry.page == -1:
-            bad += 1
-            if after is None:
-                continue
-            entry.page, entry.y = after.page, after.y
-        else:
-            after = entry
-        entries.append(entry)
-    if bad:
-        warnings.append(
-            f"{bad} outline entr{'y' if bad == 1 else 'ies'} point at pages this "
-            "file does not have; placed at the next entry"
-        )
-    entries.reverse()
-    return entries
-
-
-_NUMBER_PREFIX = re.compile(
-    r"^(?:(?:chapter|appendix|part)\s+)?(?:\d+(?:\.\d+)*|[a-z](?:\.\d+)+|[a-z](?=[.:]))[.:]?\s+")
-
-
-def _heading_key(text: str) -> str:
-    """A heading without its number or case: '1.6 An introductory session' → 'an intro…'."""
-    flat = _WS.sub(" ", text).strip().lower()
-    return _NUMBER_PREFIX.sub("", flat) if len(flat) > 6 else flat
-
-
-def _snap_to_headings(entries: list[_Entry], lines: list[_Line]) -> list[_Entry]:
-    """Move an entry down to its printed heading when its destination sits above it.
-
-    Some generators (texinfo's named destinations, for one) point an entry at the top of the
-    page while its heading is lower down; the text above the heading still belongs to the
-    previous section. An entry moves only to a line on its page that reads as its title, below
-    the destination and above the next entry placed on the same page.
-    """
-    by_page: dict[int, list[_Line]] = {}
-    for line in lines:
-        by_page.setdefault(line.page, []).append(line)
-    for i, entry in enumerate(entries):
-        title = _heading_key(entry.title)
-        if entry.page < 1 or len(title) < 3:
-            continue
-        limit = min((e.y for e in entries[i + 1:] if e.page == entry.page and e.y > entry.y),
-                    default=float("inf"))
-        for line in by_page.get(entry.page, []):
-            if not entry.y - 2.0 <= line.y0 < limit or line.record:
-                continue
-            key = _heading_key(line.text)
-            if key == title or (len(key) >= 12 and title.startswith(key)):
-                entry.y = max(entry.y, line.y0 - 0.5)
-                break
-    return entries
-
-
-def _heading_entries(lines: list[_Line]) -> list[_Entry]:
-    """Guess headings from font sizes: larger-than-body sizes, biggest first, as levels 1-3."""
-    weight: Counter[float] = Counter()
-    for ln in lines:
-        weight[ln.size] += len(ln.text)
-    lines = [ln for ln in lines if not ln.record]  # a table row is never a heading
-    if not weight:  # no text lines at all: nothing to take headings from
-        return []
-    body = weight.most_common(1)[0][0]
-    heads: list[_Line] = []
-    for ln in lines:
-        if ln.size < body * 1.15 or len(ln.text) > 150 or not re.search(r"[^\W\d_]", ln.text):
-            continue
-        prev = heads[-1] if heads else None
-        if prev and (prev.page, prev.block, prev.size) == (ln.page, ln.block, ln.size):
-            prev.text, prev.y1 = f"{prev.text} {ln.text}", ln.y1  # a heading wrapped in two
-        else:
-            heads.append(_Line(ln.page, ln.y0, ln.y1, ln.text, ln.size, ln.block))
-    sizes = sorted({h.size for h in heads}, reverse=True)
-    if len(sizes) > 1 and all(h.page == 1 for h in heads if h.size == sizes[0]):
-        sizes = sizes[1:]  # a cover title, not a chapter heading
-    levels = {size: rank + 1 for rank, size in enumerate(sizes[:3])}
-    return [_Entry(levels[h.size], h.text, h.page, h.y0 - 1) for h in heads if h.size in levels]
-
-
 def _join(left: str, right: str) -> str:
     """Join two wrapped lines: rejoin a word hyphenated at the break, else one space."""
     if not left:
@@ -412,7 +275,7 @@ def _join(left: str, right: str) -> str:
     return f"{left} {right}"
 
 
-def _blocks(lines: list[_Line]) -> list[Block]:
+def _blocks(lines: list[PdfLine]) -> list[Block]:
     """Paragraph blocks from lines; a paragraph running over a page break becomes one."""
     blocks: list[Block] = []
     key: tuple[int, int] | None = None
@@ -449,11 +312,11 @@ def _only_heading(blocks: list[Block], title: str) -> bool:
     )
 
 
-def _assemble(entries: list[_Entry], lines: list[_Line]) -> list[ParsedChapter]:
+def _assemble(entries: list[HeadingEntry], lines: list[PdfLine]) -> list[ParsedChapter]:
     """Give every line to the last entry positioned above its bottom edge; build the tree."""
     order = sorted(range(len(entries)), key=lambda i: (entries[i].page, entries[i].y, i))
     keys = [(entries[i].page, entries[i].y) for i in order]
-    owned: dict[int, list[_Line]] = defaultdict(list)
+    owned: dict[int, list[PdfLine]] = defaultdict(list)
     for ln in lines:
         at = bisect_right(keys, (ln.page, ln.y1 - 1.0)) - 1
         owned[order[at] if at >= 0 else -1].append(ln)

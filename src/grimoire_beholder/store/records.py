@@ -5,6 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+@dataclass(frozen=True, kw_only=True)
+class SectionPlace:
+    """The book and section a piece of text sits in: what every hit and passage names."""
+
+    book_id: int
+    slug: str
+    book: str
+    author: str | None
+    source_type: str
+    source_path: str
+    chapter_index: int
+    chapter: str
+    section_index: int
+    section: str  # the breadcrumb
+
+
 @dataclass
 class NewChunk:
     text: str

@@ -21,6 +21,7 @@ from ..errors import GrimoireError
 from ..naming import parse_book_ref
 from .books import not_found
 from .db import ids_param
+from .records import SectionPlace
 
 # Mirrors the CHECK constraint on books.source_type in schema.sql.
 SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text")
@@ -43,22 +44,12 @@ class ChunkPosition(NamedTuple):
     chunk_index: int
 
 
-@dataclass(frozen=True)
-class HitRow:
+@dataclass(frozen=True, kw_only=True)
+class HitRow(SectionPlace):
     """Everything a search hit shows about one chunk and its book."""
 
     chunk_id: int
-    book_id: int
-    slug: str
-    book: str
-    author: str | None
-    source_type: str
-    source_path: str
     page_labels: dict[int, str]
-    chapter_index: int
-    chapter: str
-    section_index: int
-    section: str
     chunk_index: int
     page_start: int | None
     page_end: int | None

@@ -1,0 +1,31 @@
+"""Load a model the first time it is needed, exactly once, even when threads race for it.
+
+The embedded embedder and the ONNX reranker both keep their runtime session unloaded until
+the first call (so ``--help``, ``list`` and a server that is never asked stay fast), and the
+MCP server may call them from several worker threads at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+
+class LoadsOnce:
+    """Mixin: :meth:`_ensure_loaded` runs the subclass's ``_load`` once, under a lock.
+
+    ``_load`` must set ``_session`` to something other than None when it succeeds; a failed
+    load leaves it None, so the next call tries again (and reports the error again).
+    """
+
+    _session: Any = None
+    _lock: threading.Lock
+
+    def _ensure_loaded(self) -> None:
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    self._load()
+
+    def _load(self) -> None:
+        raise NotImplementedError
