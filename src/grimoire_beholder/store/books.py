@@ -94,28 +94,37 @@ def _book_from_row(row: sqlite3.Row) -> BookRow:
     )
 
 
-def _fill_counts(conn: sqlite3.Connection, books: list[BookRow]) -> list[BookRow]:
+_COUNT_QUERIES = (
+    ("chapters", "SELECT book_id, count(*), 0 FROM chapters {where} GROUP BY book_id"),
+    ("sections", "SELECT book_id, count(*), sum(approx_tokens) FROM sections {where} "
+                 "GROUP BY book_id"),
+    ("chunks", "SELECT book_id, status, count(*) FROM chunks {where} GROUP BY book_id, status"),
+)
+
+
+def _fill_counts(conn: sqlite3.Connection, books: list[BookRow],
+                 one_book: bool = False) -> list[BookRow]:
+    """Chapter/section/chunk counts per book. ``one_book``: count only ``books[0]``'s rows
+    through the ``book_id`` indexes — naming one book (a search filter, an outline) must not
+    scan a million-chunk library."""
     by_id = {b.id: b for b in books}
     if not by_id:
         return books
-    for book_id, n in conn.execute("SELECT book_id, count(*) FROM chapters GROUP BY book_id"):
-        if book_id in by_id:
-            by_id[book_id].chapters = n
+    where, params = ("WHERE book_id = ?", (books[0].id,)) if one_book else ("", ())
     # Only integer columns here: reading section text would make `list` cost grow with the
     # size of the whole library.
-    for book_id, n, tokens in conn.execute(
-        "SELECT book_id, count(*), sum(approx_tokens) FROM sections GROUP BY book_id"
-    ):
-        if book_id in by_id:
-            by_id[book_id].sections = n
-            by_id[book_id].approx_tokens = tokens or 0
-    for book_id, status, n in conn.execute(
-        "SELECT book_id, status, count(*) FROM chunks GROUP BY book_id, status"
-    ):
-        if book_id in by_id:
-            book = by_id[book_id]
-            book.status[status] = n
-            book.chunks += n
+    for kind, sql in _COUNT_QUERIES:
+        for book_id, a, b in conn.execute(sql.format(where=where), params):
+            book = by_id.get(book_id)
+            if book is None:
+                continue
+            if kind == "chapters":
+                book.chapters = a
+            elif kind == "sections":
+                book.sections, book.approx_tokens = a, b or 0
+            else:
+                book.status[a] = b
+                book.chunks += b
     for book in books:
         for status in ("pending", "contextualized", "embedded"):
             book.status.setdefault(status, 0)
@@ -136,7 +145,7 @@ def find_book(conn: sqlite3.Connection, key: int | str) -> BookRow | None:
                        (key,)).fetchone()
     if row is None:
         return None
-    return _fill_counts(conn, [_book_from_row(row)])[0]
+    return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0]
 
 
 def not_found(conn: sqlite3.Connection, key: int | str) -> BookNotFoundError:
@@ -157,7 +166,7 @@ def find_book_by_hash(conn: sqlite3.Connection, source_hash: str) -> BookRow | N
     """A book whose source file had exactly these bytes (first by id)."""
     row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = ? ORDER BY id",
                        (source_hash,)).fetchone()
-    return _fill_counts(conn, [_book_from_row(row)])[0] if row else None
+    return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0] if row else None
 
 
 def slugs(conn: sqlite3.Connection) -> set[str]:
