@@ -97,6 +97,12 @@ def test_every_command_says_the_file_is_damaged(library_dir: Path, damage: str) 
         if args == ("check",) and proc.returncode == 1 and proc.stdout:
             assert "problem: " in proc.stdout and "Traceback" not in proc.stderr
             continue  # check reports the damage it can see on stdout
+        if args[0] == "ingest" and proc.returncode == 0:
+            # An unchanged book is recognised from its own rows alone (read through the
+            # book_id indexes, never the whole library); when those pages are sound there
+            # is nothing to see and nothing to write — the byte check below holds it to that.
+            assert "already in the library" in proc.stdout, proc.stdout
+            continue
         line = one_error_line(proc)
         assert str(db) in line and "damaged" in line, (args, line)
         assert "check" in line and ("backup" in line or "ingest" in line), line
