@@ -1,14 +1,19 @@
-"""Fit the search confidence model on the dev sets and write search/confidence_model.py.
+"""Fit the search confidence model on every dev set and write search/confidence_model.py.
 
-Run: ``uv run python bench/calibrate_confidence.py [--variant ctx] [--top-k 5] [--dry-run]``.
+Run: ``uv run python bench/calibrate_confidence.py [--top-k 5] [--dry-run]``.
 
-For every question of ``squad-dev`` (incl. its unanswerable ones) and ``books-dev`` it
-searches the cached dev libraries of ``bench/retrieval_eval.py`` (embedded default; built if
-missing) in each retrieval setting, records the confidence features the engine computed,
-and labels the search 1 when a hit in the top ``--top-k`` is relevant (the bench's rule,
-``evaluation.judge``) and 0 otherwise — an unanswerable question is always 0. A logistic
-model per setting is fit (``confidence.fit``) and written to the coefficients module.
-Five-fold cross-validated abstention rates at a few thresholds are printed, so the chosen
+Questions, from the cached libraries of ``bench/retrieval_eval.py`` (built if missing):
+
+* every question of ``squad``, ``books`` and ``markdown`` (their unanswerable ones included);
+* "not in this library" questions: for each set, a copy of its library with every third
+  file deleted (``Library.delete``, no re-embedding), asked the questions whose gold file
+  was deleted — the library covers the topic's neighbours, not the answer.
+
+Each search is labelled 1 when a hit in the top ``--top-k`` is relevant (the bench's rule,
+``evaluation.judge``) and 0 otherwise (an unanswerable or off-library question is always 0).
+A logistic model per retrieval setting is fit (``confidence.fit``), each dev set weighted
+equally whatever its size, and written to the coefficients module. Five-fold
+cross-validated flag rates are printed per set at a few thresholds, so the chosen
 ``min_confidence`` is judged on questions the model was not fit on.
 """
 
@@ -16,15 +21,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sqlite3
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from grimoire_beholder import evaluation
+from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
-from retrieval_eval import BENCH, ROOT, build_library
+from retrieval_eval import OUT, ROOT, DevSet, build_library, caching_embedder, dev_sets
 
 MODEL_FILE = ROOT / "src" / "grimoire_beholder" / "search" / "confidence_model.py"
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -33,85 +42,123 @@ SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("vector", {"retrieval_mode": "vector"}),
     ("keyword", {"retrieval_mode": "keyword"}),
 )
-THRESHOLDS = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9)
+SETS = ("squad", "books", "markdown")
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
+LEAVE_OUT_EVERY = 3
 
 
-def collect(lib: Library, questions: list[dict[str, Any]], top_k: int
-            ) -> tuple[list[dict[str, float]], list[int], list[bool]]:
-    """(features, labels, answerable) for each question."""
-    rows, labels, answerable = [], [], []
-    for q in questions:
-        found = lib.search(q["question"], top_k=top_k)
-        records = [evaluation.result_record(h) for h in found.hits]
-        ok = q.get("answerable", True) and any(evaluation.judge(q, r)[0] for r in records)
-        rows.append(found.features or {})
-        labels.append(int(bool(ok)))
-        answerable.append(bool(q.get("answerable", True)))
-    return rows, labels, answerable
+class Row:
+    """One search: its features, label, question set and kind."""
+
+    def __init__(self, feats: dict[str, float], label: int, group: str, kind: str) -> None:
+        self.feats, self.label, self.group, self.kind = feats, label, group, kind
 
 
-def cross_validated(rows: list[dict[str, float]], labels: list[int], folds: int = 5
-                    ) -> np.ndarray:
+def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
+    """A copy of ``dev``'s library without every third file; the names of the left out."""
+    target = OUT / f"{config.database_path.stem}-leaveout.db"
+    dropped = {p.name for i, p in enumerate(sorted(dev.files)) if i % LEAVE_OUT_EVERY == 1}
+    leave_config = config.with_overrides(db_path=target.name)
+    if not target.exists():
+        partial = target.with_suffix(".partial")
+        with sqlite3.connect(config.database_path) as source, sqlite3.connect(partial) as copy:
+            source.backup(copy)
+        with Library.open(config=leave_config.with_overrides(db_path=partial.name),
+                          embedder=caching_embedder(config)) as lib:
+            for book in lib.list_books():
+                if Path(book.source_path).name in dropped:
+                    lib.delete(book.id)
+        shutil.move(partial, target)
+    return leave_config, dropped
+
+
+def collect(config: Config, questions: list[dict[str, Any]], group: str, kind: str,
+            top_k: int) -> list[Row]:
+    rows = []
+    with Library.open(config=config, read_only=True,
+                      embedder=caching_embedder(config)) as lib:
+        for q in questions:
+            found = lib.search(q["question"], top_k=top_k)
+            records = [evaluation.result_record(h) for h in found.hits]
+            ok = (kind == "answerable"
+                  and any(evaluation.judge(q, r)[0] for r in records))
+            rows.append(Row(found.features or {}, int(ok), group, kind))
+    return rows
+
+
+def gather(setting: dict[str, Any], top_k: int) -> list[Row]:
+    rows: list[Row] = []
+    for name in SETS:
+        dev = dev_sets()[name]
+        config = build_library(dev, {}).with_overrides(record_stats=False, **setting)
+        questions = [q for path in dev.questions for q in evaluation.load_questions(path)]
+        answerable = [q for q in questions if q.get("answerable", True)]
+        unanswerable = [q for q in questions if not q.get("answerable", True)]
+        rows += collect(config, answerable, name, "answerable", top_k)
+        rows += collect(config, unanswerable, name, "unanswerable", top_k)
+        left, dropped = leave_out_library(dev, config)
+        off = [q for q in answerable if Path(q["gold_file"]).name in dropped]
+        rows += collect(left.with_overrides(**setting), off, name, "off-library", top_k)
+    return rows
+
+
+def _weights(rows: list[Row]) -> list[float]:
+    """Every set counts the same, however many questions it has."""
+    sizes = {g: sum(r.group == g for r in rows) for g in {r.group for r in rows}}
+    return [len(rows) / (len(sizes) * sizes[r.group]) for r in rows]
+
+
+def cross_validated(rows: list[Row], folds: int = 5) -> np.ndarray:
     """Out-of-fold probabilities (each question scored by a model not fit on it)."""
     out = np.zeros(len(rows))
-    index = np.arange(len(rows))
+    weights = _weights(rows)
     for fold in range(folds):
-        test = index % folds == fold
-        model = confidence.fit([r for r, t in zip(rows, test, strict=True) if not t],
-                               [y for y, t in zip(labels, test, strict=True) if not t])
-        for i in index[test]:
-            out[i] = confidence.predict(rows[i], model)
+        train = [i for i in range(len(rows)) if i % folds != fold]
+        model = confidence.fit([rows[i].feats for i in train], [rows[i].label for i in train],
+                               weights=[weights[i] for i in train])
+        for i in range(fold, len(rows), folds):
+            out[i] = confidence.predict(rows[i].feats, model)
     return out
 
 
-def table(name: str, probs: np.ndarray, labels: list[int], answerable: list[bool]) -> str:
-    """Abstention rates by threshold: unanswerable, answerable, answerable-and-found."""
-    lines = [f"### {name}", "", "| min_confidence | unanswerable abstained | answerable "
-             "abstained | answerable with the answer found, abstained |",
-             "| --- | --- | --- | --- |"]
-    ans = np.array(answerable)
-    found = np.array(labels, dtype=bool)
-    for t in THRESHOLDS:
-        low = probs < t
-        lines.append(f"| {t} | {low[~ans].sum()}/{(~ans).sum()} | {low[ans].sum()}/{ans.sum()} "
-                     f"({low[ans].mean():.1%}) | {low[found].sum()}/{found.sum()} |")
+def table(name: str, rows: list[Row], probs: np.ndarray) -> str:
+    """Flag rates by threshold and set: answerable, unanswerable, off-library."""
+    lines = [f"### {name} (5-fold cross-validated)", "",
+             "| set | min_confidence | answerable flagged | unanswerable flagged | "
+             "off-library flagged |", "| --- | --- | --- | --- | --- |"]
+    for group in SETS:
+        for t in THRESHOLDS:
+            cells = []
+            for kind in ("answerable", "unanswerable", "off-library"):
+                idx = [i for i, r in enumerate(rows) if r.group == group and r.kind == kind]
+                low = sum(probs[i] < t for i in idx)
+                cells.append(f"{low}/{len(idx)} ({low / len(idx):.0%})" if idx else "-")
+            lines.append(f"| {group} | {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--variant", default="ctx", help="cached library variant to use")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the model")
+    ap.add_argument("--reuse", action="store_true",
+                    help="fit on the searches saved by the last run (no new searches)")
     args = ap.parse_args()
-    suffix = f"-{args.variant}" if args.variant else ""
-    squad = sorted((BENCH / "squad-dev" / "corpus").glob("*.md"))
-    dev = sorted((BENCH / "books-dev").glob("*.pdf")) + sorted(
-        (BENCH / "books-dev").glob("*.epub"))
-    extra = sorted(p for p in (BENCH / "books").iterdir() if p.suffix in (".pdf", ".epub"))
-    sets = [(build_library("squad" + suffix, squad, {}),
-             evaluation.load_questions(BENCH / "squad-dev" / "questions.jsonl")),
-            (build_library("books" + suffix, dev + extra, {}),
-             evaluation.load_questions(BENCH / "books-dev" / "questions.jsonl"))]
     models: dict[str, Any] = {}
     report = []
-    for key, overrides in SETTINGS:
-        rows: list[dict[str, float]] = []
-        labels: list[int] = []
-        answerable: list[bool] = []
-        for config, questions in sets:
-            cfg = config.with_overrides(record_stats=False, **overrides)
-            with Library.open(config=cfg, read_only=True) as lib:
-                r, y, a = collect(lib, questions, args.top_k)
-            rows += r
-            labels += y
-            answerable += a
-        model = confidence.fit(rows, labels)
-        model["fit"] = {"questions": len(rows), "positives": sum(labels),
-                        "top_k": args.top_k, "variant": args.variant}
+    for key, setting in SETTINGS:
+        saved = OUT / f"calibration-{key.replace(':', '-')}-top{args.top_k}.json"
+        if args.reuse and saved.exists():
+            rows = [Row(**r) for r in json.loads(saved.read_text(encoding="utf-8"))]
+        else:
+            rows = gather(setting, args.top_k)
+            saved.write_text(json.dumps([vars(r) for r in rows]), encoding="utf-8")
+        model = confidence.fit([r.feats for r in rows], [r.label for r in rows],
+                               weights=_weights(rows))
+        model["fit"] = {"questions": len(rows), "positives": sum(r.label for r in rows),
+                        "top_k": args.top_k, "sets": list(SETS)}
         models[key] = model
-        report.append(table(f"{key} (5-fold cross-validated)",
-                            cross_validated(rows, labels), labels, answerable))
+        report.append(table(key, rows, cross_validated(rows)))
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
     if not args.dry_run:

@@ -1,49 +1,99 @@
-"""Retrieval quality on the shared dev set: recall@k and MRR@10 per search mode.
+"""Retrieval quality on the shared dev sets: recall@k, MRR@10, strict recall, text per hit.
 
-Run: ``uv run python bench/retrieval_eval.py [--distractors] [--books] [--variant NAME]
-[--modes hybrid,vector,keyword] [--set key=value ...]``.
+Run: ``uv run python bench/retrieval_eval.py [--sets squad,books,markdown,distractors]
+[--variant NAME] [--modes hybrid,vector,keyword] [--set key=value ...] [--out DIR]``.
 
-* SQuAD-dev: the 40 articles of ``squad-dev/corpus`` (``--distractors``: a second library
-  that also holds the 60 ``squad-distractors``), 210 questions.
-* ``--books``: ``books-dev`` (R-data.pdf, the calibre EPUB) plus every PDF/EPUB in
-  ``books/`` as distractors, 50 questions, reported per book.
+* ``squad``: the 40 articles of ``squad-dev/corpus``, 210 questions;
+  ``distractors``: the same plus the 60 ``squad-distractors`` (built from a copy of squad).
+* ``books``: ``books-dev`` (R-data.pdf, the calibre EPUB) plus every PDF/EPUB in ``books/``,
+  the 50 ``books-dev`` questions and our 55 in ``bench/dev-extra`` (Sherlock Holmes, The Art
+  of War, R-intro), reported per book.
+* ``markdown``: ``markdown-dev`` (14 Node.js API pages and the npm docs), 36 questions.
 
-Libraries are built on the embedded default (MiniLM, extractive contexts) and cached under
-``bench/out/``: a library's file name carries a fingerprint of the ingest-time settings and
-the input files, so a rerun with the same settings reuses it and other settings build a new
-one. Code changes are not detected: measure one with ``--variant NAME`` (its own libraries)
-or ``--rebuild``. ``--set`` overrides config keys (query-time keys such as
-``fusion`` or ``rrf_k`` reuse the cached library). Every run is written to
-``bench/out/runs/`` and scored twice — by the bench's ``score.py`` (a subprocess) and by
-``grimoire_beholder.evaluation.score_run`` — and any disagreement is printed.
+Per set and mode it prints hit recall@1/5/10 and MRR@10 (the bench's rule: the text holds
+the evidence or the hit cites the gold location), *strict* recall@5 and MRR@10 (the text
+alone), the mean characters returned per hit in the top 5, and how often the search
+flagged answerable and unanswerable questions as "probably not in the library".
+
+Libraries are built on the embedded default (MiniLM, extractive contexts) and cached in
+``--out`` (default ``$GRIMOIRE_BENCH_OUT`` or ``bench/out``): a library's file name carries a
+fingerprint of the ingest-time settings, the input files and the ingest-side source code
+(parse, structure, ingest, store schema), so changing any of them builds a new library. Every
+vector goes through a text → vector cache in the same folder (``embed_cache.py``), so a
+rebuild only embeds chunk texts never seen before. ``--set`` overrides config keys (query-time
+keys such as ``fusion`` reuse the cached library). Every run is written to ``OUT/runs/`` and
+scored twice — by the bench's ``score.py`` and by ``grimoire_beholder.evaluation`` — and any
+disagreement is printed.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from embed_cache import CachingEmbedder
 from grimoire_beholder import evaluation
 from grimoire_beholder.config import Config, config_from_mapping
 from grimoire_beholder.library import Library
+from grimoire_beholder.models import make_embedder
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT.parent / "shared" / "bench"
-OUT = ROOT / "bench" / "out"
-# Settings and sources that change what is stored and indexed (not how it is searched).
+OUT = Path(os.environ.get("GRIMOIRE_BENCH_OUT") or ROOT / "bench" / "out")
+SOURCE = ROOT / "src" / "grimoire_beholder"
+# Settings and code that change what is stored and indexed (not how it is searched).
 INGEST_KEYS = ("embedding_backend", "embedding_model", "llm_backend", "llm_model",
                "chunk_size", "chunk_overlap", "section_split_tokens", "chunk_mode",
-               "window_size", "window_overlap")
+               "window_size", "window_overlap", "pdf_tables")
+INGEST_CODE = ("parse", "structure", "ingest", "store/schema.sql", "store/db.py",
+               "store/books.py", "models/extractive.py")
 KS = (1, 3, 5, 10)
 SCORER_KEYS = {"recall@1": "hit_recall@1", "recall@5": "hit_recall@5",
-               "recall@10": "hit_recall@10", "mrr@10": "hit_mrr@10"}
+               "recall@10": "hit_recall@10", "mrr@10": "hit_mrr@10",
+               "strict_recall@5": "strict_recall@5"}
+
+
+@dataclass(frozen=True)
+class DevSet:
+    """A dev library (its files) and the questions asked of it."""
+
+    name: str
+    files: tuple[Path, ...]
+    questions: tuple[Path, ...]
+    base: str | None = None  # a smaller set whose library this one starts from
+
+
+def dev_sets() -> dict[str, DevSet]:
+    squad = tuple(sorted((BENCH / "squad-dev" / "corpus").glob("*.md")))
+    books = tuple(sorted((BENCH / "books-dev").glob("*.pdf"))
+                  + sorted((BENCH / "books-dev").glob("*.epub"))
+                  + sorted(p for p in (BENCH / "books").iterdir()
+                           if p.suffix in (".pdf", ".epub")))
+    markdown_root = BENCH / "markdown-dev"
+    markdown = tuple(sorted((markdown_root / "nodejs-large").rglob("*.md"))
+                     + sorted((markdown_root / "npm-docs").rglob("*.md")))
+    squad_q = (BENCH / "squad-dev" / "questions.jsonl",)
+    return {
+        "squad": DevSet("squad", squad, squad_q),
+        "distractors": DevSet("squad-distractors",
+                              squad + tuple(sorted((BENCH / "squad-distractors").glob("*.md"))),
+                              squad_q, base="squad"),
+        "books": DevSet("books", books, (BENCH / "books-dev" / "questions.jsonl",
+                                         ROOT / "bench" / "dev-extra" / "books-extra.jsonl")),
+        "markdown": DevSet("markdown", markdown,
+                           (markdown_root / "questions" / "nodejs-large.jsonl",
+                            markdown_root / "questions" / "npm-docs.jsonl")),
+    }
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, Any]:
@@ -60,120 +110,184 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
                 break
             except ValueError:
                 continue
+        if raw in ("true", "false"):
+            value = raw == "true"
         out[key.strip()] = value
     return out
 
 
-def fingerprint(config: Config, files: list[Path]) -> str:
-    """A short hash of the ingest-time settings and the input files.
+def apply_tunes(pairs: list[str]) -> None:
+    """``module.NAME=JSON`` → set a module constant for this run (query-time experiments
+    on ranking constants without editing the code; ingest-time constants need --variant)."""
+    for pair in pairs:
+        target, sep, raw = pair.partition("=")
+        module_name, _, attr = target.rpartition(".")
+        if not sep or not module_name:
+            raise SystemExit(f"--tune wants module.NAME=JSON, got {pair!r}")
+        module = importlib.import_module(module_name)
+        if not hasattr(module, attr):
+            raise SystemExit(f"{module_name} has no {attr}")
+        setattr(module, attr, json.loads(raw))
 
-    Code changes are not hashed (other work in the tree would force needless rebuilds):
-    use ``--variant`` to keep a library per code variant, or ``--rebuild``.
-    """
+
+def fingerprint(config: Config, files: tuple[Path, ...]) -> str:
+    """A short hash of the ingest-time settings, the input files and the ingest-side code."""
     digest = hashlib.sha256()
     for key in INGEST_KEYS:
         digest.update(f"{key}={getattr(config, key, None)!r}\n".encode())
     for path in files:
         digest.update(f"{path.name}:{path.stat().st_size}\n".encode())
+    for part in INGEST_CODE:
+        target = SOURCE / part
+        for source in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            digest.update(source.read_bytes())
     return digest.hexdigest()[:12]
 
 
-def build_library(name: str, files: list[Path], overrides: dict[str, Any],
-                  base: Path | None = None, base_files: list[Path] | None = None,
-                  rebuild: bool = False) -> Config:
-    """A cached library of ``files``; built from a copy of ``base`` when that is given.
+def caching_embedder(config: Config) -> CachingEmbedder:
+    return CachingEmbedder(make_embedder(config), OUT / "embed-cache.sqlite")
 
-    Copying the dev library before adding the distractors saves embedding it twice.
-    """
+
+def build_library(dev: DevSet, overrides: dict[str, Any], suffix: str = "",
+                  rebuild: bool = False) -> Config:
+    """The cached library of ``dev`` (built from a copy of its base set's when it has one)."""
     OUT.mkdir(parents=True, exist_ok=True)
     probe = config_from_mapping({"embedding_backend": "embedded", "llm_backend": "none",
-                                 **overrides}, base_dir=str(OUT))
-    db_name = f"{name}-{fingerprint(probe, files)}.db"
+                                 "record_stats": False, **overrides}, base_dir=str(OUT))
+    db_name = f"{dev.name}{suffix}-{fingerprint(probe, dev.files)}.db"
     config = probe.with_overrides(db_path=db_name)
     if rebuild:
         for old in OUT.glob(db_name + "*"):
             old.unlink()
     if config.database_path.exists():
-        print(f"[{name}] reusing {config.database_path.name}", file=sys.stderr)
+        print(f"[{dev.name}] reusing {db_name}", file=sys.stderr)
         return config
-    # An interrupted build is resumed (ingest is idempotent and resumable), not restarted.
     partial = config.database_path.with_suffix(".partial")
-    if base is not None and base.exists() and not partial.exists():
+    base_files: tuple[Path, ...] = ()
+    if dev.base is not None and not partial.exists():
+        base = dev_sets()[dev.base]
+        base_files = base.files
+        base_config = build_library(base, overrides, suffix)
         # SQLite's backup API copies committed pages, including any still in the WAL.
-        with sqlite3.connect(base) as source, sqlite3.connect(partial) as target:
+        with sqlite3.connect(base_config.database_path) as source, \
+                sqlite3.connect(partial) as target:
             source.backup(target)
     started = time.perf_counter()
-    with Library.open(config=config.with_overrides(db_path=partial.name)) as lib:
+    with Library.open(config=config.with_overrides(db_path=partial.name),
+                      embedder=caching_embedder(config)) as lib:
         already = {Path(b.source_path).name for b in lib.list_books()}
-        for path in files:
-            if path.name in already and base_files is not None and path in base_files:
+        for path in dev.files:
+            if path.name in already and path in base_files:
                 continue
             report = lib.ingest(path)
-            print(f"[{name}] {path.name}: {report}"[:160], file=sys.stderr)
+            print(f"[{dev.name}] {path.name}: {report}"[:160], file=sys.stderr)
     partial.rename(config.database_path)
-    print(f"[{name}] built in {time.perf_counter() - started:.0f}s", file=sys.stderr)
+    print(f"[{dev.name}] built in {time.perf_counter() - started:.0f}s", file=sys.stderr)
     return config
 
 
-def official_score(questions: Path, run_path: Path) -> dict[str, Any]:
+def load_questions(dev: DevSet) -> list[dict[str, Any]]:
+    return [q for path in dev.questions for q in evaluation.load_questions(path)]
+
+
+def official_score(questions: tuple[Path, ...], run_path: Path) -> dict[str, Any]:
     """The bench scorer's JSON output for a run file."""
-    done = subprocess.run([sys.executable, str(BENCH / "score.py"), str(questions),
+    done = subprocess.run([sys.executable, str(BENCH / "score.py"), *map(str, questions),
                            "--run", str(run_path), "--json"],
                           capture_output=True, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
-def evaluate(label: str, config: Config, questions_path: Path, modes: list[str],
-             overrides: dict[str, Any]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """Run and score every mode; rows of (label, mode, group, metrics)."""
-    questions = evaluation.load_questions(questions_path)
+def text_per_hit(questions: list[dict[str, Any]], run: list[dict[str, Any]]) -> float:
+    """Mean characters of text per returned hit in the top 5, over answerable questions."""
+    answerable = {q["id"] for q in questions if q.get("answerable", True)}
+    sizes = [len(r.get("text") or "") for record in run if record["id"] in answerable
+             for r in record["results"][:5]]
+    return sum(sizes) / len(sizes) if sizes else 0.0
+
+
+def back_matter_share(questions: list[dict[str, Any]], run: list[dict[str, Any]]) -> float:
+    """Share of the top-5 hits of answerable questions that are not body text."""
+    answerable = {q["id"] for q in questions if q.get("answerable", True)}
+    roles = [r.get("role", "body") for record in run if record["id"] in answerable
+             for r in record["results"][:5]]
+    return sum(role != "body" for role in roles) / len(roles) if roles else 0.0
+
+
+def score(dev: DevSet, label: str, questions: list[dict[str, Any]],
+          run: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Metrics per question group ("all" first), checked against score.py."""
+    runs_dir = OUT / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    run_path = runs_dir / f"{label}.jsonl"
+    run_path.write_text("".join(json.dumps(r) + "\n" for r in run), encoding="utf-8")
+    ours = evaluation.score_run(questions, run, KS)
+    theirs = official_score(dev.questions, run_path)
+    groups = {"all": ours, **ours["groups"]} if len(ours["groups"]) > 1 else {"all": ours}
+    for group, metrics in groups.items():
+        for key, their_key in SCORER_KEYS.items():
+            if metrics[key] != theirs[group][their_key]:
+                print(f"MISMATCH {label}/{group} {key}: ours {metrics[key]} "
+                      f"score.py {theirs[group][their_key]}", file=sys.stderr)
+        members = [q for q in questions if group == "all" or q["id"].startswith(group + "-")]
+        ids = {q["id"] for q in members}
+        metrics["chars"] = text_per_hit(members, [r for r in run if r["id"] in ids])
+        metrics["back"] = back_matter_share(members, [r for r in run if r["id"] in ids])
+        metrics["abstention"] = evaluation.abstention(members, [r for r in run if r["id"] in ids])
+    return groups
+
+
+def evaluate(dev: DevSet, config: Config, modes: list[str], overrides: dict[str, Any],
+             suffix: str) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """Run and score every mode; rows of (set, mode, group, metrics)."""
+    questions = load_questions(dev)
     query_config = config.with_overrides(**{k: v for k, v in overrides.items()
                                            if k not in INGEST_KEYS})
     rows = []
-    runs_dir = OUT / "runs"
-    runs_dir.mkdir(parents=True, exist_ok=True)
     # Not read-only: opening read-write applies any schema migration to a cached library.
-    with Library.open(config=query_config) as lib:
+    with Library.open(config=query_config, embedder=caching_embedder(config)) as lib:
         for mode in modes:
             started = time.perf_counter()
             run = evaluation.run_questions(lib, questions, mode=mode, top_k=10)
             seconds = time.perf_counter() - started
-            run_path = runs_dir / f"{label}-{mode}.jsonl"
-            run_path.write_text("".join(json.dumps(r) + "\n" for r in run), encoding="utf-8")
-            ours = evaluation.score_run(questions, run, KS)
-            theirs = official_score(questions_path, run_path)
-            groups = {"all": ours, **ours["groups"]} if len(ours["groups"]) > 1 else {"all": ours}
-            for group, metrics in groups.items():
-                for key, their_key in SCORER_KEYS.items():
-                    if metrics[key] != theirs[group][their_key]:
-                        print(f"MISMATCH {label}/{mode}/{group} {key}: ours {metrics[key]} "
-                              f"score.py {theirs[group][their_key]}", file=sys.stderr)
-                rows.append((label, mode, group, metrics))
-            print(f"[{label}] {mode}: {len(questions)} questions in {seconds:.1f}s",
-                  file=sys.stderr)
+            label = f"{dev.name}{suffix}-{mode}"
+            for group, metrics in score(dev, label, questions, run).items():
+                rows.append((dev.name + suffix, mode, group, metrics))
+            print(f"[{label}] {len(questions)} questions in {seconds:.1f}s", file=sys.stderr)
     return rows
 
 
+def _rate(abstention: dict[str, Any], kind: str) -> str:
+    total = abstention[kind]
+    return f"{abstention[kind + '_abstained']}/{total}" if total else "-"
+
+
 def table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
-    lines = ["| library | mode | questions | R@1 | R@5 | R@10 | MRR@10 |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| set | mode | questions | R@1 | R@5 | R@10 | MRR@10 | strict R@5 | strict MRR "
+             "| chars/hit | back matter | flagged answerable | flagged unanswerable |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for label, mode, group, m in rows:
         lines.append(f"| {label} | {mode} | {group} | {m['recall@1']:.3f} | "
-                     f"{m['recall@5']:.3f} | {m['recall@10']:.3f} | {m['mrr@10']:.3f} |")
+                     f"{m['recall@5']:.3f} | {m['recall@10']:.3f} | {m['mrr@10']:.3f} | "
+                     f"{m['strict_recall@5']:.3f} | {m['strict_mrr@10']:.3f} | "
+                     f"{m['chars']:.0f} | {m['back']:.1%} | "
+                     f"{_rate(m['abstention'], 'answerable')} | "
+                     f"{_rate(m['abstention'], 'unanswerable')} |")
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--distractors", action="store_true",
-                    help="also score a library padded with squad-distractors")
-    ap.add_argument("--books", action="store_true", help="score books-dev instead of SQuAD")
+    ap.add_argument("--sets", default="squad",
+                    help="comma-separated: squad, distractors, books, markdown")
     ap.add_argument("--modes", default="hybrid,vector,keyword")
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     metavar="KEY=VALUE", help="override a config key (repeatable)")
+    ap.add_argument("--tune", action="append", default=[], metavar="MODULE.NAME=JSON",
+                    help="set a module constant for this run (repeatable)")
     ap.add_argument("--variant", default="",
-                    help="name of a code variant: its own cached libraries and run files")
+                    help="name of a variant: its own cached libraries and run files")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached libraries")
     args = ap.parse_args()
     if not (BENCH / "score.py").is_file():
@@ -181,27 +295,15 @@ def main() -> int:
         return 0
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     overrides = parse_overrides(args.overrides)
+    apply_tunes(args.tune)
     suffix = f"-{args.variant}" if args.variant else ""
+    known = dev_sets()
     rows = []
-    if args.books:
-        dev = sorted((BENCH / "books-dev").glob("*.pdf")) + sorted(
-            (BENCH / "books-dev").glob("*.epub"))
-        extra = sorted(p for p in (BENCH / "books").iterdir() if p.suffix in (".pdf", ".epub"))
-        config = build_library("books" + suffix, dev + extra, overrides,
-                               rebuild=args.rebuild)
-        rows += evaluate("books" + suffix, config, BENCH / "books-dev" / "questions.jsonl",
-                         modes, overrides)
-    else:
-        corpus = sorted((BENCH / "squad-dev" / "corpus").glob("*.md"))
-        questions = BENCH / "squad-dev" / "questions.jsonl"
-        config = build_library("squad" + suffix, corpus, overrides, rebuild=args.rebuild)
-        rows += evaluate("squad" + suffix, config, questions, modes, overrides)
-        if args.distractors:
-            padding = sorted((BENCH / "squad-distractors").glob("*.md"))
-            padded = build_library("squad-distractors" + suffix, corpus + padding, overrides,
-                                   base=config.database_path, base_files=corpus,
-                                   rebuild=args.rebuild)
-            rows += evaluate("squad+distractors" + suffix, padded, questions, modes, overrides)
+    for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
+        if name not in known:
+            raise SystemExit(f"unknown set {name!r}; use {', '.join(known)}")
+        config = build_library(known[name], overrides, suffix, rebuild=args.rebuild)
+        rows += evaluate(known[name], config, modes, overrides, suffix)
     print(table(rows))
     return 0
 

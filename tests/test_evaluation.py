@@ -118,7 +118,8 @@ def test_run_questions_on_a_library(library: Library, sample_book: Path,
     assert [r["id"] for r in run] == ["sq-g-1", "sq-g-2"]
     first = run[0]["results"][0]
     assert run[0]["abstained"] is False
-    assert set(first) == {"file", "chapter", "section", "page_start", "page_end", "text"}
+    assert set(first) == {"file", "chapter", "section", "page_start", "page_end", "text",
+                          "role"}
     assert (first["file"], first["chapter"], first["section"]) == ("garden.md", "Pests", "Slugs")
     assert "copper tape" in first["text"]
     json.dumps(run)  # the run is plain JSON

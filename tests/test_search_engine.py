@@ -17,6 +17,7 @@ import pytest
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
+from grimoire_beholder.search import passages
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS, SearchEngine
 from grimoire_beholder.store import books, chunks, db
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
@@ -83,8 +84,8 @@ def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -
 
 HIT_KEYS = ["rank", "score", "ranks", "book_id", "slug", "book", "author", "source_type",
             "source_path", "chapter_index", "chapter", "section_index", "section", "page_start",
-            "page_end", "line_start", "line_end", "text", "context", "group", "relative_path",
-            "page_label", "citation", "location"]
+            "page_end", "line_start", "line_end", "text", "context", "group", "role",
+            "relative_path", "page_label", "citation", "location"]
 
 FILLER = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper"]
 
@@ -190,7 +191,9 @@ def test_to_dict_keys_exactly(tmp_path: Path) -> None:
     assert plain["results"][0]["ranks"] == {"vector": None, "keyword": 1}
 
 
-def test_page_label_citation(tmp_path: Path) -> None:
+def test_page_label_citation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each chunk here is a few words: cite the chunks themselves, not passages around them.
+    monkeypatch.setattr(passages, "PASSAGE_CHARS", 0)
     conn = open_library(tmp_path)
     add_book(conn, "labelled", [("Preface", "", [("roman numerals preface", 2, 2),
                                                   ("spanning pages", 2, 3)])],
@@ -205,7 +208,9 @@ def test_page_label_citation(tmp_path: Path) -> None:
     assert (hit.page_start, hit.page_end, hit.page_label) == (5, 6, None)
 
 
-def test_near_duplicate_neighbours_do_not_crowd_out(tmp_path: Path) -> None:
+def test_near_duplicate_neighbours_do_not_crowd_out(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(passages, "PASSAGE_CHARS", 0)  # chunks, not passages (see below)
     conn = open_library(tmp_path)
     overlapping = ["basilisk venom cure recipe one", "basilisk venom cure recipe two",
                    "basilisk venom cure recipe three", "unrelated closing words here"]

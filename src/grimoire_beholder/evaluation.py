@@ -161,6 +161,7 @@ def result_record(hit: SearchHit) -> dict[str, Any]:
         "page_start": hit.page_start,
         "page_end": hit.page_end,
         "text": hit.text,
+        "role": hit.role,  # not scored; shows how much back matter a run returns
     }
 
 

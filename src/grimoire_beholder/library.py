@@ -7,16 +7,17 @@ imported when first used, so ``--help`` and ``list`` stay fast.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import Config, load_config
-from .errors import GrimoireError, NotFoundError, ReadOnlyLibraryError
+from .errors import GrimoireError, NotFoundError, ReadOnlyLibraryError, StorageError
 from .ingest import faults
 from .ingest.progress import NullProgress, Progress
 from .models import Models
@@ -37,8 +38,19 @@ if TYPE_CHECKING:
     from .quotes import QuoteCheck
     from .search.engine import EmbedQuery, SearchEngine
     from .search.hits import SearchResults
+    from .search.lookup import IndexTerm
     from .search.savings import SavingsRecorder
     from .store.check import LibraryCheck
+
+
+def _refresh_derived(conn: sqlite3.Connection) -> None:
+    """Judge section roles and printed indexes again when the rules changed (or the library
+    predates them); see ingest/derive.py. Busy or read-only storage just means next time."""
+    from .ingest import derive
+
+    if derive.needed(conn):
+        with contextlib.suppress(StorageError):
+            derive.refresh(conn)
 
 
 class Library:
@@ -66,6 +78,8 @@ class Library:
         """
         cfg = config or load_config(config_path)
         conn = connect(cfg.database_path, read_only=read_only)
+        if conn.read_only_reason is None:
+            _refresh_derived(conn)
         return cls(cfg, conn, read_only=conn.read_only_reason is not None, embedder=embedder,
                    generator=generator)
 
@@ -165,17 +179,21 @@ class Library:
                author: str | None = None, source_type: str | None = None,
                mode: str | None = None, group: str | None = None,
                path_prefix: str | None = None,
-               until_chapter: int | str | None = None) -> SearchResults:
+               until_chapter: int | str | None = None,
+               role: str | Collection[str] | None = None) -> SearchResults:
         """Hybrid (or vector/keyword) search with citations; see search/engine.py.
 
         ``group`` and ``path_prefix`` narrow a folder library (see store/search.py);
-        ``until_chapter`` keeps ``book`` up to that chapter (search/position.py).
+        ``until_chapter`` keeps ``book`` up to that chapter (search/position.py); ``role``
+        keeps sections of that role or roles (body, front_matter, contents, index, notes,
+        bibliography, glossary) — by default all are searched, body first.
         """
         book_id = None if book is None else self.book(book).id
+        roles = [role] if isinstance(role, str) else role
         results = self._search_engine().search(query, top_k=top_k, book=book_id, author=author,
                                                source_type=source_type, mode=mode, group=group,
                                                path_prefix=path_prefix,
-                                               until_chapter=until_chapter)
+                                               until_chapter=until_chapter, roles=roles)
         if self.config.record_stats:
             if self._savings is None:
                 from .search.savings import SavingsRecorder
@@ -189,6 +207,14 @@ class Library:
         first real question is fast (the MCP server does this as it starts). A search like
         any other, except that it is not counted in the search statistics."""
         self._search_engine().search("warm up", top_k=1)
+
+    def lookup(self, term: str, book: str | int | None = None) -> list[IndexTerm]:
+        """The entries for ``term`` in the books' printed back-of-book indexes: printed and
+        physical pages and the sections on those pages (see search/lookup.py). An empty
+        list when no index names it (or no book has a printed index)."""
+        from .search.lookup import lookup
+
+        return lookup(self.conn, term, [self.book(book).id] if book is not None else None)
 
     def savings(self) -> dict[str, Any]:
         """Cumulative characters served vs the books' full size (search/savings.py); the

@@ -19,6 +19,7 @@ def book_dict(book: BookRow) -> dict[str, Any]:
         "status": dict(book.status), "approx_tokens": book.approx_tokens,
         "added_at": book.added_at, "updated_at": book.updated_at,
         "source_root": book.source_root, "group": book.source_group,
+        "roles": dict(book.roles),
     }
 
 

@@ -12,10 +12,12 @@ from pathlib import Path
 from ..config import Config
 from ..errors import InputFileError
 from ..naming import unambiguous_slug
-from ..parse.document import ParsedBook, ParsedSection, ParseOptions
-from ..store.records import NewBook, NewChapter, NewChunk, NewSection
+from ..parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
+from ..store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
+from ..structure.book_index import page_texts, pages_of, resolve_entries
 from ..structure.chunks import chunk_section
 from ..structure.modes import chunk_mode_for
+from ..structure.roles import BODY, INDEX, section_role
 from ..structure.sections import breadcrumb, shape_chapter
 from ..structure.tokens import approx_tokens
 from .progress import Progress
@@ -75,9 +77,11 @@ def _span(values: list[int | None], pick: Callable[[list[int]], int]) -> int | N
     return pick(present) if present else None
 
 
-def _section_record(chapter_title: str, section: ParsedSection, config: Config,
+def _section_record(chapter: ParsedChapter, section: ParsedSection, config: Config,
                     mode: str) -> NewSection:
+    chapter_title = chapter.title
     crumb = breadcrumb(chapter_title, section)
+    hints = section.hints | chapter.hints
     if mode == "window":
         drafts = chunk_section(section, config.window_size, config.window_overlap,
                                paragraphs=False)
@@ -103,6 +107,8 @@ def _section_record(chapter_title: str, section: ParsedSection, config: Config,
             )
             for d in drafts
         ],
+        role=section_role(chapter_title, section.title, section.text, hints),
+        hints=hints,
     )
 
 
@@ -116,7 +122,7 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
     mode = chunk_mode_for(parsed, config.chunk_mode)
     chapters: list[NewChapter] = []
     for chapter in parsed.chapters:
-        sections = [_section_record(chapter.title, s, config, mode)
+        sections = [_section_record(chapter, s, config, mode)
                     for s in shape_chapter(chapter, config.section_split_tokens)]
         chapters.append(NewChapter(
             title=chapter.title,
@@ -129,8 +135,21 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
         source_path=info.path, source_hash=info.sha256, source_size=info.size,
         source_mtime=info.mtime, page_count=parsed.page_count, line_count=parsed.line_count,
         page_labels=dict(parsed.page_labels), chapters=chapters, source_root=root,
-        source_group=group,
+        source_group=group, index_entries=_index_entries(parsed, chapters),
     )
+
+
+def _index_entries(parsed: ParsedBook, chapters: list[NewChapter]) -> list[NewIndexEntry]:
+    """The printed back-of-book index of the book, if it has one (structure/book_index.py)."""
+    texts = [s.text for c in chapters for s in c.sections if s.role == INDEX]
+    if not texts:
+        return []
+    pages = page_texts((b.page, b.text) for c in parsed.chapters for s in c.sections
+                       for b in s.blocks)
+    back = [(s.page_start, s.page_end) for c in chapters for s in c.sections if s.role != BODY]
+    return [NewIndexEntry(**vars(e)) for e in resolve_entries(
+        texts, parsed.page_labels, pages, paged=parsed.source_type == "pdf",
+        back_pages=pages_of(back))]
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,9 @@ class ParsedSection:
     path: list[str] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)
     anchor_page: int | None = None  # page the heading sits on, even when the section is empty
+    # Markup saying what the section is (EPUB epub:type tokens and landmarks, e.g.
+    # "endnotes"); read by structure.roles, empty when the format has none.
+    hints: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -54,6 +57,7 @@ class ParsedChapter:
     title: str
     sections: list[ParsedSection] = field(default_factory=list)
     anchor_page: int | None = None
+    hints: frozenset[str] = frozenset()  # as ParsedSection.hints, for the chapter's start
 
 
 @dataclass(frozen=True)

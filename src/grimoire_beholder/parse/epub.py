@@ -25,6 +25,7 @@ from pathlib import Path
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
 from grimoire_beholder.parse.epub_html import DocInfo, WalkResult, walk
+from grimoire_beholder.parse.epub_landmarks import read_landmarks
 from grimoire_beholder.parse.epub_package import (
     READ_ERRORS,
     Archive,
@@ -49,6 +50,7 @@ class _Doc:
     path: str
     info: DocInfo
     walked: WalkResult | None = None
+    hints: frozenset[str] = frozenset()  # epub:type of the document and its landmarks
 
 
 @dataclass
@@ -121,6 +123,9 @@ def _parse(arc: Archive, path: Path) -> ParsedBook:
 
     skip = {i for i, d in enumerate(docs) if _is_boilerplate(d, pkg)}
     at_start, at_anchor, at_end = _place(entries, docs, by_path, skip, warnings)
+    landmarks = read_landmarks(arc, pkg.nav_paths)
+    for d in docs:
+        d.hints = frozenset(d.info.types | landmarks.get(d.path, set()))
     _assemble(book, docs, skip, entries, at_start, at_anchor, at_end, bool(entries))
     if not any(s.blocks for c in book.chapters for s in c.sections):
         raise InputFileError(f"{path}: no text found in the EPUB (image-only or empty)")
@@ -230,22 +235,25 @@ class _Builder:
         self.chapter: ParsedChapter | None = None
         self.section: ParsedSection | None = None
         self.attached = False
+        self.hints: frozenset[str] = frozenset()  # of the document being read
 
     @property
     def page(self) -> int:
         return self.chars // CHARS_PER_PAGE + 1
 
     def new_chapter(self, title: str) -> None:
-        self.chapter = ParsedChapter(title=title, anchor_page=self.page)
+        self.chapter = ParsedChapter(title=title, anchor_page=self.page, hints=self.hints)
         self.book.chapters.append(self.chapter)
-        self.section = ParsedSection(title="", path=[], anchor_page=self.page)
+        self.section = ParsedSection(title="", path=[], anchor_page=self.page,
+                                     hints=self.hints)
         self.attached = False
 
     def new_section(self, title: str, path: list[str], chapter_title: str) -> None:
         if self.chapter is None:
             self.new_chapter(chapter_title)
         assert self.chapter is not None
-        self.section = ParsedSection(title=title, path=path, anchor_page=self.page)
+        self.section = ParsedSection(title=title, path=path, anchor_page=self.page,
+                                     hints=self.hints)
         self.chapter.sections.append(self.section)
         self.attached = True
 
@@ -295,6 +303,7 @@ def _assemble(
         if i in skip or d.walked is None:
             continue
         untitled = not has_toc or not seen_mark
+        b.hints = d.hints
         if i in at_start:
             mark(at_start[i])
             untitled = False

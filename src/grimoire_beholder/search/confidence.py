@@ -13,7 +13,13 @@ The signal comes only from scores the search already computed (no extra model ca
   so the absolute BM25 says nothing across queries, but how far it stands out does);
 * ``coverage`` — the share of the question's content words (stop words dropped, compared
   by their first 5 letters as a crude stem) found in the top hit's text, context or heading:
-  a query-length-independent stand-in for "how well BM25 matched";
+  a query-length-independent stand-in for "how well BM25 matched"; ``coverage_all`` the
+  same over all the hits returned (a question about something the library lacks leaves
+  its rarer words unmatched everywhere, a paraphrased one finds them somewhere);
+* ``paged`` — 1 when the top hit is from a PDF or EPUB: long prose scores lower than short
+  articles and reference pages for the same certainty, so the model needs to know;
+* ``same_book`` — the share of the hits from the top hit's book: answers found tend to
+  bring their neighbours, guesses scatter over the library;
 * ``rerank_top`` — the reranker's score of the top hit, when a reranker ran.
 
 The coefficients are fit per retrieval setting (``hybrid:convex``, ``hybrid:rrf``,
@@ -34,7 +40,7 @@ import numpy as np
 from ..text import STOP_WORDS, WORD_TOKEN
 
 FEATURES: tuple[str, ...] = ("fused_top", "fused_gap", "agreement", "cos_top", "cos_gap",
-                             "kw_gap", "coverage")
+                             "kw_gap", "coverage", "coverage_all", "paged", "same_book")
 RERANK_FEATURE = "rerank_top"
 STEM = 5
 
@@ -54,7 +60,8 @@ def coverage(query: str, text: str) -> float:
 
 def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
              fused_scores: Sequence[float], top_text: str,
-             rerank_top: float | None = None) -> dict[str, float]:
+             rerank_top: float | None = None, all_text: str = "",
+             paged: bool = False, same_book: float = 1.0) -> dict[str, float]:
     """The feature vector of one search (see the module docstring); arms best first."""
     vector = arms.get("vector") or []
     keyword = arms.get("keyword") or []
@@ -67,6 +74,9 @@ def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])
                    if len(keyword) > 1 and keyword[0][1] > 0 else float(bool(keyword))),
         "coverage": coverage(query, top_text),
+        "coverage_all": coverage(query, all_text or top_text),
+        "paged": float(paged),
+        "same_book": same_book,
     }
     if rerank_top is not None:
         out[RERANK_FEATURE] = float(rerank_top)
@@ -99,19 +109,23 @@ def confidence(feats: Mapping[str, float], mode: str, fusion: str | None,
 
     model = MODELS.get(model_key(mode, fusion, reranker)) if reranker else None
     model = model or MODELS.get(model_key(mode, fusion))
-    return None if model is None else round(predict(feats, model), 4)
+    # Never a certain 1.0 (nor 0.0): a fitted probability is an estimate, and a threshold of
+    # 1 must flag everything.
+    return None if model is None else min(0.9999, max(0.0001, round(predict(feats, model), 4)))
 
 
 def fit(rows: Sequence[Mapping[str, float]], labels: Sequence[int],
         names: Sequence[str] = FEATURES, l2: float = 1.0,
-        iterations: int = 50) -> dict[str, Any]:
+        iterations: int = 50, weights: Sequence[float] | None = None) -> dict[str, Any]:
     """Fit an L2-regularised logistic regression (Newton's method) on standardised features.
 
     Standardising keeps one penalty fair to features of different scales; the means and
     scales are stored with the coefficients so :func:`predict` needs nothing else.
+    ``weights`` (one per row, default 1) let small question sets count as much as big ones.
     """
     x = np.array([[r.get(n, 0.0) for n in names] for r in rows], dtype=np.float64)
     y = np.asarray(labels, dtype=np.float64)
+    sw = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=np.float64)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
@@ -121,8 +135,8 @@ def fit(rows: Sequence[Mapping[str, float]], labels: Sequence[int],
     penalty[-1] = 0.0  # the intercept is not shrunk
     for _ in range(iterations):
         p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -50, 50)))
-        grad = z.T @ (p - y) + penalty * w
-        hess = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        grad = z.T @ (sw * (p - y)) + penalty * w
+        hess = (z * (sw * p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-8:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent import futures
 
 import numpy as np
@@ -38,9 +38,11 @@ import numpy as np
 from ..config import CHOICES, Config
 from ..errors import GrimoireError, ModelError
 from ..models.protocols import Reranker
+from ..store import roles as role_store
 from ..store import search as store_search
+from ..structure.roles import ROLES
 from ..text import without_lone_surrogates
-from . import confidence, fusion, keyword, position, rerank
+from . import confidence, fusion, keyword, passages, position, ranking, rerank
 from .hits import SearchHit, SearchResults
 from .index import SearchIndex
 
@@ -51,6 +53,26 @@ EmbedQuery = Callable[[str], np.ndarray]
 MAX_QUERY_CHARS = 2_000
 _ARM_POOL: futures.ThreadPoolExecutor | None = None
 _ARM_POOL_LOCK = threading.Lock()
+
+
+def _check_roles(roles: Collection[str] | str | None) -> frozenset[str] | None:
+    """The role filter as a set, or GrimoireError naming the roles that exist."""
+    if roles is None:
+        return None
+    wanted = frozenset([roles] if isinstance(roles, str) else roles)
+    unknown = sorted(r for r in wanted if r not in ROLES)
+    if unknown or not wanted:
+        raise GrimoireError(f"unknown section role {', '.join(map(repr, unknown)) or '(none)'}"
+                            f"; use one of {', '.join(ROLES)}")
+    return wanted
+
+
+def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | None:
+    """Chunk ids in both scopes (None: no restriction)."""
+    if scope is None or other is None:
+        return other if scope is None else scope
+    keep = set(other)
+    return [chunk_id for chunk_id in scope if chunk_id in keep]
 
 
 def _arm_pool() -> futures.ThreadPoolExecutor:
@@ -141,15 +163,19 @@ class SearchEngine:
                author: str | None = None, source_type: str | None = None,
                mode: str | None = None, *, explain: bool = False, group: str | None = None,
                path_prefix: str | None = None,
-               until_chapter: int | str | None = None) -> SearchResults:
+               until_chapter: int | str | None = None,
+               roles: Collection[str] | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
 
         ``group``/``path_prefix`` narrow folder libraries (see ``store.search.resolve_books``).
         ``until_chapter`` keeps one book's chapters up to and including that one (an index or
         a title, see ``position.py``): a set of chunk ids both arms apply before their top-k.
+        ``roles`` keeps chunks of sections with those roles (``structure.roles.ROLES``), the
+        same way; without it every role is searched, body text first (``ranking.py``).
 
         ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
         """
+        wanted_roles = _check_roles(roles)
         with self._lock:
             self._follow_data()
             query, k, mode, note = self._resolve(query, top_k, mode)
@@ -160,6 +186,9 @@ class SearchEngine:
                                                  group=group, path_prefix=path_prefix)
             scope = (None if until_chapter is None else position.until_scope(
                 self._conn, allowed, None if book is None else str(book), until_chapter))
+            if wanted_roles is not None:
+                scope = _narrow(scope, role_store.chunk_ids_with_roles(
+                    self._conn, allowed, wanted_roles))
             books, searchable = store_search.library_state(self._conn)
             clock.lap("filters")
             if not searchable:
@@ -201,14 +230,16 @@ class SearchEngine:
                 arms["vector"], stage_ms = vector_arm.result()
                 clock.lap("vector_wait")  # what the keyword arm did not hide
                 clock.timings.update(stage_ms)
-            fused = self._fuse(result.mode, arms, pool)
+            fused = ranking.adjust(self._conn, result.query, self._fuse(result.mode, arms, pool),
+                                   allowed)
             positions = store_search.chunk_positions(self._conn, [f.chunk_id for f in fused])
-            kept = fusion.diversify(fused, positions, rerank.depth(
+            kept = fusion.diversify(fused, positions, len(fused))
+            chosen = passages.select(self._conn, [f.chunk_id for f in kept], rerank.depth(
                 k, self._config.rerank_candidates, self._reranker))
             clock.lap("fusion")
-            rows = store_search.hit_rows(self._conn, [f.chunk_id for f in kept])
+            rows = passages.apply(store_search.hit_rows(self._conn, chosen), chosen)
+            kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
-        kept = [f for f in kept if f.chunk_id in rows]
         fused_scores = [f.score for f in kept[:2]]
         reranked: list[tuple[fusion.Fused, float | None]] = [(f, None) for f in kept]
         if self._reranker is not None:
@@ -231,8 +262,11 @@ class SearchEngine:
             result.low_confidence = True
             return
         top = result.hits[0]
-        feats = confidence.features(result.query, arms, fused_scores,
-                                    f"{top.text} {top.context or ''} {top.section}", rerank_top)
+        feats = confidence.features(
+            result.query, arms, fused_scores, f"{top.text} {top.context or ''} {top.section}",
+            rerank_top, " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits),
+            paged=top.source_type in ("pdf", "epub"),
+            same_book=sum(h.book_id == top.book_id for h in result.hits) / len(result.hits))
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)

@@ -8,7 +8,7 @@ import sqlite3
 
 from ..errors import BookNotFoundError
 from ..naming import shown
-from . import fts, vectors
+from . import backindex, fts, vectors
 from .records import BookRow, NewBook, SectionRow
 
 _BOOK_COLUMNS = (
@@ -48,11 +48,11 @@ def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = N
             sec_id = conn.execute(
                 """INSERT INTO sections (book_id, chapter_id, chapter_index, section_index,
                        title, breadcrumb, text, approx_tokens, page_start, page_end,
-                       line_start, line_end)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                       line_start, line_end, role, hints)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (book_id, ch_id, ci, si, sec.title, sec.breadcrumb, sec.text,
                  sec.approx_tokens, sec.page_start, sec.page_end, sec.line_start,
-                 sec.line_end),
+                 sec.line_end, sec.role, " ".join(sorted(sec.hints))),
             ).lastrowid
             conn.executemany(
                 """INSERT INTO chunks (book_id, section_id, chapter_index, section_index,
@@ -63,6 +63,7 @@ def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = N
                   c.approx_tokens, c.page_start, c.page_end, c.line_start, c.line_end,
                   c.content_hash) for k, c in enumerate(sec.chunks)],
             )
+    backindex.replace_entries(conn, book_id, book.index_entries)
     return book_id
 
 
@@ -98,6 +99,7 @@ _COUNT_QUERIES = (
     ("chapters", "SELECT book_id, count(*), 0 FROM chapters {where} GROUP BY book_id"),
     ("sections", "SELECT book_id, count(*), sum(approx_tokens) FROM sections {where} "
                  "GROUP BY book_id"),
+    ("roles", "SELECT book_id, role, count(*) FROM sections {where} GROUP BY book_id, role"),
     ("chunks", "SELECT book_id, status, count(*) FROM chunks {where} GROUP BY book_id, status"),
 )
 
@@ -111,7 +113,7 @@ def _fill_counts(conn: sqlite3.Connection, books: list[BookRow],
     if not by_id:
         return books
     where, params = ("WHERE book_id = ?", (books[0].id,)) if one_book else ("", ())
-    # Only integer columns here: reading section text would make `list` cost grow with the
+    # Counts and short columns only: reading section text would make `list` cost grow with the
     # size of the whole library.
     for kind, sql in _COUNT_QUERIES:
         for book_id, a, b in conn.execute(sql.format(where=where), params):
@@ -122,6 +124,8 @@ def _fill_counts(conn: sqlite3.Connection, books: list[BookRow],
                 book.chapters = a
             elif kind == "sections":
                 book.sections, book.approx_tokens = a, b or 0
+            elif kind == "roles":
+                book.roles[a] = b
             else:
                 book.status[a] = b
                 book.chunks += b
@@ -203,7 +207,7 @@ def outline(conn: sqlite3.Connection, book_id: int) -> list[tuple[int, str, int 
     for r in conn.execute(
         """SELECT s.chapter_index, s.section_index, ch.title AS chapter_title, s.title,
                   s.breadcrumb, s.approx_tokens, s.page_start, s.page_end, s.line_start,
-                  s.line_end, s.summary
+                  s.line_end, s.summary, s.role
            FROM sections s JOIN chapters ch ON ch.id = s.chapter_id
            WHERE s.book_id = ? ORDER BY s.chapter_index, s.section_index""", (book_id,)):
         by_chapter.setdefault(r["chapter_index"], []).append(SectionRow(
@@ -212,6 +216,7 @@ def outline(conn: sqlite3.Connection, book_id: int) -> list[tuple[int, str, int 
             text="", approx_tokens=r["approx_tokens"], page_start=r["page_start"],
             page_end=r["page_end"], line_start=r["line_start"], line_end=r["line_end"],
             summary=r["summary"], chunks=counts.get((r["chapter_index"], r["section_index"]), 0),
+            role=r["role"],
         ))
     return [(c["chapter_index"], c["title"], c["page_start"], c["page_end"],
              by_chapter.get(c["chapter_index"], [])) for c in chapters]
@@ -233,7 +238,7 @@ def get_section(conn: sqlite3.Connection, book_id: int, chapter_index: int,
         chapter_title=r["chapter_title"], title=r["title"], breadcrumb=r["breadcrumb"],
         text=r["text"], approx_tokens=r["approx_tokens"], page_start=r["page_start"],
         page_end=r["page_end"], line_start=r["line_start"], line_end=r["line_end"],
-        summary=r["summary"], chunks=r["n_chunks"],
+        summary=r["summary"], chunks=r["n_chunks"], role=r["role"],
     )
 
 

@@ -118,9 +118,43 @@ def _schema_v4(conn: sqlite3.Connection) -> None:
                  "VALUES ('library_id', lower(hex(randomblob(16))))")
 
 
+def _schema_v5(conn: sqlite3.Connection) -> None:
+    """Section roles and the printed back-of-book index.
+
+    ``sections.role`` says what part of the book a section is (``structure.roles.ROLES``:
+    body, front_matter, contents, index, notes, bibliography, glossary) and
+    ``sections.hints`` keeps the markup it was judged by (EPUB ``epub:type`` tokens and
+    landmarks, space-separated), so roles can be judged again from stored data when the
+    rules improve. ``index_entries`` holds a printed index read as data: one row per term
+    and locator, with the printed pages and the physical pages they resolve to. Existing
+    books get their roles and entries from ``Library`` on its next writable open (it
+    compares ``library_meta.derived_version`` with the code's).
+    """
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(sections)")}
+    if "role" not in columns:  # idempotent: a library rewound by hand may have them already
+        conn.execute("ALTER TABLE sections ADD COLUMN role TEXT NOT NULL DEFAULT 'body'")
+    if "hints" not in columns:
+        conn.execute("ALTER TABLE sections ADD COLUMN hints TEXT NOT NULL DEFAULT ''")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS index_entries (
+               id         INTEGER PRIMARY KEY,
+               book_id    INTEGER NOT NULL REFERENCES books(id) ON DELETE CASCADE,
+               term       TEXT NOT NULL,     -- as printed
+               parent     TEXT,              -- the head term of a sub-entry
+               norm       TEXT NOT NULL,     -- parent and term normalised, for matching
+               printed    TEXT,              -- "45–47"; NULL for a see-only entry
+               page_start INTEGER,           -- physical pages; NULL when unresolved
+               page_end   INTEGER,
+               see        TEXT NOT NULL DEFAULT '', -- "see"/"see also" targets, "; "-joined
+               spread     REAL NOT NULL DEFAULT 0   -- share of the book's pages naming the term
+           )""")
+    conn.execute("CREATE INDEX IF NOT EXISTS index_entries_norm ON index_entries (norm)")
+    conn.execute("CREATE INDEX IF NOT EXISTS index_entries_book ON index_entries (book_id)")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _schema_v1, _schema_v2, _schema_v3, _schema_v4]
+    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -45,6 +45,22 @@ class NewSection:
     line_start: int | None = None
     line_end: int | None = None
     chunks: list[NewChunk] = field(default_factory=list)
+    role: str = "body"  # structure.roles.ROLES
+    hints: frozenset[str] = frozenset()  # markup the role was judged by (epub:type …)
+
+
+@dataclass(frozen=True)
+class NewIndexEntry:
+    """One term and locator of a printed back-of-book index (see parse/backindex.py)."""
+
+    term: str
+    norm: str
+    parent: str | None = None
+    printed: str | None = None  # "45–47"
+    page_start: int | None = None  # physical pages, when the printed ones could be resolved
+    page_end: int | None = None
+    see: str = ""
+    spread: float = 0.0  # share of the book's pages that mention the term
 
 
 @dataclass
@@ -71,6 +87,7 @@ class NewBook:
     chapters: list[NewChapter] = field(default_factory=list)
     source_root: str | None = None  # the folder given to `ingest DIR`, else None
     source_group: str = ""  # top-level folder under source_root ("" directly in it)
+    index_entries: list[NewIndexEntry] = field(default_factory=list)
 
 
 @dataclass
@@ -98,6 +115,7 @@ class BookRow:
     approx_tokens: int = 0
     source_root: str | None = None
     source_group: str = ""
+    roles: dict[str, int] = field(default_factory=dict)  # sections per role
 
 
 @dataclass
@@ -116,6 +134,7 @@ class SectionRow:
     line_end: int | None
     summary: str | None
     chunks: int = 0
+    role: str = "body"
 
 
 @dataclass

@@ -13,6 +13,8 @@
 -- refusing such slugs, and library_meta.last_book_id (book ids are never given twice).
 -- Version 4 adds search_log (chunk ids whose vector or FTS rows changed, for the persisted
 -- search index to catch up from), its triggers on embeddings, and library_meta.library_id.
+-- Version 5 adds sections.role and sections.hints (what part of the book a section is, and
+-- the markup that said so) and the index_entries table (a printed back-of-book index).
 
 CREATE TABLE IF NOT EXISTS library_meta (
     key   TEXT PRIMARY KEY,

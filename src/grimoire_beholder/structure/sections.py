@@ -81,6 +81,7 @@ def shape_chapter(chapter: ParsedChapter, section_split_tokens: int) -> list[Par
     anchor = next((s.anchor_page for s in sections if s.anchor_page is not None), None)
     if anchor is None:
         anchor = blocks[0].page
+    hints = chapter.hints.union(*(s.hints for s in sections))
     target = max(1, section_split_tokens)
     counts = [count_tokens(block.text) for block in blocks]
     if any(count > target for count in counts):
@@ -94,11 +95,12 @@ def shape_chapter(chapter: ParsedChapter, section_split_tokens: int) -> list[Par
         else [blocks]
     )
     if len(groups) == 1:  # short, or one giant paragraph: nothing to tell apart
-        return [ParsedSection(title="", path=[], blocks=blocks, anchor_page=anchor)]
+        return [ParsedSection(title="", path=[], blocks=blocks, anchor_page=anchor, hints=hints)]
     shaped: list[ParsedSection] = []
     for number, group in enumerate(groups, 1):
         title = f"Section {number} — {_first_words(group)}".rstrip(" —")
         shaped.append(
-            ParsedSection(title=title, path=[title], blocks=group, anchor_page=group[0].page)
+            ParsedSection(title=title, path=[title], blocks=group, anchor_page=group[0].page,
+                          hints=hints)
         )
     return shaped

@@ -1,0 +1,51 @@
+"""Roles and printed indexes judged again from what the library already stores.
+
+Both are pure functions of stored data (section titles, text and markup hints; page labels
+and page text), so a library written by an older version — or before the rules improved —
+gets them without re-parsing or re-embedding anything: ``Library`` calls :func:`refresh`
+on a writable open when ``library_meta.derived_version`` differs from
+``structure.roles.DERIVED_VERSION``. One transaction per book, so a crash leaves every book
+either judged or as it was; the version is stamped only after the last book.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from ..store import backindex as index_store
+from ..store import books as book_store
+from ..store import roles as role_store
+from ..store.db import transaction
+from ..store.records import NewIndexEntry
+from ..structure.book_index import page_texts, pages_of, resolve_entries
+from ..structure.roles import BODY, DERIVED_VERSION, INDEX, section_role
+
+
+def needed(conn: sqlite3.Connection) -> bool:
+    return role_store.derived_version(conn) != DERIVED_VERSION
+
+
+def refresh(conn: sqlite3.Connection) -> int:
+    """Judge every book's section roles and index entries again; the number of books."""
+    books = book_store.list_books(conn)
+    for book in books:
+        with transaction(conn):
+            stored = role_store.sections(conn, book.id)
+            roles = [(s.id, section_role(s.chapter_title, s.title, s.text, s.hints))
+                     for s in stored]
+            role_store.set_roles(conn, roles)
+            texts = [s.text for s, (_, role) in zip(stored, roles, strict=True)
+                     if role == INDEX]
+            entries = []
+            if texts:
+                pages = page_texts(role_store.page_pieces(conn, book.id))
+                back = pages_of((s.page_start, s.page_end)
+                                for s, (_, role) in zip(stored, roles, strict=True)
+                                if role != BODY)
+                entries = [NewIndexEntry(**vars(e)) for e in resolve_entries(
+                    texts, book.page_labels, pages, paged=book.source_type == "pdf",
+                    back_pages=back)]
+            index_store.replace_entries(conn, book.id, entries)
+    with transaction(conn):
+        role_store.stamp_derived(conn, DERIVED_VERSION)
+    return len(books)

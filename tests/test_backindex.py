@@ -1,0 +1,142 @@
+"""The printed back-of-book index: entries read from the text, printed pages resolved to
+physical ones, ``Library.lookup`` answering with the sections those pages are in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import BENCH, fake_config
+from fakes import FakeEmbedder
+from grimoire_beholder.config import Config
+from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.ingest.build import FileInfo, build_book
+from grimoire_beholder.library import Library
+from grimoire_beholder.parse import parse_file
+from grimoire_beholder.parse.backindex import IndexEntry, normalize_term, parse_index
+from grimoire_beholder.structure.book_index import page_texts, resolve_entries
+
+R_DATA = BENCH / "books-dev" / "R-data.pdf"
+R_INTRO = BENCH / "books" / "R-intro.pdf"
+needs_bench = pytest.mark.skipif(not (R_DATA.is_file() and R_INTRO.is_file()),
+                                 reason="the shared bench is absent")
+
+
+def test_comma_entries_with_sub_entries_see_also_and_abbreviated_ranges() -> None:
+    text = """Index
+
+A
+abstraction, 12, 45–7
+  data, 101
+  procedural, 99; see also modules
+Arrays, xii, 20, 24–26
+Matrices
+  inverse of, 25
+recursion. See iteration
+"""
+    entries = parse_index(text)
+    assert [(e.term, e.parent, e.pages, e.see) for e in entries] == [
+        ("abstraction", None, [("12", "12"), ("45", "47")], []),
+        ("data", "abstraction", [("101", "101")], []),
+        ("procedural", "abstraction", [("99", "99")], ["modules"]),
+        ("Arrays", None, [("xii", "xii"), ("20", "20"), ("24", "26")], []),
+        ("inverse of", "Matrices", [("25", "25")], []),
+        ("recursion", None, [], ["iteration"]),
+    ]
+
+
+def test_dot_leader_entries_run_together_as_pdf_columns_extract_them() -> None:
+    text = ("odbcClose . . . . . . . . . 22 odbcConnect. . . . . . . . 22\n\nC\n\n"
+            "read.csv. . . . . . . . . . 9, 32 .xls . . . . . . . . . 23, 32")
+    assert [(e.term, e.pages) for e in parse_index(text)] == [
+        ("odbcClose", [("22", "22")]), ("odbcConnect", [("22", "22")]),
+        ("read.csv", [("9", "9"), ("32", "32")]), (".xls", [("23", "23"), ("32", "32")])]
+
+
+def test_printed_pages_resolve_through_labels_or_an_offset_the_book_confirms() -> None:
+    index = "\n".join(f"{word}, {n}" for n, word in enumerate(
+        ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"], start=1))
+    pages = page_texts((n + 4, f"here we discuss {word} at length") for n, word in enumerate(
+        ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"], start=1))
+    labelled = resolve_entries([index], {n + 4: str(n) for n in range(1, 7)}, pages, True)
+    assert [(e.term, e.printed, e.page_start) for e in labelled][:2] == [
+        ("alpha", "1", 5), ("bravo", "2", 6)]
+    unlabelled = resolve_entries([index], {}, pages, True)
+    assert [e.page_start for e in unlabelled] == [5, 6, 7, 8, 9, 10]
+    # No labels and nothing on the pages confirms an offset: printed pages only.
+    assert {e.page_start for e in resolve_entries([index], {}, {}, True)} == {None}
+    # EPUB and Markdown have no printed pages at all.
+    assert {e.page_start for e in resolve_entries([index], {}, pages, False)} == {None}
+
+
+def test_terms_match_whatever_the_case_punctuation_or_plural() -> None:
+    assert normalize_term("Missing values") == normalize_term("missing value") == "missing value"
+    assert normalize_term("read.fwf") == "read fwf"
+    assert normalize_term("Données") == "donnee"
+
+
+@needs_bench
+def test_r_intro_index_entries_point_at_the_physical_pages_of_their_printed_numbers() -> None:
+    book = build_book(parse_file(R_INTRO), slug="r-intro", name="R-intro",
+                      info=FileInfo(str(R_INTRO), "0", 0, 0.0), config=Config())
+    entries = {(e.term, e.printed): e for e in book.index_entries}
+    assert len(book.index_entries) > 250
+    frames = entries[("Data frames", "30")]  # the concept index, printed page 30
+    assert (frames.page_start, frames.page_end) == (36, 36)  # six roman pages precede "1"
+    assert entries[("solve", "25")].page_start == 31
+    assert all(e.page_start is not None for e in book.index_entries if e.printed)
+
+
+@pytest.fixture(scope="module")
+def r_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    folder = tmp_path_factory.mktemp("r-data")
+    lib = Library.open(config=fake_config(folder), embedder=FakeEmbedder())
+    lib.ingest(R_DATA)
+    try:
+        yield lib
+    finally:
+        lib.close()
+
+
+@needs_bench
+def test_lookup_gives_printed_and_physical_pages_and_the_sections_there(
+        r_data: Library) -> None:
+    [entry] = r_data.lookup("odbcConnect")
+    assert (entry.slug, entry.term) == ("r-data", "odbcConnect")
+    [locator] = entry.locators
+    assert (locator.printed, locator.page_start, locator.page_end) == ("22", 26, 26)
+    assert [s["section"] for s in locator.sections] == ["Package RODBC"]
+    assert locator.sections[0]["role"] == "body"
+    data = entry.to_dict()
+    assert data["locators"][0]["sections"][0]["chapter"] == "4 Relational databases"
+
+
+@needs_bench
+def test_lookup_matches_loosely_and_lists_every_place(r_data: Library) -> None:
+    [entry] = r_data.lookup("MISSING VALUE")
+    assert entry.term == "Missing values"
+    assert [loc.printed for loc in entry.locators] == ["5", "9"]
+    prefixed = {e.term for e in r_data.lookup("odbcConnectE")}
+    assert prefixed == {"odbcConnectExcel", "odbcConnectExcel2007"}
+    assert r_data.lookup("odbcConnect", book="r-data")
+    assert r_data.lookup("quantum chromodynamics") == []
+    with pytest.raises(GrimoireError, match="at least one letter"):
+        r_data.lookup("  ...  ")
+
+
+@needs_bench
+def test_an_index_page_does_not_outrank_the_page_it_points_at(r_data: Library) -> None:
+    top = r_data.search("How do I open a connection with odbcConnect?", mode="keyword").hits[0]
+    assert top.role == "body" and top.section.endswith("Package RODBC")
+
+
+def test_entries_without_pages_keep_their_see_references() -> None:
+    [entry] = parse_index("recursion. See iteration; loops\n")
+    assert entry == IndexEntry("recursion", [], None, ["iteration", "loops"])
+
+
+def test_an_empty_library_has_nothing_to_look_up(tmp_path: Path) -> None:
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        assert lib.lookup("anything") == []

@@ -1,0 +1,71 @@
+"""What a hit returns: its chunk widened into a passage of its section, and the passage where
+the question's words come together ranked first."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from conftest import fake_config, write_markdown_book
+from fakes import FakeEmbedder
+from grimoire_beholder.library import Library
+from grimoire_beholder.search import passages, proximity
+
+FILLER = ("The harbour master logged every arrival in the ledger by the window. ") * 3
+
+
+def _story(tmp_path: Path) -> Path:
+    scenes = [f"Scene {n}. {FILLER}The tide turned at noon on day {n}." for n in range(1, 13)]
+    scenes[6] = ("The stranger asked for a room facing the lighthouse, paid in Spanish silver, "
+                 "and left before dawn without his coat. " + FILLER)
+    return write_markdown_book(tmp_path / "harbour.md", "Harbour Tales",
+                               {"The Harbour": {"One long chapter": "\n\n".join(scenes)}})
+
+
+def test_a_hit_is_widened_into_an_exact_passage_of_its_section(tmp_path: Path) -> None:
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(_story(tmp_path))
+        hit = lib.search("stranger Spanish silver lighthouse room", mode="keyword").hits[0]
+        section = lib.section(hit.slug, hit.chapter_index, hit.section_index).text
+    assert "paid in Spanish silver" in hit.text
+    assert hit.text in section  # an exact slice: it can be quoted and located
+    assert 0.6 * passages.PASSAGE_CHARS <= len(hit.text) <= passages.PASSAGE_CHARS
+    assert hit.text.rstrip().endswith(".")  # ends on a sentence
+    assert hit.line_start is not None and hit.line_end is not None
+    assert section.count("\n") >= hit.line_end - hit.line_start  # lines cover the passage
+
+
+def test_the_window_shares_the_room_and_stops_at_the_section_edges() -> None:
+    text = "First sentence here. " * 20 + "THE CHUNK ITSELF. " + "Last sentence there. " * 20
+    start = text.index("THE CHUNK")
+    end = start + len("THE CHUNK ITSELF.")
+    a, b = passages.window(text, start, end, 200)
+    assert a < start and b > end and b - a <= 200
+    assert text[a:b].startswith("First") and text[a:b].rstrip().endswith(".")
+    assert passages.window(text, 0, 30, 200)[0] == 0  # nothing before the section start
+    assert passages.window(text, start, end, 5) == (start, end)  # already long enough
+
+
+def test_proximity_prefers_the_passage_where_the_question_words_meet() -> None:
+    scattered = ("The stranger came in spring. " + FILLER * 2 + "Silver was scarce. "
+                 + FILLER * 2 + "A lighthouse stood on the point.")
+    together = FILLER + "The stranger paid in silver for a room by the lighthouse. " + FILLER
+    shares = proximity.scores("Who paid the lighthouse room in silver, the stranger?",
+                              {1: scattered, 2: together})
+    assert shares[2] > shares[1]
+    assert shares[2] == 1.0
+
+
+def test_passages_do_not_mostly_repeat_text_a_better_hit_returned(tmp_path: Path) -> None:
+    """With chunks much shorter than a passage, neighbours' passages would overlap."""
+    book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": "\n\n".join(
+        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(40))}})
+    config = fake_config(tmp_path, chunk_size=20, chunk_overlap=0)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        hits = lib.search("basilisk venom cure boil roots", mode="keyword", top_k=5).hits
+        section = lib.section(hits[0].slug, 0, hits[0].section_index).text
+    assert len(hits) >= 2
+    spans = sorted((section.index(h.text), section.index(h.text) + len(h.text)) for h in hits)
+    for (a_start, a_end), (b_start, b_end) in itertools.pairwise(spans):
+        assert max(0, a_end - b_start) * 2 <= min(a_end - a_start, b_end - b_start)
