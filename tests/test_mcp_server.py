@@ -26,7 +26,7 @@ from mcp_helpers import RawStdioServer, cli_command, connect, structured, text, 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 TOOLS = {"list_books", "get_book_outline", "search_book", "get_section", "book_status",
-         "verify_quote", "get_page_image"}
+         "verify_quote", "get_page_image", "lookup_index"}
 HUGE_PARAGRAPH = ("The lighthouse keeper logged every ship, every storm and every lamp wick "
                   "trimmed before dawn. ") * 40  # ~3.7k chars
 
@@ -69,7 +69,7 @@ async def books_by_slug(client: Client) -> dict[str, dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------ tools/list
-async def test_lists_exactly_seven_read_only_tools_with_schemas(config_path: Path) -> None:
+async def test_lists_exactly_the_read_only_tools_with_schemas(config_path: Path) -> None:
     async with connect(config_path) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert set(tools) == TOOLS
@@ -84,7 +84,7 @@ async def test_lists_exactly_seven_read_only_tools_with_schemas(config_path: Pat
     search = tools["search_book"].input_schema
     assert search["required"] == ["question"]
     assert set(search["properties"]) == {"question", "book_id", "top_k", "author", "source_type",
-                                         "group", "path_prefix", "until_chapter"}
+                                         "group", "path_prefix", "until_chapter", "role"}
     section = tools["get_section"].input_schema
     assert set(section["required"]) == {"book_id", "chapter_index", "section_index"}
     kinds = {s.get("type") for s in section["properties"]["book_id"]["anyOf"]}

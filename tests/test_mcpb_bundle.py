@@ -34,7 +34,7 @@ from build import MCPB_CLI  # noqa: E402
 HOST_CONFIG = Path(__file__).parent / "mcpb_host_config.mjs"
 SAMPLE = ROOT / "samples" / "lighthouse-keepers-handbook.md"
 TOOLS = {"list_books", "get_book_outline", "search_book", "get_section", "book_status",
-         "verify_quote", "get_page_image"}
+         "verify_quote", "get_page_image", "lookup_index"}
 MAX_BUNDLE_BYTES = 1_000_000
 
 

@@ -132,18 +132,32 @@ def test_an_unknown_role_is_a_clear_error(tmp_path: Path) -> None:
             lib.search("keeper", role="appendix")
 
 
-def test_a_library_from_before_roles_gets_them_on_its_next_writable_open(
-        tmp_path: Path) -> None:
+# What each schema version added, undone: v5 roles and printed indexes, v4 the search log.
+_UNDO = {5: "ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP COLUMN hints; "
+            "DROP TABLE index_entries; DELETE FROM library_meta WHERE key = 'derived_version';",
+         4: "DROP TABLE search_log; DROP TRIGGER embeddings_log_insert; "
+            "DROP TRIGGER embeddings_log_update; DROP TRIGGER embeddings_log_delete; "
+            "DELETE FROM library_meta WHERE key = 'library_id';"}
+
+
+@pytest.mark.parametrize("version", [4, 3])
+def test_a_library_from_before_roles_migrates_forward_and_gets_them(
+        tmp_path: Path, version: int) -> None:
+    assert SCHEMA_VERSION == 5
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(_notes_book(tmp_path))
-    # Make it look like the schema before roles: no role columns, no index table, no stamp.
+    # Make it look like the older schema: what later versions added is gone.
     conn = sqlite3.connect(config.database_path)
-    conn.executescript("ALTER TABLE sections DROP COLUMN role; "
-                       "ALTER TABLE sections DROP COLUMN hints; DROP TABLE index_entries; "
-                       "DELETE FROM library_meta WHERE key = 'derived_version'; "
-                       f"PRAGMA user_version = {SCHEMA_VERSION - 1};")
+    conn.executescript("".join(_UNDO[v] for v in range(SCHEMA_VERSION, version, -1))
+                       + f"PRAGMA user_version = {version};")
     conn.close()
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         roles = {c.title: {s.role for s in c.sections} for c in lib.outline("the-keeper").chapters}
+        lib.ingest(write_markdown_book(tmp_path / "more.md", "More", {"A": {"B": PROSE}}))
+        assert lib.search("expedition valley river", mode="keyword").hits[0].slug == "more"
+    conn = sqlite3.connect(config.database_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT count(*) FROM search_log").fetchone()[0] > 0  # writes logged
+    conn.close()
     assert roles == {"The lighthouse": {"body"}, "Endnotes": {"notes"}}

@@ -1,5 +1,6 @@
 """CLI commands that check and show what the library holds: ``verify`` (a quotation),
-``page`` (a PDF page as a PNG with a passage highlighted) and ``health`` (per book).
+``page`` (a PDF page as a PNG with a passage highlighted), ``health`` (per book) and
+``lookup`` (a term in the books' printed indexes).
 
 Like the other command modules they parse, call the Library, render and let ``cli_app`` map
 errors; they register on the one Typer app (``cli.py`` imports this module).
@@ -122,3 +123,32 @@ def _print_health(out: Any, r: dict[str, Any]) -> None:
                   + (" …" if len(r["near_empty"]) > 10 else ""), markup=False)
     if not r["problems"]:
         out.print("  no problems found", markup=False)
+
+
+@app.command()
+def lookup(
+    term: Annotated[str, typer.Argument(help="The term, as a book's index might print it.")],
+    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+) -> None:
+    """Look a term up in the books' printed back-of-book indexes: each entry's pages (the
+    file's page and the printed one) and the sections there. Exit code 1 when no index
+    names it."""
+    from .cli_render import err, out, print_json
+
+    entries = with_library(config, lambda lib: [e.to_dict() for e in lib.lookup(term, book)])
+    if json_out:
+        print_json(entries)
+    elif not entries:
+        err.print(f"no printed index names {term!r}", markup=False)
+    for entry in [] if json_out else entries:
+        head = f"{entry['parent']} › {entry['term']}" if entry["parent"] else entry["term"]
+        see = f" (see {'; '.join(entry['see'])})" if entry["see"] else ""
+        out.print(f"{head} — {entry['book']} [{entry['slug']}]{see}", markup=False)
+        for loc in entry["locators"]:
+            where = "; ".join(f"{s['breadcrumb']} [{s['chapter_index']}.{s['section_index']}]"
+                              for s in loc["sections"])
+            out.print(f"  {loc['location']}" + (f" · {where}" if where else ""), markup=False)
+    if not entries:
+        raise typer.Exit(1)

@@ -259,6 +259,10 @@ def query(
     until: Annotated[str | None, typer.Option(
         "--until", help="Only up to and including this chapter of --book (its index from "
         "the outline, or its title): no spoilers past where you are.")] = None,
+    role: Annotated[list[str] | None, typer.Option(
+        help="Only sections of this role (repeatable): body, front_matter, contents, index, "
+        "notes, bibliography or glossary. Default: all, body text first.",
+        show_default=False)] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
@@ -275,7 +279,7 @@ def query(
     def run(lib: Any) -> Any:
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
-                             path_prefix=path_prefix, until_chapter=until)
+                             path_prefix=path_prefix, until_chapter=until, role=role)
         data = results.to_dict()
         if expand:
             for hit in data["results"]:
@@ -301,7 +305,8 @@ def query(
         err.print(f"The library probably does not cover this question (confidence "
                   f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
     for hit in hits:
-        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]")
+        tag = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
+        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{tag}")
         if explain:
             ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
                               for arm, r in hit["ranks"].items())

@@ -1,6 +1,6 @@
 """Typed results of the MCP tools: pydantic models that become each tool's output schema.
 
-Kept apart from ``mcp_server.py`` so the server module reads as the seven tools and their
+Kept apart from ``mcp_server.py`` so the server module reads as the eight tools and their
 wiring; these are plain data shapes with field descriptions a model can read.
 """
 
@@ -38,6 +38,10 @@ LOCATION = Field(description="Where it is, written as every tool writes it: "
                             "positions, not printed pages), 'notes/a.md:12-20' (Markdown/text).")
 
 
+ROLE = ("What part of the book: body, front_matter, contents, index, notes, bibliography or "
+        "glossary (search_book's role filter).")
+
+
 class OutlineSectionEntry(BaseModel):
     section_index: int
     title: str
@@ -45,6 +49,7 @@ class OutlineSectionEntry(BaseModel):
     line_start: int | None
     location: str = LOCATION
     approx_tokens: int = Field(description="Size of the section's full text.")
+    role: str = Field(default="body", description=ROLE)
 
 
 class OutlineChapterEntry(BaseModel):
@@ -92,6 +97,7 @@ class SearchHitEntry(_Located):
     source_type: str
     text: str = Field(description="The matching excerpt (clipped; get_section has it all).")
     context: str | None = Field(description="Where the excerpt sits in the book, if known.")
+    role: str = Field(default="body", description=ROLE)
 
 
 class SearchResult(BaseModel):

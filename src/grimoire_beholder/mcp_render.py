@@ -62,7 +62,8 @@ def outline_text(result: BookOutline) -> str:
         for s in ch.sections or []:
             lines.append(f"    [{ch.chapter_index}.{s.section_index}] {s.title or '(lead-in)'}"
                          + (f" · {s.location}" if s.location else "")
-                         + f" · ~{s.approx_tokens} tokens")
+                         + f" · ~{s.approx_tokens} tokens"
+                         + (f" · {s.role}" if s.role != "body" else ""))
     return _with_note(lines, result.note)
 
 

@@ -1,4 +1,4 @@
-"""The read-only MCP server: seven tools over the Library API, served on stdio.
+"""The read-only MCP server: eight tools over the Library API, served on stdio.
 
 Why it looks the way it does:
 
@@ -38,7 +38,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import mcp_render
+from . import mcp_lookup, mcp_render
 from .errors import GrimoireError
 from .library import Library
 from .mcp_models import (
@@ -123,7 +123,8 @@ def _chapter_entry(ch: OutlineChapter, with_sections: bool) -> OutlineChapterEnt
         sections=[OutlineSectionEntry(
             section_index=s.section_index, title=s.title, page_start=s.page_start,
             line_start=s.line_start, location=s.citation.location,
-            approx_tokens=s.approx_tokens) for s in ch.sections[:OUTLINE_MAX_SECTIONS]]
+            approx_tokens=s.approx_tokens, role=s.role)
+            for s in ch.sections[:OUTLINE_MAX_SECTIONS]]
         if with_sections else None)
 
 
@@ -275,6 +276,10 @@ def search_book(
         description="Reading position: only up to and including this chapter of book_id "
                     "(its chapter_index from get_book_outline, or its title), so nothing "
                     "past where the reader is gets quoted. Needs book_id.")] = None,
+    role: Annotated[str | None, Field(
+        description="Only sections of this role: body, front_matter, contents, index, notes, "
+                    "bibliography or glossary (e.g. 'notes' for endnotes). Leave out to "
+                    "search all, body text first.")] = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the books by meaning and keywords (hybrid retrieval) and return the best
     matching excerpts, each with a citation (book · chapter › section · pages, or
@@ -291,7 +296,7 @@ def search_book(
     found = state.run(lambda lib: lib.search(
         question.strip(), top_k=clamped, book=book_id, author=author,
         source_type=source_type, group=group, path_prefix=path_prefix,
-        until_chapter=until_chapter))
+        until_chapter=until_chapter, role=role))
     entries = _hit_entries([hit.to_dict() for hit in found.hits])
     notes = [found.note] if found.note else []
     if clamped != limit:
@@ -395,6 +400,7 @@ TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
     (book_status, "Library status"),
     (verify_quote, "Check a quotation"),
     (get_page_image, "Show a PDF page"),
+    mcp_lookup.TOOL,
 )
 
 # ------------------------------------------------------------------------ the server

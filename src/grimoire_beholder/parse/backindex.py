@@ -105,15 +105,14 @@ def _comma_entries(text: str) -> list[IndexEntry]:
     # lower-case line under a head without pages is one.
     indented = any(_COMMA_ENTRY.match(line) and line[:1] in " \t"
                    for line in text.splitlines())
-    for line in text.splitlines():
-        if not line.strip():
-            continue
+    for number, line in enumerate(line for line in text.splitlines() if line.strip()):
         match = _COMMA_ENTRY.match(line) or _SEE_ONLY.match(line)
         if match is None:
             head = _HEAD.match(line)
-            # A letter heading ("A", "B") or a stray line is not a head of sub-entries.
+            # A letter heading ("A", "B"), a stray line or the section's own title (its
+            # first line: "Index") is not a head of sub-entries.
             top = ((_clean_term(head.group("term")), len(head.group("indent")))
-                   if head and len(head.group("term").strip()) > 1 else None)
+                   if head and len(head.group("term").strip()) > 1 and number else None)
             bare_head = top is not None
             continue
         term = _clean_term(match.group("term"))

@@ -15,6 +15,7 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..citation import Citation
 from ..errors import GrimoireError
 from ..parse.backindex import normalize_term
 from ..store import backindex as index_store
@@ -32,6 +33,14 @@ class IndexLocator:
     page_end: int | None
     sections: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def location(self) -> str:
+        """``p. 26 (printed 22)`` as citations write it; ``printed p. 22`` when the
+        printed page could not be placed in the file (no labels, no confirmed offset)."""
+        if self.page_start is None:
+            return f"printed p. {self.printed}"
+        return Citation("", "", "page", self.page_start, self.page_end, self.printed).location
+
 
 @dataclass
 class IndexTerm:
@@ -46,7 +55,10 @@ class IndexTerm:
     locators: list[IndexLocator] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        for locator, shown in zip(self.locators, data["locators"], strict=True):
+            shown["location"] = locator.location
+        return data
 
 
 def _section_dict(section: PageSection) -> dict[str, Any]:
