@@ -182,6 +182,9 @@ def build_library(dev: DevSet, overrides: dict[str, Any], suffix: str = "",
             report = lib.ingest(path)
             print(f"[{dev.name}] {path.name}: {report}"[:160], file=sys.stderr)
     partial.rename(config.database_path)
+    index = partial.with_name(partial.name + ".search")  # a persisted search index, if built
+    if index.is_dir():
+        index.rename(config.database_path.with_name(config.database_path.name + ".search"))
     print(f"[{dev.name}] built in {time.perf_counter() - started:.0f}s", file=sys.stderr)
     return config
 

@@ -276,10 +276,8 @@ def search_book(
         description="Reading position: only up to and including this chapter of book_id "
                     "(its chapter_index from get_book_outline, or its title), so nothing "
                     "past where the reader is gets quoted. Needs book_id.")] = None,
-    role: Annotated[str | None, Field(
-        description="Only sections of this role: body, front_matter, contents, index, notes, "
-                    "bibliography or glossary (e.g. 'notes' for endnotes). Leave out to "
-                    "search all, body text first.")] = None,
+    role: Annotated[str | None, Field(description="Only sections of this role: body, front_"
+                    "matter, contents, index, notes, bibliography or glossary.")] = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the books by meaning and keywords (hybrid retrieval) and return the best
     matching excerpts, each with a citation (book · chapter › section · pages, or
