@@ -49,9 +49,28 @@ def _root(version: Annotated[bool, typer.Option(
 
 T = TypeVar("T")
 ConfigOpt = Annotated[Path | None, typer.Option(
-    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG or ./config.toml).",
-    show_default=False)]
+    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG, else the "
+    "library's own; see --library).", show_default=False)]
+LibraryOpt = Annotated[Path | None, typer.Option(
+    "--library", help="Library folder (default: $GRIMOIRE_BEHOLDER_LIBRARY, else the "
+    "nearest folder above with a config.toml holding [grimoire-beholder], else the per-user "
+    "library).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"grimoire-beholder {version('grimoire-beholder-mcp')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    """A local, offline library of books and documents, searchable by AI assistants."""
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -78,7 +97,8 @@ def reported_errors() -> Iterator[None]:
 
 
 def with_library(config: Path | None, fn: Callable[[Any], T], **kwargs: Any) -> T:
-    """Open the Library, run ``fn`` on it, close it; errors reported as above."""
+    """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),
+    run ``fn`` on it, close it; errors reported as above."""
     from .library import Library
 
     with reported_errors():

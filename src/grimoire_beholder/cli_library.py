@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli_app import ConfigOpt, JsonOpt, app, fail, reported_errors, with_library
+from .cli_app import ConfigOpt, JsonOpt, LibraryOpt, app, fail, reported_errors, with_library
 from .errors import GrimoireError
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
@@ -33,6 +33,7 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Parse a file (or every file under a folder) into chapters, sections and chunks, then
     contextualize and embed them. A folder is remembered for `sync`."""
@@ -47,7 +48,7 @@ def ingest(
                 return lib.ingest_folder(path, include=tuple(include or ()),
                                          exclude=tuple(exclude or ()), progress=progress)
 
-        _finish_sync(with_library(config, run_folder).to_dict(), json_out)
+        _finish_sync(with_library(config, run_folder, library=library).to_dict(), json_out)
         return
     if include or exclude:
         fail("--include and --exclude apply to a folder, not a single file")
@@ -56,7 +57,7 @@ def ingest(
         with RichProgress(quiet=quiet) as progress:
             return lib.ingest(path, name=name, force=force, progress=progress)
 
-    report = with_library(config, run)
+    report = with_library(config, run, library=library)
     if json_out:
         print_json(report.to_dict())
         return
@@ -106,6 +107,7 @@ def sync_(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Bring the library in line with the files: re-embed only changed chunks, drop deleted
     files, follow moves, add new files under ingested folders."""
@@ -132,7 +134,7 @@ def sync_(
                 err.print("watching for changes (Ctrl-C to stop)", markup=False)
             lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
 
-        with_library(config, run_watch)
+        with_library(config, run_watch, library=library, create=False)
         return
 
     def run(lib: Any) -> Any:
@@ -141,7 +143,7 @@ def sync_(
         with RichProgress(quiet=quiet) as progress:
             return lib.sync(folders or None, progress=progress)
 
-    data = with_library(config, run).to_dict()
+    data = with_library(config, run, library=library, create=False).to_dict()
     if dry_run and not json_out:
         from .views import FileOutcome
 
@@ -152,11 +154,13 @@ def sync_(
 
 
 @app.command("list")
-def list_(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
+          library: LibraryOpt = None) -> None:
     """Every book with author, type, pages, chapters, sections and chunk status counts."""
     from .views import book_dict
 
-    books = with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()])
+    books = with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()],
+                         library=library, read_only=True)
     from .cli_render import books_table, err, out, print_json
 
     if json_out:
@@ -173,6 +177,7 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
     = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Remove a book and everything under it (one transaction)."""
 
@@ -185,21 +190,23 @@ def delete(
                           abort=True, err=True)
         return lib.delete(found.id)
 
-    removed = with_library(config, run)
+    removed = with_library(config, run, library=library, create=False)
     print(f"deleted {removed.slug}")
 
 
 @app.command()
-def status(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+def status(json_out: JsonOpt = False, config: ConfigOpt = None,
+           library: LibraryOpt = None) -> None:
     """Configured models, database path, and per-book counts by status."""
     from .cli_render import out, print_json
 
-    info = with_library(config, lambda lib: lib.status())
+    info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
     if json_out:
         print_json(info)
         return
     out.print(f"database:   {info['database']}")
-    out.print(f"config:     {info['config_file'] or '(built-in defaults)'}")
+    out.print(f"config:     {info['config_file'] or '(none: built-in defaults)'}")
+    out.print(f"chosen by:  {info['chosen_by']}")
     out.print(f"embeddings: {info['embedding_backend']} · {info['embedding_model']}")
     out.print(f"contexts:   {info['llm_backend']}"
               + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"))
@@ -236,9 +243,11 @@ def check(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
 def reindex_fts(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
-    count = with_library(config, lambda lib: lib.reindex_fts(book))
+    count = with_library(config, lambda lib: lib.reindex_fts(book), library=library,
+                         create=False)
     print(f"reindexed {count} chunks")
 
 
@@ -273,6 +282,7 @@ def query(
         show_default=False)] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Hybrid search over the library, with book · chapter · section · page citations."""
 
@@ -289,7 +299,7 @@ def query(
             data["low_confidence"] = data["confidence"] < min_confidence
         return data
 
-    data = with_library(config, run)
+    data = with_library(config, run, library=library, read_only=True)
     from .cli_render import err, excerpt, out, print_json
 
     if json_out:
@@ -341,6 +351,7 @@ def serve_mcp(
         "--allow-remove", envvar="GRIMOIRE_BEHOLDER_ALLOW_REMOVE",
         help="Add the remove_book tool.")] = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Serve the library to AI assistants over MCP (stdio), read-only unless an --allow-*
     option adds an upkeep tool.
@@ -355,4 +366,4 @@ def serve_mcp(
     with reported_errors():
         upkeep = Upkeep(sync=allow_sync, remove=allow_remove,
                         add=AllowedFolders.of(allow_add) if allow_add else None)
-        serve(config, upkeep if upkeep.any else None)
+        serve(config, upkeep if upkeep.any else None, library)

@@ -18,7 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli_app import ConfigOpt, JsonOpt, app, fail, reported_errors, with_library
+from .cli_app import ConfigOpt, JsonOpt, LibraryOpt, app, fail, reported_errors, with_library
 from .hooks import prompt_context, session_context
 
 hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
@@ -45,6 +45,7 @@ def eval_(
     top_k: Annotated[int, typer.Option("--top-k", "-k", help="Hits per question.")] = 10,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Score retrieval on a question set: recall@1/5/10, MRR@10 and abstention per mode."""
     from . import evaluation
@@ -72,8 +73,8 @@ def eval_(
 
     with reported_errors():
         # Evaluation searches are not the user's: keep them out of the savings counters.
-        cfg = load_config(config).with_overrides(record_stats=False)
-        with Library.open(config=cfg) as lib:
+        cfg = load_config(config, library=library).with_overrides(record_stats=False)
+        with Library.open(config=cfg, read_only=True) as lib:
             results = run(lib)
     if json_out:
         from .cli_render import print_json
@@ -95,9 +96,11 @@ def _num(value: float | None) -> str:
 
 
 @app.command()
-def stats(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+def stats(json_out: JsonOpt = False, config: ConfigOpt = None,
+          library: LibraryOpt = None) -> None:
     """Cumulative token savings: passage text served vs the full books it came from."""
-    data = with_library(config, lambda lib: lib.savings(), read_only=True)
+    data = with_library(config, lambda lib: lib.savings(), library=library,
+                        read_only=True)
     if json_out:
         from .cli_render import print_json
 
@@ -119,10 +122,11 @@ BudgetOpt = Annotated[int | None, typer.Option(
 
 
 @hook_app.command("session-start")
-def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None) -> None:
+def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None,
+                       library: LibraryOpt = None) -> None:
     """Print a compact table of contents of the library (for a SessionStart hook)."""
     try:
-        text = session_context(config, budget)
+        text = session_context(config, budget, library)
     except Exception:  # a hook must never break the assistant
         return
     if text:
@@ -130,10 +134,11 @@ def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None) -> No
 
 
 @hook_app.command("prompt")
-def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None) -> None:
+def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None,
+                library: LibraryOpt = None) -> None:
     """Read a UserPromptSubmit payload on stdin; print the best-matching passages."""
     try:
-        text = prompt_context(sys.stdin.read(), config, budget)
+        text = prompt_context(sys.stdin.read(), config, budget, library)
     except Exception:  # a hook must never break the assistant
         return
     if text:

@@ -1,13 +1,13 @@
 """Typed configuration: built-in defaults, overridden by a TOML file.
 
-Where the file comes from, in order:
-1. ``GRIMOIRE_BEHOLDER_CONFIG`` names it; if that file is missing it is a loud error (a typo
-   there must never silently open an empty library somewhere else).
-2. ``config.toml`` in the working directory, if present.
-3. Nothing: every key has a default, so the pipeline runs with zero edits.
+Which file (and which library folder) is ``locate.py``'s business: ``--config``/``--library``,
+the environment, the nearest library folder, or the per-user library. Every key has a
+default, so there may be no file at all. The keys sit under a ``[grimoire-beholder]`` table
+(which is what marks a folder's ``config.toml`` as ours) or, in a file named explicitly, at
+the top level.
 
-A relative ``db_path`` resolves against the config file's directory (or the working
-directory when there is no file). Unknown keys and wrong types are errors naming the key.
+A relative ``db_path`` resolves against the library folder (the config file's folder, or the
+per-user data folder). Unknown keys and wrong types are errors naming the key.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .locate import CONFIG_ENV, LIBRARY_ENV, MARKER_TABLE, Location, locate
 
-CONFIG_ENV = "GRIMOIRE_BEHOLDER_CONFIG"
-CONFIG_FILENAME = "config.toml"
+__all__ = ["CONFIG_ENV", "LIBRARY_ENV", "Config", "ConfigError", "config_from_mapping",
+           "config_keys", "load_config"]
 
 # Allowed values for the keys that take one of a few words.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -108,6 +109,8 @@ class Config:
     # where the config came from (not a TOML key)
     source: str | None = field(default=None, compare=False)
     base_dir: str = field(default=".", compare=False)
+    # which rule of locate.py chose this library ("" when built in code)
+    origin: str = field(default="", compare=False)
 
     @property
     def database_path(self) -> Path:
@@ -128,7 +131,7 @@ class Config:
         return _validated(replace(self, **changes))
 
 
-_INTERNAL = {"source", "base_dir"}
+_INTERNAL = {"source", "base_dir", "origin"}
 
 
 def _key_types() -> dict[str, type]:
@@ -242,42 +245,28 @@ def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
     return _validated(Config(source=source, base_dir=base_dir, **values))
 
 
-def find_config_file(config_path: str | os.PathLike[str] | None = None) -> Path | None:
-    """The config file to use, or None for built-in defaults. Raises if a named file is gone."""
-    if config_path is not None:
-        path = Path(config_path).expanduser()
-        return _named_file(path, f"config file not found: {path}",
-                           f"config file {path} is a folder, not a file")
-    env = os.environ.get(CONFIG_ENV)
-    if env:
-        path = Path(env).expanduser()
-        return _named_file(path, f"{CONFIG_ENV} names a config file that does not exist: {path}",
-                           f"{CONFIG_ENV} names a folder, not a config file: {path}")
-    local = Path.cwd() / CONFIG_FILENAME
-    return local if local.is_file() else None
+def load_config(config_path: str | os.PathLike[str] | None = None, *,
+                library: str | os.PathLike[str] | None = None) -> Config:
+    """Find (``locate.locate``), read and validate the configuration of a library."""
+    return read_config(locate(config_path, library))
 
 
-def _named_file(path: Path, missing: str, folder: str) -> Path:
-    """``path`` if it is a file; else the error that says what it is instead."""
-    if path.is_dir():
-        raise ConfigError(folder)
-    if not path.is_file():
-        raise ConfigError(missing)
-    return path
-
-
-def load_config(config_path: str | os.PathLike[str] | None = None) -> Config:
-    """Load and validate the configuration (see the module docstring for the lookup order)."""
-    path = find_config_file(config_path)
+def read_config(where: Location) -> Config:
+    """The validated Config of a located library (defaults when it has no config file)."""
+    path = where.config_file
     if path is None:
-        return Config(base_dir=str(Path.cwd()))
+        return Config(base_dir=str(where.folder), origin=where.origin)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
-    return config_from_mapping(data, source=str(path), base_dir=str(path.resolve().parent))
+    table = data.get(MARKER_TABLE)
+    if isinstance(table, dict):
+        data = table
+    config = config_from_mapping(data, source=str(path), base_dir=str(where.folder))
+    return replace(config, origin=where.origin)
 
 
 def config_keys() -> list[str]:

@@ -27,10 +27,12 @@ PROMPT_HITS = 3
 HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
 
 
-def _open(config_path: str | os.PathLike[str] | None) -> Library:
+def _open(config_path: str | os.PathLike[str] | None,
+          library: str | os.PathLike[str] | None) -> Library:
     from .config import load_config
 
-    cfg = load_config(config_path).with_overrides(retrieval_mode="keyword", reranker="none")
+    cfg = load_config(config_path, library=library).with_overrides(
+        retrieval_mode="keyword", reranker="none")
     return Library.open(config=cfg, read_only=True)
 
 
@@ -45,7 +47,8 @@ def prompt_text(raw: str) -> str:
 
 
 def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
-                   budget: int | None = None) -> str:
+                   budget: int | None = None,
+                   library: str | os.PathLike[str] | None = None) -> str:
     """The best passages for the prompt in ``raw``, or "" when it is short or unmatched."""
     prompt = prompt_text(raw)
     if len(prompt.split()) < MIN_WORDS:
@@ -53,7 +56,7 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
     from .search.engine import MAX_QUERY_CHARS
 
     limit = budget or PROMPT_BUDGET
-    with _open(config_path) as lib:  # a long prompt is searched by its beginning
+    with _open(config_path, library) as lib:  # a long prompt is searched by its beginning
         found = lib.search(clip(prompt, MAX_QUERY_CHARS), top_k=PROMPT_HITS, mode="keyword")
         if not found.hits or found.low_confidence:
             return ""
@@ -71,10 +74,11 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
 
 
 def session_context(config_path: str | os.PathLike[str] | None = None,
-                    budget: int | None = None) -> str:
+                    budget: int | None = None,
+                    library: str | os.PathLike[str] | None = None) -> str:
     """A compact table of contents: each book with its chapters, within ``budget`` chars."""
     limit = budget or SESSION_BUDGET
-    with _open(config_path) as lib:
+    with _open(config_path, library) as lib:
         books = lib.list_books()
         if not books:
             return ""

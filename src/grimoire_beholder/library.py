@@ -68,15 +68,25 @@ class Library:
     # -- opening -------------------------------------------------------------------------
     @classmethod
     def open(cls, config_path: str | os.PathLike[str] | None = None, *,
-             config: Config | None = None, read_only: bool = False,
-             embedder: Embedder | None = None, generator: Generator | None = None) -> Library:
-        """Open the library named by the config (see config.py for how it is found).
+             library: str | os.PathLike[str] | None = None, config: Config | None = None,
+             read_only: bool = False, create: bool = True, embedder: Embedder | None = None,
+             generator: Generator | None = None) -> Library:
+        """Open the library chosen by ``config_path``/``library`` (see locate.py for how it
+        is found when both are None), or the one ``config`` describes.
 
-        ``read_only`` opens the database with SQLite's read-only mode (the MCP server does):
-        nothing on that connection can write. ``embedder``/``generator`` override the
-        configured backends (tests inject fakes).
+        ``read_only`` opens the database with SQLite's read-only mode (the MCP server and the
+        CLI's reading commands do): nothing on that connection can write. A library that
+        does not exist yet is created only when ``create`` (and not ``read_only``); otherwise
+        the error names the path looked at and how to create it. ``embedder``/``generator``
+        override the configured backends (tests inject fakes).
         """
-        cfg = config or load_config(config_path)
+        from .locate import missing_library, prepare_new_library
+
+        cfg = config or load_config(config_path, library=library)
+        if not cfg.database_path.exists():
+            if read_only or not create:
+                raise missing_library(cfg)
+            prepare_new_library(cfg)
         conn = connect(cfg.database_path, read_only=read_only)
         if conn.read_only_reason is None:
             _refresh_derived(conn)
@@ -155,6 +165,7 @@ class Library:
         return {
             "database": str(self.config.database_path),
             "config_file": self.config.source,
+            "chosen_by": self.config.origin,
             "embedding_backend": self.config.embedding_backend,
             "embedding_model": self.config.embedding_model_name,
             "llm_backend": self.config.llm_backend,

@@ -213,9 +213,10 @@ def _warm(state: ServerState) -> None:
         log.warning("search is not ready yet: %s", exc)
 
 
-def open_library(config_path: str | os.PathLike[str] | None = None) -> Library:
+def open_library(config_path: str | os.PathLike[str] | None = None,
+                 library: str | os.PathLike[str] | None = None) -> Library:
     """The Library as the server sees it: read-only (SQLite ``mode=ro``), never created."""
-    return Library.open(config_path, read_only=True)
+    return Library.open(config_path, library=library, read_only=True)
 
 
 def _state(ctx: Context) -> ServerState:
@@ -456,10 +457,11 @@ def _strict_tool(fn: Callable[..., Any], title: str, hints: ToolAnnotations) -> 
 
 
 def serve(config_path: str | os.PathLike[str] | None = None,
-          upkeep: Upkeep | None = None) -> None:
+          upkeep: Upkeep | None = None,
+          library_dir: str | os.PathLike[str] | None = None) -> None:
     """Run on stdio. The library opens before the protocol starts, so a missing config or
     database fails loudly (GrimoireError → the CLI's stderr message and exit code)."""
-    library = open_library(config_path)
+    library = open_library(config_path, library_dir)
     log.info("serving %s (searches read-only%s)", library.config.database_path,
              ", upkeep tools on" if upkeep is not None and upkeep.any else "")
     create_server(lambda: library, upkeep).run("stdio")

@@ -1,0 +1,189 @@
+"""Which library a command uses: the config file it reads, the folder its database lives in,
+and why that one (``status`` shows the reason).
+
+The first rule that applies wins:
+
+1. ``--config FILE``: that file (a missing file is an error, never an empty library).
+2. ``--library DIR``: the library folder DIR (its ``config.toml`` if it has one).
+3. ``GRIMOIRE_BEHOLDER_CONFIG``: like ``--config``.
+4. ``GRIMOIRE_BEHOLDER_LIBRARY``: like ``--library``.
+5. The nearest *library folder* from the working directory upwards, stopping at the home
+   folder (or the filesystem root outside it), as git finds its repository.
+6. The per-user library: the database in the platform's user data folder
+   (``~/.local/share/grimoire-beholder`` on Linux) and an optional ``config.toml`` in its user
+   config folder (``~/.config/grimoire-beholder``).
+
+A folder is a library folder when it holds a ``config.toml`` with a ``[grimoire-beholder]``
+table (a line ``[grimoire-beholder]`` above our keys). ``config.toml`` is a common name
+(Hugo sites, Cargo, many tools), so the file must say it is ours: another tool's config is
+never read. Files named by ``--config`` or the environment may also keep the keys at the top.
+
+Nothing here creates anything; :func:`prepare_new_library` does, and only ``ingest`` calls it
+(through ``Library.open(create=True)``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .errors import ConfigError, StorageError
+
+if TYPE_CHECKING:
+    from .config import Config
+
+APP_NAME = "grimoire-beholder"
+CONFIG_ENV = "GRIMOIRE_BEHOLDER_CONFIG"
+LIBRARY_ENV = "GRIMOIRE_BEHOLDER_LIBRARY"
+CONFIG_FILENAME = "config.toml"
+MARKER_TABLE = "grimoire-beholder"
+
+# Why a library was chosen: the first word is the kind (flag, environment, folder, user).
+BY_CONFIG_FLAG = "flag --config"
+BY_LIBRARY_FLAG = "flag --library"
+BY_CONFIG_ENV = f"environment {CONFIG_ENV}"
+BY_LIBRARY_ENV = f"environment {LIBRARY_ENV}"
+BY_FOLDER = "folder (nearest library folder above the working directory)"
+BY_USER_DEFAULT = "user default (no library folder above the working directory)"
+
+_MARKER_LINE = re.compile(r'^[ \t]*\[[ \t]*("?)grimoire-beholder\1[ \t]*\][ \t]*(#.*)?$',
+                          re.MULTILINE)
+NEW_LIBRARY_CONFIG = """\
+# A grimoire-beholder library: its books are in book.db beside this file. Every key is
+# optional (see "Configuration" in the README); the table line marks this folder as a library.
+[grimoire-beholder]
+"""
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a library is: the config file read (None: built-in defaults), the folder a
+    relative ``db_path`` resolves against, and which rule chose it."""
+
+    config_file: Path | None
+    folder: Path
+    origin: str
+
+
+def is_library_config(path: Path) -> bool:
+    """Whether ``path`` is a ``config.toml`` that marks its folder as a library.
+
+    A text check, not a TOML parse: a marked file with a syntax error is still ours, so its
+    error is reported instead of the folder being silently passed over.
+    """
+    try:
+        return _MARKER_LINE.search(path.read_text(encoding="utf-8", errors="replace")) is not None
+    except OSError:
+        return False
+
+
+def user_library_folder() -> Path:
+    """The per-user library's folder (its database lives here)."""
+    import platformdirs
+
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+
+
+def user_config_file() -> Path:
+    """Where the per-user library's optional config file lives."""
+    import platformdirs
+
+    return platformdirs.user_config_path(APP_NAME, appauthor=False) / CONFIG_FILENAME
+
+
+def find_library_folder(start: Path) -> Path | None:
+    """The marked ``config.toml`` nearest to ``start``, walking up to the home folder (or the
+    filesystem root when ``start`` is outside home)."""
+    home = Path(os.path.expanduser("~")).resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_FILENAME
+        if candidate.is_file() and is_library_config(candidate):
+            return candidate
+        if folder == home:
+            return None
+    return None
+
+
+def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
+    file = Path(path).expanduser()
+    flag = origin == BY_CONFIG_FLAG
+    if file.is_dir():
+        raise ConfigError(f"config file {file} is a folder, not a file" if flag else
+                          f"{CONFIG_ENV} names a folder, not a config file: {file}")
+    if not file.is_file():
+        raise ConfigError(f"config file not found: {file}" if flag else
+                          f"{CONFIG_ENV} names a config file that does not exist: {file}")
+    return Location(file, file.resolve().parent, origin)
+
+
+def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
+    folder = Path(path).expanduser().resolve()
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"the library folder {folder} is a file, not a folder")
+    file = folder / CONFIG_FILENAME
+    if not file.is_file():
+        return Location(None, folder, origin)
+    if not is_library_config(file):
+        raise ConfigError(
+            f"{file} is not a grimoire-beholder config (it has no [{MARKER_TABLE}] table): "
+            f"add a line [{MARKER_TABLE}] above our keys, or choose another library folder")
+    return Location(file, folder, origin)
+
+
+def locate(config_path: str | os.PathLike[str] | None = None,
+           library: str | os.PathLike[str] | None = None) -> Location:
+    """The library to use (see the module docstring for the order). Touches no file."""
+    if config_path is not None and library is not None:
+        raise ConfigError("give --config or --library, not both")
+    if config_path is not None:
+        return _config_file(config_path, BY_CONFIG_FLAG)
+    if library is not None:
+        return _library_folder(library, BY_LIBRARY_FLAG)
+    if os.environ.get(CONFIG_ENV):
+        return _config_file(os.environ[CONFIG_ENV], BY_CONFIG_ENV)
+    if os.environ.get(LIBRARY_ENV):
+        return _library_folder(os.environ[LIBRARY_ENV], BY_LIBRARY_ENV)
+    found = find_library_folder(Path.cwd())
+    if found is not None:
+        return Location(found, found.resolve().parent, BY_FOLDER)
+    user_config = user_config_file()
+    return Location(user_config if user_config.is_file() else None, user_library_folder(),
+                    BY_USER_DEFAULT)
+
+
+def missing_library(config: Config) -> StorageError:
+    """The one-line error for a library whose database does not exist yet: the path looked
+    at, why there, and the command that creates it."""
+    create = "grimoire-beholder ingest FILE"
+    if config.origin == BY_LIBRARY_FLAG:
+        create += f" --library {config.base_dir}"
+    elif config.origin == BY_CONFIG_FLAG and config.source:
+        create += f" --config {config.source}"
+    why = {BY_USER_DEFAULT: f"the per-user library; no library folder in {Path.cwd()} or "
+                            "above",
+           BY_FOLDER: f"from {config.source}"}.get(config.origin, f"chosen by {config.origin}")
+    return StorageError(f"no library database at {config.database_path} ({why}); "
+                        f"create it with `{create}`")
+
+
+def prepare_new_library(config: Config) -> None:
+    """Make the folder for a library about to be created.
+
+    The per-user library and a ``--library``/``GRIMOIRE_BEHOLDER_LIBRARY`` folder are created
+    with their parents; a new library folder also gets a marked ``config.toml``, so commands
+    run inside it later find it. A database named by a config file must go in a folder that
+    exists (a typo in ``db_path`` must not scatter folders).
+    """
+    if config.origin not in (BY_USER_DEFAULT, BY_LIBRARY_FLAG, BY_LIBRARY_ENV):
+        return
+    folder = Path(config.base_dir)
+    try:
+        config.database_path.parent.mkdir(parents=True, exist_ok=True)
+        marker = folder / CONFIG_FILENAME
+        if config.origin != BY_USER_DEFAULT and config.source is None and not marker.exists():
+            marker.write_text(NEW_LIBRARY_CONFIG, encoding="utf-8")
+    except OSError as exc:
+        raise StorageError(f"cannot create the library folder {folder}: {exc}") from exc
