@@ -36,8 +36,9 @@ def build_library(directory: Path, embedding: str) -> tuple[int, int]:
 
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / "config.toml"
-    config.write_text(f'db_path = "book.db"\nembedding_backend = "{embedding}"\n'
-                      'llm_backend = "none"\n', encoding="utf-8")
+    config.write_text(f'[grimoire-beholder]\ndb_path = "book.db"\n'
+                      f'embedding_backend = "{embedding}"\nllm_backend = "none"\n',
+                      encoding="utf-8")
     with Library.open(config) as lib:
         have = {b.source_path for b in lib.list_books() if b.chunks == b.status.get("embedded")}
         files = sorted(p for corpus in CORPORA for p in corpus.glob("*.md"))

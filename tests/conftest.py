@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,6 +12,18 @@ import pytest
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """No test may read or fill the real per-user library: the platform's per-user folders
+    (XDG on Linux) point into a throwaway folder for the session, subprocesses included, and
+    the library-choosing variables of the developer's shell are dropped."""
+    user_dirs = Path(tempfile.mkdtemp(prefix="grimoire-user-dirs-"))
+    os.environ["XDG_DATA_HOME"] = str(user_dirs / "data")
+    os.environ["XDG_CONFIG_HOME"] = str(user_dirs / "config")
+    for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY"):
+        os.environ.pop(name, None)
+
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BENCH = SHARED / "bench"

@@ -19,6 +19,7 @@ from grimoire_beholder.mcp_server import create_server, open_library
 from grimoire_beholder.mcp_upkeep import Upkeep
 
 FAKE_CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "none"

@@ -1,4 +1,5 @@
-"""Configuration: defaults, file lookup, relative db_path, and errors that name the key."""
+"""Configuration: defaults, relative db_path, and errors that name the key (which file is
+read: tests/test_locate.py)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,6 @@ import pytest
 
 from grimoire_beholder.config import CONFIG_ENV, Config, load_config
 from grimoire_beholder.errors import ConfigError
-
-
-def test_defaults_without_any_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(CONFIG_ENV, raising=False)
-    cfg = load_config()
-    assert cfg.source is None
-    assert cfg.chunk_size == 256 and cfg.chunk_overlap == 40
-    assert cfg.section_split_tokens == 3000
-    assert cfg.database_path == (tmp_path / "book.db").resolve()
-
-
-def test_config_in_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "config.toml").write_text('top_k = 9\nretrieval_mode = "keyword"\n')
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(CONFIG_ENV, raising=False)
-    cfg = load_config()
-    assert (cfg.top_k, cfg.retrieval_mode) == (9, "keyword")
 
 
 def test_env_config_and_relative_db_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -24,8 +24,8 @@ def test_core_api_imports_without_adapters_or_models(tmp_path: Path) -> None:
 
 
 def test_keyword_search_on_a_markdown_book_needs_no_adapter(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text('embedding_backend = "fake"\nretrieval_mode = '
-                                          '"keyword"\n')
+    (tmp_path / "config.toml").write_text('[grimoire-beholder]\nembedding_backend = "fake"\n'
+                                          'retrieval_mode = "keyword"\n')
     (tmp_path / "notes.md").write_text("# Notes\n\n## Tea\n\nGreen tea is steeped briefly.\n")
     loaded = _loaded_after(
         "from grimoire_beholder import Library\n"

@@ -21,6 +21,7 @@ from conftest import write_markdown_book
 from db_state import library_state
 
 CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "fake"

@@ -30,6 +30,7 @@ pymupdf = pytest.importorskip("pymupdf")
 epub = pytest.importorskip("ebooklib.epub")
 
 CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "fake"

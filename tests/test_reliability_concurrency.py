@@ -26,6 +26,7 @@ from grimoire_beholder.errors import LibraryBusyError
 from grimoire_beholder.library import Library
 
 CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "fake"

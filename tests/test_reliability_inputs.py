@@ -29,6 +29,7 @@ from grimoire_beholder.library import Library
 pymupdf = pytest.importorskip("pymupdf")
 
 CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "none"

@@ -25,6 +25,7 @@ from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.library import Library
 
 CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "none"

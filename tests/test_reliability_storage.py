@@ -33,6 +33,7 @@ from grimoire_beholder.errors import GrimoireError, StorageError
 from grimoire_beholder.library import Library
 
 FAKE_CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "fake"
 llm_backend = "fake"
@@ -94,6 +95,7 @@ def server() -> Iterator[FakeOllama]:
 
 def ollama_library(tmp_path: Path, server: FakeOllama) -> Path:
     (tmp_path / "config.toml").write_text(f"""\
+[grimoire-beholder]
 db_path = "book.db"
 embedding_backend = "ollama"
 embedding_model = "nomic-embed-text"
