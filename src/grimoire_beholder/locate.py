@@ -84,7 +84,7 @@ def user_library_folder() -> Path:
     """The per-user library's folder (its database lives here)."""
     import platformdirs
 
-    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+    return platformdirs.user_data_path(APP_NAME, appauthor=False).resolve()
 
 
 def user_config_file() -> Path:
@@ -123,6 +123,9 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
     folder = Path(path).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"the library folder {folder} is a file, not a folder")
+    if folder == user_library_folder():  # named explicitly, it is still the per-user library
+        user_config = user_config_file()
+        return Location(user_config if user_config.is_file() else None, folder, origin)
     file = folder / CONFIG_FILENAME
     if not file.is_file():
         return Location(None, folder, origin)
@@ -173,8 +176,9 @@ def prepare_new_library(config: Config) -> None:
     """Make the folder for a library about to be created.
 
     The per-user library and a ``--library``/``GRIMOIRE_BEHOLDER_LIBRARY`` folder are created
-    with their parents; a new library folder also gets a marked ``config.toml``, so commands
-    run inside it later find it. A database named by a config file must go in a folder that
+    with their parents; a new library folder (other than the per-user one, whose config lives
+    in the user config folder) also gets a marked ``config.toml``, so commands run inside it
+    later find it. A database named by a config file must go in a folder that
     exists (a typo in ``db_path`` must not scatter folders).
     """
     if config.origin not in (BY_USER_DEFAULT, BY_LIBRARY_FLAG, BY_LIBRARY_ENV):
@@ -183,7 +187,7 @@ def prepare_new_library(config: Config) -> None:
     try:
         config.database_path.parent.mkdir(parents=True, exist_ok=True)
         marker = folder / CONFIG_FILENAME
-        if config.origin != BY_USER_DEFAULT and config.source is None and not marker.exists():
+        if config.source is None and not marker.exists() and folder != user_library_folder():
             marker.write_text(NEW_LIBRARY_CONFIG, encoding="utf-8")
     except OSError as exc:
         raise StorageError(f"cannot create the library folder {folder}: {exc}") from exc

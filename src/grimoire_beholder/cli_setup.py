@@ -1,0 +1,52 @@
+"""``mcp-config``: set up an AI assistant (Claude Desktop, Claude Code, Codex) to use this
+library, by printing its server entry or merging it into the client's config file.
+
+The entry and the merging are the core's (``clients.py``); this module parses the arguments,
+reports what happened, and registers on ``cli_app.app`` (``cli.py`` imports it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from .cli_app import ConfigOpt, LibraryOpt, app, fail, reported_errors
+
+
+@app.command("mcp-config")
+def mcp_config(
+    client: Annotated[str, typer.Argument(help="claude-desktop, claude-code or codex.")],
+    write: Annotated[bool, typer.Option(
+        "--write", help="Merge the entry into the client's config file (a backup is made "
+        "first; other servers are untouched).")] = False,
+    name: Annotated[str, typer.Option(help="The server's name in the client.")]
+    = "grimoire-beholder",
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Print the MCP server entry for an assistant, with absolute paths to this installation
+    and the library; --write merges it into the assistant's config file."""
+    from .cli_render import err
+    from .clients import CLIENTS, client_setup, write_setup
+    from .config import load_config
+
+    if client not in CLIENTS:
+        fail(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}", 2)
+    with reported_errors():
+        cfg = load_config(config, library=library)
+        setup = client_setup(client, cfg, name)
+        if not cfg.database_path.exists():
+            err.print(f"note: there is no library at {cfg.database_path} yet; fill it with "
+                      "`grimoire-beholder ingest FILE` first", markup=False)
+        if not write:
+            print(setup.snippet())
+            err.print(f"(goes in {setup.path}; --write merges it there)", markup=False)
+            return
+        action, backup = write_setup(setup)
+    if action == "unchanged":
+        print(f"{setup.path} already has this '{setup.name}' entry; nothing changed")
+        return
+    print(f"{action} '{setup.name}' in {setup.path}"
+          + (f" (backup: {backup})" if backup else ""))
+    err.print(f"restart {client} to load it", markup=False)
