@@ -37,14 +37,14 @@ EXECUTABLE = "grimoire-beholder"
 def executable() -> list[str]:
     """The absolute command that starts this installation's CLI.
 
-    The running script when started as ``grimoire-beholder``, else the one on PATH or beside
-    this Python (a venv's ``bin``), else this Python with ``-m grimoire_beholder``.
+    The running script when started as ``grimoire-beholder``, else the one beside this Python
+    (the same environment's ``bin``), else the one on PATH, else this Python with
+    ``-m grimoire_beholder``.
     """
     argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
-    candidates = [argv0 if argv0 is not None and argv0.stem == EXECUTABLE else None]
     found = shutil.which(EXECUTABLE)
-    candidates.append(Path(found) if found else None)
-    candidates.append(Path(sys.executable).with_name(EXECUTABLE))
+    candidates = [argv0 if argv0 is not None and argv0.stem == EXECUTABLE else None,
+                  Path(sys.executable).with_name(EXECUTABLE), Path(found) if found else None]
     for candidate in candidates:
         if candidate is not None and candidate.is_file():
             return [str(candidate.resolve())]

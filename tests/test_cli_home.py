@@ -1,0 +1,146 @@
+"""The CLI used as a new user would, away from the checkout: a fresh HOME, an empty folder.
+
+Reading commands never create a file; with no library they say where they looked and how to
+create one. ``ingest`` creates the per-user library, which every later command finds from any
+folder. ``--library`` and ``GRIMOIRE_BEHOLDER_LIBRARY`` choose another; ``status`` says why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from mcp_helpers import cli_command
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
+READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",),
+           ("eval", "questions.jsonl"), ("outline", "some-book"), ("show", "some-book", "0", "0"),
+           ("serve-mcp",)]
+FAKE_LIBRARY = '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n' \
+               'chunk_overlap = 20\n'
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A fresh HOME holding an empty working folder (``home / "work"``)."""
+    (tmp_path / "home" / "work").mkdir(parents=True)
+    return tmp_path / "home"
+
+
+def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
+        **env: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRIMOIRE_BEHOLDER_")}
+    environ.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
+                   XDG_CONFIG_HOME=str(home / ".config"), COLUMNS="200", **env)
+    return subprocess.run([*cli_command(), *args], cwd=cwd or home / "work", env=environ,
+                          input=stdin, capture_output=True, text=True, timeout=180, check=False)
+
+
+def tree(folder: Path) -> set[Path]:
+    return set(folder.rglob("*"))
+
+
+def user_db(home: Path) -> Path:
+    return home / ".local" / "share" / "grimoire-beholder" / "book.db"
+
+
+@pytest.mark.parametrize("args", READERS, ids=[a[0] for a in READERS])
+def test_reading_commands_without_a_library_fail_in_one_line_and_create_nothing(
+        home: Path, args: tuple[str, ...]) -> None:
+    (home / "work" / "questions.jsonl").write_text(
+        '{"id": "q1", "question": "x?", "answerable": false}\n')
+    before = tree(home)
+    proc = run(home, *args)
+    assert proc.returncode != 0 and proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert str(user_db(home)) in lines[0] and "grimoire-beholder ingest FILE" in lines[0]
+    assert tree(home) == before
+
+
+@pytest.mark.parametrize("hook", ["session-start", "prompt"])
+def test_hooks_without_a_library_print_nothing_and_succeed(home: Path, hook: str) -> None:
+    before = tree(home)
+    proc = run(home, "hook", hook, stdin='{"prompt": "how far does a lighthouse beam reach?"}')
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert tree(home) == before
+
+
+def test_another_tools_config_toml_is_neither_read_nor_written(home: Path) -> None:
+    site = home / "work"
+    (site / "config.toml").write_text('baseURL = "https://example.org/"\ntitle = "Blog"\n')
+    before = tree(home)
+    proc = run(home, "list", cwd=site)
+    assert proc.returncode == 1 and str(user_db(home)) in proc.stderr
+    assert "unknown config key" not in proc.stderr
+    assert tree(home) == before
+
+
+def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywhere(
+        home: Path, tmp_path: Path) -> None:
+    proc = run(home, "ingest", str(SAMPLE), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert user_db(home).is_file()
+    assert not list((home / "work").iterdir())  # nothing lands in the working folder
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    found = run(home, "query", "how far can a lighthouse beam reach?", "--json", cwd=elsewhere)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["results"][0]["book"] == "The Lighthouse Keeper's Handbook"
+    status = json.loads(run(home, "status", "--json", cwd=elsewhere).stdout)
+    assert status["database"] == str(user_db(home))
+    assert status["chosen_by"].startswith("user default")
+    assert not list(elsewhere.iterdir())
+
+
+def test_library_option_and_environment_choose_the_library_and_status_says_why(
+        home: Path) -> None:
+    shelf = home / "shelf"
+    shelf.mkdir()
+    (shelf / "config.toml").write_text(FAKE_LIBRARY)
+    proc = run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert (shelf / "book.db").is_file() and not user_db(home).exists()
+
+    by_flag = json.loads(run(home, "status", "--json", "--library", str(shelf)).stdout)
+    assert (by_flag["database"], by_flag["chosen_by"]) == (str(shelf / "book.db"),
+                                                           "flag --library")
+    by_env = run(home, "status", GRIMOIRE_BEHOLDER_LIBRARY=str(shelf))
+    assert "chosen by:  environment GRIMOIRE_BEHOLDER_LIBRARY" in by_env.stdout
+    assert f"config:     {shelf / 'config.toml'}" in by_env.stdout
+    (shelf / "notes" / "deep").mkdir(parents=True)
+    by_folder = json.loads(run(home, "list", "--json", cwd=shelf / "notes" / "deep").stdout)
+    assert [b["slug"] for b in by_folder] == ["the-lighthouse-keepers-handbook"]
+
+
+def test_a_new_library_folder_is_created_marked(home: Path) -> None:
+    shelf = home / "new-shelf"
+    proc = run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert "[grimoire-beholder]" in (shelf / "config.toml").read_text()
+    status = run(home, "status", cwd=shelf)
+    assert "chosen by:  folder" in status.stdout and str(shelf / "book.db") in status.stdout
+
+
+def test_the_repository_quick_start_uses_the_checkout_library(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the checkout, the repository's own config.toml is the library (developer quick
+    start), found from any folder below it."""
+    from grimoire_beholder.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root / "samples")
+    cfg = load_config()
+    assert cfg.source == str(root / "config.toml") and cfg.database_path == root / "book.db"
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    proc = subprocess.run([*cli_command(), "--version"], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert (proc.returncode, proc.stdout) == (0, f"grimoire-beholder "
+                                                 f"{version('grimoire-beholder-mcp')}\n")

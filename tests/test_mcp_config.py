@@ -1,0 +1,160 @@
+"""``mcp-config CLIENT [--write]`` against a temporary HOME: the entry names absolute paths
+that exist, ``--write`` keeps everything else in the client's file, backs it up, and is
+idempotent; the written entry starts a server a real MCP client can use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp_helpers import cli_command, structured
+
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
+OTHER = {"command": "/opt/other/bin/other-server", "args": ["--flag"], "env": {"K": "v"}}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    (home / "work").mkdir(parents=True)
+    return home
+
+
+@pytest.fixture
+def shelf(home: Path) -> Path:
+    """A small library (fake embedder) in ``home / "shelf"``."""
+    shelf = home / "shelf"
+    shelf.mkdir()
+    (shelf / "config.toml").write_text(
+        '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n'
+        'chunk_overlap = 20\n')
+    assert run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf)).returncode == 0
+    return shelf
+
+
+def environ(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("GRIMOIRE_BEHOLDER_", "CODEX_HOME"))}
+    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
+               XDG_CONFIG_HOME=str(home / ".config"))
+    return env
+
+
+def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*cli_command(), *args], cwd=home / "work", env=environ(home),
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".bak-*"))
+
+
+def assert_points_at(entry: dict[str, object], shelf: Path) -> None:
+    command, args = entry["command"], entry["args"]
+    assert isinstance(command, str) and isinstance(args, list)
+    assert Path(command).is_absolute() and Path(command).is_file()
+    assert Path(command).name != "uv"
+    library = Path(args[args.index("--library") + 1])
+    assert library.is_absolute() and library == shelf and (library / "book.db").is_file()
+
+
+def test_claude_desktop_write_keeps_other_servers_backs_up_and_is_idempotent(
+        home: Path, shelf: Path) -> None:
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    path.parent.mkdir(parents=True)
+    original = {"globalShortcut": "Ctrl+Space", "mcpServers": {"other": OTHER}}
+    path.write_text(json.dumps(original))
+
+    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(path.read_text())
+    assert written["globalShortcut"] == "Ctrl+Space"
+    assert written["mcpServers"]["other"] == OTHER
+    assert_points_at(written["mcpServers"]["grimoire-beholder"], shelf)
+    [backup] = backups(path)
+    assert json.loads(backup.read_text()) == original
+
+    again = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+    assert json.loads(path.read_text()) == written and len(backups(path)) == 1
+
+
+def test_claude_code_writes_the_user_scope_of_claude_json(home: Path, shelf: Path) -> None:
+    path = home / ".claude.json"
+    state = {"numStartups": 12, "projects": {"/src/app": {"mcpServers": {}}},
+             "mcpServers": {"other": {"type": "stdio", **OTHER}}}
+    path.write_text(json.dumps(state))
+    path.chmod(0o600)
+    assert run(home, "mcp-config", "claude-code", "--write", "--library",
+               str(shelf)).returncode == 0
+    written = json.loads(path.read_text())
+    assert {k: written[k] for k in ("numStartups", "projects")} == {
+        "numStartups": 12, "projects": state["projects"]}
+    assert written["mcpServers"]["other"] == state["mcpServers"]["other"]
+    entry = written["mcpServers"]["grimoire-beholder"]
+    assert entry["type"] == "stdio"
+    assert_points_at(entry, shelf)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_codex_keeps_comments_and_other_tables_and_replaces_a_stale_entry(
+        home: Path, shelf: Path) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('# my settings\nmodel = "o3"\n\n[mcp_servers.other]\n'
+                    'command = "/opt/other"  # keep this comment\nargs = []\n\n'
+                    '[mcp_servers.grimoire-beholder]\ncommand = "uv"\nargs = ["run"]\n'
+                    '[mcp_servers.grimoire-beholder.env]\nX = "1"\n\n'
+                    '[profiles.fast]\nmodel = "o4-mini"\n')
+    proc = run(home, "mcp-config", "codex", "--write", "--library", str(shelf))
+    assert proc.returncode == 0 and "replaced" in proc.stdout, proc.stderr
+    text = path.read_text()
+    assert text.startswith("# my settings\n") and "# keep this comment" in text
+    data = tomllib.loads(text)
+    assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "o4-mini"}}
+    assert data["mcp_servers"]["other"] == {"command": "/opt/other", "args": []}
+    entry = data["mcp_servers"]["grimoire-beholder"]
+    assert "env" not in entry
+    assert_points_at(entry, shelf)
+    assert run(home, "mcp-config", "codex", "--write", "--library",
+               str(shelf)).stdout.endswith("nothing changed\n")
+
+
+def test_without_write_it_prints_the_entry_and_writes_nothing(home: Path, shelf: Path) -> None:
+    before = set(home.rglob("*"))
+    printed = run(home, "mcp-config", "codex", "--library", str(shelf))
+    entry = tomllib.loads(printed.stdout)["mcp_servers"]["grimoire-beholder"]
+    assert_points_at(entry, shelf)
+    desktop = run(home, "mcp-config", "claude-desktop", "--library", str(shelf))
+    assert_points_at(json.loads(desktop.stdout)["mcpServers"]["grimoire-beholder"], shelf)
+    assert set(home.rglob("*")) == before
+
+
+def test_a_client_file_that_does_not_parse_is_left_alone(home: Path, shelf: Path) -> None:
+    path = home / ".claude.json"
+    path.write_text('{"mcpServers": {,}')
+    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
+    assert proc.returncode != 0 and proc.stderr.startswith("error:") and "left as it is" in \
+        proc.stderr
+    assert path.read_text() == '{"mcpServers": {,}' and not backups(path)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_written_entry_starts_a_server_that_answers(
+        home: Path, shelf: Path, anyio_backend: str) -> None:
+    assert run(home, "mcp-config", "claude-desktop", "--write", "--library",
+               str(shelf)).returncode == 0
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    entry = json.loads(path.read_text())["mcpServers"]["grimoire-beholder"]
+    params = StdioServerParameters(command=entry["command"], args=entry["args"],
+                                   cwd=str(home / "work"), env=environ(home))
+    async with Client(params) as client:
+        found = structured(await client.call_tool(
+            "search_book", {"question": "how far can a lighthouse beam reach?"}))
+    assert found["results"][0]["book"] == "The Lighthouse Keeper's Handbook"
