@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
+
 from mcp_helpers import cli_command, structured
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
