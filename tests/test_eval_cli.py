@@ -61,3 +61,31 @@ def test_eval_table_and_bad_mode(tmp_path: Path, sample_book: Path) -> None:
     bad = CliRunner().invoke(app, ["eval", str(questions), "--mode", "semantic",
                                    "-c", str(config)])
     assert bad.exit_code != 0 and "unknown mode" in bad.output
+
+
+def test_eval_says_which_fields_count(tmp_path: Path, sample_book: Path) -> None:
+    """The formats a new user tries first: no id is named as such; a set no answer could
+    match is refused instead of scoring a silent 0.000; unmatchable questions are named."""
+    config, _ = _setup(tmp_path, sample_book)
+    guesses = tmp_path / "guess.jsonl"
+    guesses.write_text('{"question": "what keeps slugs away?", "answers": ["copper"]}\n')
+    result = CliRunner().invoke(app, ["eval", str(guesses), "-c", str(config)])
+    assert result.exit_code == 1 and "missing id" in result.stderr
+    assert '"id" and "question"' in result.stderr
+
+    guesses.write_text('{"id": "q1", "question": "what keeps slugs away?", '
+                       '"gold_section": "Slugs"}\n')
+    result = CliRunner().invoke(app, ["eval", str(guesses), "-c", str(config)])
+    assert result.exit_code == 1 and result.stdout == ""
+    assert "none of the 1 questions" in result.stderr and '"gold_file"' in result.stderr
+
+    guesses.write_text(
+        '{"id": "q1", "question": "what keeps slugs away?", "gold_section": "Slugs"}\n'
+        '{"id": "q2", "question": "copper tape and beer traps", "gold_file": "garden.md", '
+        '"evidence": "copper tape and beer traps"}\n')
+    result = CliRunner().invoke(app, ["eval", str(guesses), "--mode", "keyword", "--json",
+                                      "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "left out 1 answerable question" in result.stderr and "q1" in result.stderr
+    scores = json.loads(result.stdout)["keyword"]
+    assert scores["n_answerable"] == 1 and scores["recall@1"] == 1.0

@@ -16,7 +16,9 @@ from .cli_app import ConfigOpt, LibraryOpt, app, fail, reported_errors
 
 @app.command("mcp-config")
 def mcp_config(
-    client: Annotated[str, typer.Argument(help="claude-desktop, claude-code or codex.")],
+    client: Annotated[str, typer.Argument(
+        help="claude-desktop, claude-code or codex.",
+        autocompletion=lambda: ["claude-desktop", "claude-code", "codex"])],
     write: Annotated[bool, typer.Option(
         "--write", help="Merge the entry into the client's config file (a backup is made "
         "first; other servers are untouched).")] = False,

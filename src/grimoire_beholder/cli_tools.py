@@ -37,7 +37,8 @@ def _run_path(base: Path, mode: str, many: bool) -> Path:
 @app.command("eval")
 def eval_(
     questions: Annotated[Path, typer.Argument(
-        help="Questions (JSONL: id, question, answerable, gold fields — the bench format).")],
+        help="Questions, one JSON object a line: id, question, and for an answerable one "
+        "gold_file plus evidence, gold_page, gold_chapter or gold_anchor (see the README).")],
     mode: Annotated[str, typer.Option(help="hybrid, vector, keyword or all.")] = "hybrid",
     run_out: Annotated[Path | None, typer.Option(
         "--run-out", help="Write the run (JSONL); with --mode all one file per mode, "
@@ -54,8 +55,18 @@ def eval_(
     if mode != "all" and mode not in EVAL_MODES:
         fail(f"unknown mode {mode!r}; use hybrid, vector, keyword or all")
 
+    with reported_errors():
+        items, skipped = evaluation.scorable_questions(evaluation.load_questions(questions),
+                                                       questions)
+    if skipped:
+        from .cli_render import err
+
+        err.print(f"warning: left out {len(skipped)} answerable "
+                  f"question{'' if len(skipped) == 1 else 's'} that no answer could match (no "
+                  "gold_file, or none of evidence, gold_page, gold_chapter, gold_anchor): "
+                  f"{', '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}", markup=False)
+
     def run(lib: Any) -> dict[str, Any]:
-        items = evaluation.load_questions(questions)
         out: dict[str, Any] = {}
         for m in modes:
             records = evaluation.run_questions(lib, items, mode=m, top_k=top_k)

@@ -140,10 +140,40 @@ def load_questions(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             raise GrimoireError(f"{source}:{number}: a question must be a JSON object")
         missing = [k for k in ("id", "question") if not isinstance(item.get(k), str)]
         if missing:
-            raise GrimoireError(f"{source}:{number}: missing {', '.join(missing)}")
+            raise GrimoireError(
+                f"{source}:{number}: missing {' and '.join(missing)} (every line needs the "
+                f'strings "id" and "question"; see "Evaluating on your own questions" in the '
+                "README)")
         item.setdefault("answerable", True)
         questions.append(item)
     return questions
+
+
+# Answerable questions need the gold file and one of these, or no result can ever count.
+GOLD_KEYS = ("evidence", "gold_page", "gold_chapter", "gold_anchor")
+
+
+def scorable(question: Mapping[str, Any]) -> bool:
+    """Whether a search can score on ``question``: an unanswerable one always (by abstaining);
+    an answerable one when it names ``gold_file`` and one of :data:`GOLD_KEYS` (see
+    :func:`judge`: ``gold_section`` alone, or ``answers`` alone, can never match)."""
+    if not question.get("answerable", True):
+        return True
+    return bool(question.get("gold_file")) and any(
+        question.get(key) not in (None, "") for key in GOLD_KEYS)
+
+
+def scorable_questions(questions: Sequence[dict[str, Any]], source: str | os.PathLike[str]
+                       ) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the questions that can be scored, the ids of those that cannot); a set with none
+    that can is refused rather than scored 0.000."""
+    kept = [q for q in questions if scorable(q)]
+    if not kept:
+        raise GrimoireError(
+            f"none of the {len(questions)} questions in {source} can be scored: an answerable "
+            'question needs "gold_file" and one of "evidence", "gold_page", "gold_chapter" or '
+            '"gold_anchor" (an unanswerable one, "answerable": false, needs nothing more)')
+    return kept, [q["id"] for q in questions if not scorable(q)]
 
 
 def section_title(breadcrumb: str, chapter: str) -> str:
