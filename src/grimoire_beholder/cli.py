@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from . import cli_extras, cli_library, cli_setup, cli_tools  # noqa: F401  (imported for their commands)
+from . import cli_extras, cli_library, cli_read, cli_setup, cli_tools  # noqa: F401  (their commands)
 from .cli_app import app
 
 __all__ = ["app", "main"]

@@ -115,6 +115,11 @@ class MessageProgress:
             err.print(text, markup=False)
 
 
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 chapter``, ``3 chapters`` (``plural_form`` for the irregular ones)."""
+    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
+
+
 def books_table(books: list[dict[str, Any]]) -> Table:
     table = Table(show_lines=False)
     for col in ("id", "slug", "name", "author", "type", "pages", "ch", "sec", "chunks",

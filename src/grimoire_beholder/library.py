@@ -146,6 +146,20 @@ class Library:
         assert row is not None
         return SectionText.from_row(found, row)
 
+    def section_part(self, book: str | int, chapter_index: int, section_index: int,
+                     part: int = 1) -> tuple[SectionText, str, int]:
+        """(the section, the text of its ``part``, how many parts): a long section is read
+        in parts of ``text.PART_CHARS`` on paragraph boundaries, the same for the MCP
+        ``get_section`` and the CLI's ``show``."""
+        from .text import split_parts
+
+        sec = self.section(book, chapter_index, section_index)
+        parts = split_parts(sec.text)
+        if not 1 <= part <= len(parts):
+            raise NotFoundError(f"section {chapter_index}.{section_index} of '{sec.slug}' has "
+                                f"parts 1–{len(parts)}, not {part}")
+        return sec, parts[part - 1], len(parts)
+
     def status(self) -> dict[str, Any]:
         """Configured models, database path, and per-book counts by status."""
         stamp = vectors.get_stamp(self.conn)

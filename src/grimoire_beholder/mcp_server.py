@@ -66,7 +66,6 @@ T = TypeVar("T")
 
 SERVER_NAME = "grimoire-beholder"
 MAX_TOP_K = 20  # more hits than this would blow the response budget without helping a model
-PART_CHARS = 20_000  # one get_section part: ~5k tokens, twice over (text + structured)
 SEARCH_TEXT_BUDGET = 24_000  # all excerpts of one search together
 HIT_TEXT_MAX = 2_000  # one excerpt, when few hits share the budget
 HIT_CONTEXT_MAX = 400
@@ -84,38 +83,6 @@ BookId = Annotated[int | str, Field(
 
 
 # ------------------------------------------------------------------------ bounding results
-def _hard_split(piece: str, limit: int) -> list[str]:
-    """A paragraph longer than a part, split at line, sentence or word ends when possible."""
-    out = []
-    while len(piece) > limit:
-        window = piece[:limit]
-        cut = max(window.rfind("\n"), window.rfind(". ") + 1, window.rfind(" "))
-        cut = cut if cut > limit // 2 else limit
-        out.append(piece[:cut])
-        piece = piece[cut:]
-    return [*out, piece]
-
-
-def split_parts(text: str, limit: int = PART_CHARS) -> list[str]:
-    """Deterministic parts of at most ``limit`` characters, on paragraph boundaries.
-
-    Joining the parts with blank lines gives the text back (when no paragraph had to be cut),
-    so a model that fetches every part reads the section exactly.
-    """
-    parts: list[str] = []
-    current: str | None = None
-    for paragraph in text.split("\n\n"):
-        for piece in _hard_split(paragraph, limit) if len(paragraph) > limit else [paragraph]:
-            if current is not None and len(current) + 2 + len(piece) <= limit:
-                current = f"{current}\n\n{piece}"
-            else:
-                if current is not None:
-                    parts.append(current)
-                current = piece
-    parts.append(current or "")
-    return parts
-
-
 def _chapter_entry(ch: OutlineChapter, with_sections: bool) -> OutlineChapterEntry:
     return OutlineChapterEntry(
         chapter_index=ch.chapter_index, title=ch.title, page_start=ch.page_start,
@@ -322,18 +289,14 @@ def get_section(
     Take book_id, chapter_index and section_index from a search_book hit or from
     get_book_outline. Sections longer than ~20,000 characters come in parts: the result
     says total_parts; call again with part=2, 3, … to read the rest."""
-    sec = _state(ctx).run(lambda lib: lib.section(book_id, chapter_index, section_index))
-    parts = split_parts(sec.text)
     number = 1 if part is None else part
-    if not 1 <= number <= len(parts):
-        raise ToolError(f"section {chapter_index}.{section_index} of '{sec.slug}' has "
-                        f"parts 1–{len(parts)}, not {number}")
-    note = (f"Part {number} of {len(parts)}: call get_section(book_id={sec.book_id}, "
+    sec, text, total = _state(ctx).run(
+        lambda lib: lib.section_part(book_id, chapter_index, section_index, number))
+    note = (f"Part {number} of {total}: call get_section(book_id={sec.book_id}, "
             f"chapter_index={chapter_index}, section_index={section_index}, "
-            f"part={number + 1}) for the next part." if number < len(parts) else None)
+            f"part={number + 1}) for the next part." if number < total else None)
     result = SectionPart.model_validate({
-        **sec.to_dict(), "part": number, "total_parts": len(parts),
-        "text": parts[number - 1], "note": note})
+        **sec.to_dict(), "part": number, "total_parts": total, "text": text, "note": note})
     return _result(mcp_render.section_text, result)
 
 

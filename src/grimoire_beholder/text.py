@@ -89,3 +89,40 @@ def clip(text: str, limit: int, *, at_sentence: bool = False) -> str:
 def flat(text: str) -> str:
     """``text`` on one line: every run of whitespace one space (for one-line excerpts)."""
     return " ".join(text.split())
+
+
+# One part of a long section: ~5k tokens, twice over in an MCP result (text + structured).
+PART_CHARS = 20_000
+
+
+def _hard_split(piece: str, limit: int) -> list[str]:
+    """A paragraph longer than a part, split at line, sentence or word ends when possible."""
+    out = []
+    while len(piece) > limit:
+        window = piece[:limit]
+        cut = max(window.rfind("\n"), window.rfind(". ") + 1, window.rfind(" "))
+        cut = cut if cut > limit // 2 else limit
+        out.append(piece[:cut])
+        piece = piece[cut:]
+    return [*out, piece]
+
+
+def split_parts(text: str, limit: int = PART_CHARS) -> list[str]:
+    """Deterministic parts of at most ``limit`` characters, on paragraph boundaries (the
+    parts of a long section: MCP ``get_section`` and the CLI's ``show`` serve the same ones).
+
+    Joining the parts with blank lines gives the text back (when no paragraph had to be cut),
+    so a model that fetches every part reads the section exactly.
+    """
+    parts: list[str] = []
+    current: str | None = None
+    for paragraph in text.split("\n\n"):
+        for piece in _hard_split(paragraph, limit) if len(paragraph) > limit else [paragraph]:
+            if current is not None and len(current) + 2 + len(piece) <= limit:
+                current = f"{current}\n\n{piece}"
+            else:
+                if current is not None:
+                    parts.append(current)
+                current = piece
+    parts.append(current or "")
+    return parts
