@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .text import plural
+
 SEPARATOR = " · "
 
 
@@ -50,8 +52,8 @@ def relative_path(source_path: str, root: str | None) -> str | None:
 def extent(source_type: str, page_count: int | None, line_count: int | None) -> str:
     """A book's size in the unit its citations use: ``12 pages``, ``40 loc.``, ``300 lines``."""
     if page_count is not None:
-        return f"{page_count} pages" if source_type == "pdf" else f"{page_count} loc."
-    return f"{line_count or 0} lines"
+        return plural(page_count, "page") if source_type == "pdf" else f"{page_count} loc."
+    return plural(line_count or 0, "line")
 
 
 def _span(start: int, end: int | None, dash: str = "–") -> str:

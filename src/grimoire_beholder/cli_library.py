@@ -15,6 +15,7 @@ import typer
 
 from .cli_app import ConfigOpt, JsonOpt, LibraryOpt, app, fail, reported_errors, with_library
 from .errors import GrimoireError
+from .text import plural
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
     help="Glob (repeatable) matched against the path under the folder or the file name.",
@@ -70,10 +71,11 @@ def ingest(
         f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
         if report.copy_of else status)
     if report.windowed:
-        err.print(f"note: {report.windowed} chunks were longer than the embedding model's "
+        err.print(f"note: {plural(report.windowed, 'chunk')} longer than the embedding model's "
                   "window and were embedded as averaged windows", markup=False)
-    print(f"{report.slug}: {verb} — {report.chapters} chapters, {report.sections} sections, "
-          f"{report.chunks} chunks; {report.embedded} embedded in {report.seconds:.1f}s"
+    print(f"{report.slug}: {verb} — {plural(report.chapters, 'chapter')}, "
+          f"{plural(report.sections, 'section')}, {plural(report.chunks, 'chunk')}; "
+          f"{report.embedded} embedded in {report.seconds:.1f}s"
           + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
 
 
@@ -168,7 +170,7 @@ def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
     elif not books:
         err.print("The library is empty: add a book with `grimoire-beholder ingest FILE`.")
     else:
-        out.print(books_table(books))
+        print(books_table(books, out.width))
 
 
 @app.command()
@@ -186,7 +188,8 @@ def delete(
         if not yes:
             if not sys.stdin.isatty():
                 raise GrimoireError("refusing to delete without confirmation; pass --yes")
-            typer.confirm(f"Delete '{found.slug}' ({found.name}, {found.chunks} chunks)?",
+            typer.confirm(f"Delete '{found.slug}' ({found.name}, "
+                          f"{plural(found.chunks, 'chunk')})?",
                           abort=True, err=True)
         return lib.delete(found.id)
 
@@ -216,7 +219,7 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None,
     for b in info["books"]:
         s = b["status"]
         state = "complete" if b["complete"] else "incomplete — run ingest again to resume"
-        out.print(f"  {b['slug']}: {b['chunks']} chunks ({s['embedded']} embedded, "
+        out.print(f"  {b['slug']}: {plural(b['chunks'], 'chunk')} ({s['embedded']} embedded, "
                   f"{s['contextualized']} contextualized, {s['pending']} pending), "
                   f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
 
@@ -248,7 +251,7 @@ def reindex_fts(
     """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
     count = with_library(config, lambda lib: lib.reindex_fts(book), library=library,
                          create=False)
-    print(f"reindexed {count} chunks")
+    print(f"reindexed {plural(count, 'chunk')}")
 
 
 @app.command()
@@ -309,11 +312,11 @@ def query(
     if not hits:
         err.print(data.get("note") or "No match in the library.", markup=False)
         return
-    if data.get("note"):
-        err.print(data["note"], markup=False)
     if data.get("low_confidence"):
         err.print(f"The library probably does not cover this question (confidence "
                   f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
+    if data.get("note"):
+        err.print(data["note"], markup=False)
     for hit in hits:
         tag = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
         out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{tag}")

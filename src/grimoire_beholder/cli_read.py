@@ -33,7 +33,8 @@ def _outline_dict(outline: Any) -> dict[str, Any]:
 def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
             library: LibraryOpt = None) -> None:
     """A book's chapters and sections, with the CHAPTER and SECTION numbers `show` takes."""
-    from .cli_render import plural, print_json
+    from .cli_render import print_json
+    from .text import plural
 
     data = _outline_dict(with_library(config, lambda lib: lib.outline(book), library=library,
                                       read_only=True))

@@ -7,6 +7,7 @@ plain-stream half of it).
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 import time
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from .citation import extent
 from .cli_terminal import terminal_safe
 from .text import clip, flat
 
@@ -115,23 +117,53 @@ class MessageProgress:
             err.print(text, markup=False)
 
 
-def plural(count: int, noun: str, plural_form: str | None = None) -> str:
-    """``1 chapter``, ``3 chapters`` (``plural_form`` for the irregular ones)."""
-    return f"{count} {noun if count == 1 else plural_form or noun + 's'}"
+# Columns of `list`, and which go first when the terminal is too narrow for all of them.
+BOOK_COLUMNS = ("id", "slug", "name", "author", "type", "size", "ch/sec", "embedded")
+DROP_WHEN_NARROW = ("author", "type", "ch/sec", "name", "size")
+NAME_MIN_WIDTH = 16
+AUTHOR_MAX_WIDTH = 24
+COLUMN_GAP = 2
 
 
-def books_table(books: list[dict[str, Any]]) -> Table:
-    table = Table(show_lines=False)
-    for col in ("id", "slug", "name", "author", "type", "pages", "ch", "sec", "chunks",
-                "embedded"):
-        table.add_column(col, overflow="fold")
-    for b in books:
-        pages = b["page_count"] if b["page_count"] is not None else (
-            f"{b['line_count']} lines" if b.get("line_count") else "")
-        table.add_row(str(b["id"]), b["slug"], b["name"], b["author"] or "", b["source_type"],
-                      str(pages), str(b["chapters"]), str(b["sections"]), str(b["chunks"]),
-                      f"{b['status'].get('embedded', 0)}/{b['chunks']}")
-    return table
+def _book_cells(b: dict[str, Any]) -> dict[str, str]:
+    return {"id": str(b["id"]), "slug": b["slug"], "name": b["name"],
+            "author": b["author"] or "", "type": b["source_type"],
+            "size": extent(b["source_type"], b["page_count"], b.get("line_count")),
+            "ch/sec": f"{b['chapters']}/{b['sections']}",
+            "embedded": f"{b['status'].get('embedded', 0)}/{b['chunks']}"}
+
+
+def books_table(books: list[dict[str, Any]], width: int) -> str:
+    """One row per book, fitted to ``width`` columns: a slug (what the other commands take)
+    is never broken, the name wraps at words, a long author is cut with "…"; author, type,
+    chapter/section counts, name and size are left out, in that order, when they would not
+    fit (``list --json`` has everything). A slug is at most ~62 characters, so 80 columns
+    always fit. Lines carry no trailing blanks."""
+    rows = [_book_cells(b) for b in books]
+    natural = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in BOOK_COLUMNS}
+    natural["author"] = min(natural["author"], AUTHOR_MAX_WIDTH)
+    columns = list(BOOK_COLUMNS)
+
+    def needed() -> int:
+        return sum(min(natural[c], NAME_MIN_WIDTH) if c == "name" else natural[c]
+                   for c in columns) + COLUMN_GAP * (len(columns) - 1)
+
+    for column in DROP_WHEN_NARROW:
+        if needed() <= width:
+            break
+        columns.remove(column)
+    table = Table(box=None, pad_edge=False, padding=(0, COLUMN_GAP // 2))
+    for column in columns:
+        table.add_column(column, no_wrap=column != "name",
+                         max_width=AUTHOR_MAX_WIDTH if column == "author" else None,
+                         overflow="ellipsis" if column == "author" else "fold",
+                         justify="right" if column in ("id", "ch/sec", "embedded") else "left")
+    for row in rows:
+        table.add_row(*(row[c] for c in columns))
+    # Too narrow even so: the lines overflow (the terminal wraps them) rather than cut slugs.
+    buffer = io.StringIO()
+    _SafeConsole(file=buffer, width=max(width, needed()), color_system=None).print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
 def excerpt(text: str, limit: int = 600) -> str:

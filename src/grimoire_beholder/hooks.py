@@ -18,7 +18,7 @@ import json
 import os
 
 from .library import Library
-from .text import clip, flat
+from .text import clip, flat, plural
 
 MIN_WORDS = 4
 PROMPT_BUDGET = 1500
@@ -82,7 +82,7 @@ def session_context(config_path: str | os.PathLike[str] | None = None,
         books = lib.list_books()
         if not books:
             return ""
-        lines = [f"Local book library (grimoire-beholder, {len(books)} books; MCP tools "
+        lines = [f"Local book library (grimoire-beholder, {plural(len(books), 'book')}; MCP tools "
                  "search_book, get_book_outline, get_section):"]
         used = len(lines[0])
         for shown, book in enumerate(books):

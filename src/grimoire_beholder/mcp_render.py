@@ -21,7 +21,7 @@ from .mcp_models import (
     SearchResult,
     SectionPart,
 )
-from .text import clip
+from .text import clip, plural
 
 SUMMARY_CHARS = 1_000  # a section's summary above its text
 
@@ -42,12 +42,13 @@ def _counts(counts: dict[str, int]) -> str:
 
 def books_text(result: BookList) -> str:
     """One line per book: ids, name, author, size, and the group search_book filters on."""
-    lines = [f"{result.count} book(s):"]
+    lines = [f"{plural(result.count, 'book')}:"]
     for b in result.books:
         size = extent(b.source_type, b.page_count, b.line_count)
         lines.append(f"- id={b.id} slug={b.slug}: {b.name}"
                      + (f" — {b.author}" if b.author else "")
-                     + f" [{b.source_type}, {size}, {b.chapters} chapters, {b.sections} sections"
+                     + f" [{b.source_type}, {size}, {plural(b.chapters, 'chapter')}, "
+                     + plural(b.sections, "section")
                      + (f", group={b.group}" if b.group else "") + "]")
     return _with_note(lines, result.note)
 
@@ -58,7 +59,7 @@ def outline_text(result: BookOutline) -> str:
     for ch in result.chapters:
         lines.append(f"[{ch.chapter_index}] {ch.title}"
                      + (f" · {ch.location}" if ch.location else "")
-                     + f" — {ch.section_count} section(s)")
+                     + f" — {plural(ch.section_count, 'section')}")
         for s in ch.sections or []:
             lines.append(f"    [{ch.chapter_index}.{s.section_index}] {s.title or '(lead-in)'}"
                          + (f" · {s.location}" if s.location else "")
@@ -68,15 +69,18 @@ def outline_text(result: BookOutline) -> str:
 
 
 def search_text(result: SearchResult) -> str:
-    """Each hit's citation, the get_section call that reads all of it, and the excerpt."""
-    lines = [f"{len(result.results)} result(s) for {result.query!r} ({result.mode} search):"]
+    """The notes that qualify the hits (low confidence first), then each hit's citation,
+    the get_section call that reads all of it, and the excerpt."""
+    lines = [result.note] if result.note else []
+    lines.append(f"{plural(len(result.results), 'result')} for {result.query!r} "
+                 f"({result.mode} search):")
     for e in result.results:
         lines += ["", f"{e.rank}. {e.citation}",
                   f"   [get_section(book_id={e.book_id}, chapter_index={e.chapter_index}, "
                   f"section_index={e.section_index})]", e.text]
     if not result.results:
         lines.append("No match. Try other words, or list_books to see what is here.")
-    return _with_note(lines, result.note)
+    return "\n".join(lines)
 
 
 def section_text(result: SectionPart) -> str:
@@ -98,9 +102,10 @@ def status_text(result: LibraryStatus) -> str:
     if savings.get("searches"):
         lines.append(f"searches so far served {savings.get('chars_served', 0):,} characters "
                      f"from books totalling {savings.get('chars_books', 0):,}")
-    lines += [f"- {b.slug} (id={b.id}): {b.chapters} chapters, {b.sections} sections "
-              f"({b.sections_summarized} summarized), {b.chunks} chunks ({_counts(b.status)})"
-              f" — " + ("complete" if b.complete else "incomplete") + _health(b)
+    lines += [f"- {b.slug} (id={b.id}): {plural(b.chapters, 'chapter')}, "
+              f"{plural(b.sections, 'section')} ({b.sections_summarized} summarized), "
+              f"{plural(b.chunks, 'chunk')} ({_counts(b.status)})"
+              f" â " + ("complete" if b.complete else "incomplete") + _health(b)
               for b in result.books]
     return _with_note(lines, result.note)
 

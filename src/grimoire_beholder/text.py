@@ -86,6 +86,11 @@ def clip(text: str, limit: int, *, at_sentence: bool = False) -> str:
     return cut.rstrip(_TRAILING) + ELLIPSIS
 
 
+def plural(count: int, noun: str, plural_form: str | None = None) -> str:
+    """``1 chapter``, ``3 chapters``, ``1,200 chunks`` (``plural_form`` for irregular nouns)."""
+    return f"{count:,} {noun if count == 1 else plural_form or noun + 's'}"
+
+
 def flat(text: str) -> str:
     """``text`` on one line: every run of whitespace one space (for one-line excerpts)."""
     return " ".join(text.split())

@@ -7,6 +7,7 @@ from typing import Any
 
 from .citation import Citation, Source
 from .store.records import BookRow, SectionRow
+from .text import plural
 
 
 def book_dict(book: BookRow) -> dict[str, Any]:
@@ -164,7 +165,7 @@ class FileOutcome:
         elif self.action == "failed":
             line += f": {self.error}"
         elif self.action in ("added", "changed", "resumed"):
-            line += f" ({self.chunks} chunks: {self.embedded} embedded"
+            line += f" ({plural(self.chunks, 'chunk')}: {self.embedded} embedded"
             line += f", {self.reused} reused)" if self.reused else ")"
         return line
 
@@ -210,5 +211,6 @@ def sync_summary(report: dict[str, Any]) -> str:
     shown += [f"{name} {counts[name]}" for name in ("resumed", "failed") if counts[name]]
     verb = "would re-embed" if report["dry_run"] else "re-embedded"
     return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
-            + f" — {report['chunks_embedded']} chunks {verb}, {report['chunks_reused']} reused"
+            + f" — {plural(report['chunks_embedded'], 'chunk')} {verb}, "
+            + f"{report['chunks_reused']} reused"
             + f" ({report['seconds']:.1f}s)")
