@@ -65,7 +65,7 @@ def test_prompt_text_accepts_payload_or_plain_text() -> None:
 def test_session_start_lists_books_and_chapters(config: Path) -> None:
     result = CliRunner().invoke(app, ["hook", "session-start", "-c", str(config)])
     assert result.exit_code == 0
-    assert "1 books" in result.stdout
+    assert "1 book;" in result.stdout
     assert "- the-garden-book: The Garden Book — Test Author (2 ch.): Soil; Pests" in result.stdout
     small = CliRunner().invoke(app, ["hook", "session-start", "--budget", "50", "-c",
                                      str(config)])
