@@ -28,12 +28,9 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .errors import ConfigError, StorageError
-
-if TYPE_CHECKING:
-    from .config import Config
 
 APP_NAME = "grimoire-beholder"
 CONFIG_ENV = "GRIMOIRE_BEHOLDER_CONFIG"
@@ -56,6 +53,19 @@ NEW_LIBRARY_CONFIG = """\
 # optional (see "Configuration" in the README); the table line marks this folder as a library.
 [grimoire-beholder]
 """
+
+
+class Placed(Protocol):
+    """What the helpers below read of a loaded ``config.Config`` (which imports this module)."""
+
+    @property
+    def database_path(self) -> Path: ...
+    @property
+    def source(self) -> str | None: ...
+    @property
+    def base_dir(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -157,7 +167,7 @@ def locate(config_path: str | os.PathLike[str] | None = None,
                     BY_USER_DEFAULT)
 
 
-def missing_library(config: Config) -> StorageError:
+def missing_library(config: Placed) -> StorageError:
     """The one-line error for a library whose database does not exist yet: the path looked
     at, why there, and the command that creates it."""
     create = "grimoire-beholder ingest FILE"
@@ -172,7 +182,7 @@ def missing_library(config: Config) -> StorageError:
                         f"create it with `{create}`")
 
 
-def prepare_new_library(config: Config) -> None:
+def prepare_new_library(config: Placed) -> None:
     """Make the folder for a library about to be created.
 
     The per-user library and a ``--library``/``GRIMOIRE_BEHOLDER_LIBRARY`` folder are created
