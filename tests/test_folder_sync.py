@@ -234,19 +234,19 @@ def test_per_file_errors_do_not_stop_the_batch(tmp_path: Path) -> None:
     with _fake_library(tmp_path) as lib:
         report = lib.ingest_folder(root)
         assert report.counts()["added"] == 4
-        assert sorted(f.path for f in report.failed) == ["broken.md", "empty.txt"]
+        assert [f.path for f in report.failed] == ["broken.md"]  # empty.txt is skipped
         assert all(f.error for f in report.failed)
 
 
 def test_cli_folder_ingest_reports_failures_and_exits_nonzero(tmp_path: Path) -> None:
     root = _make_folder(tmp_path / "wiki")
-    (root / "empty.txt").write_text("")
+    (root / "broken.txt").write_bytes(bytes(range(256)) * 40)
     config = tmp_path / "config.toml"
     config.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 200\n')
     result = CliRunner().invoke(app, ["ingest", str(root), "--quiet", "--config", str(config)])
     assert result.exit_code == 1
-    assert "failed: empty.txt:" in result.output and "added 4" in result.output
-    (root / "empty.txt").unlink()
+    assert "failed: broken.txt:" in result.output and "added 4" in result.output
+    (root / "broken.txt").unlink()
     (root / "readme.md").unlink()
     result = CliRunner().invoke(app, ["sync", "--json", "--config", str(config)])
     assert result.exit_code == 0, result.output

@@ -79,19 +79,26 @@ def ingest(
           + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
 
 
+def _print_problems(data: dict[str, Any]) -> None:
+    """A sync report's warnings (skipped files among them) and failed files, on stderr."""
+    from .cli_render import err
+
+    for warning in data["warnings"]:
+        err.print(f"warning: {warning}", markup=False)
+    for f in data["files"]:
+        if f["action"] == "failed":
+            err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+
+
 def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
     """Print a folder ingest/sync report; exit 1 when any file failed."""
-    from .cli_render import err, print_json
+    from .cli_render import print_json
     from .views import sync_summary
 
     if json_out:
         print_json(data)
     else:
-        for warning in data["warnings"]:
-            err.print(f"warning: {warning}", markup=False)
-        failed = [f for f in data["files"] if f["action"] == "failed"]
-        for f in failed:
-            err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+        _print_problems(data)
         print(sync_summary(data))
     if data["counts"]["failed"]:
         raise typer.Exit(1)
@@ -126,9 +133,7 @@ def sync_(
             if json_out:
                 print(json.dumps(data, ensure_ascii=False), flush=True)
             else:
-                for f in data["files"]:
-                    if f["action"] == "failed":
-                        err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+                _print_problems(data)
                 print(sync_summary(data), flush=True)
 
         def run_watch(lib: Any) -> None:
@@ -149,8 +154,8 @@ def sync_(
     if dry_run and not json_out:
         from .views import FileOutcome
 
-        for f in data["files"]:
-            if f["action"] != "unchanged":
+        for f in data["files"]:  # failed and skipped files follow on stderr
+            if f["action"] not in ("unchanged", "failed", "skipped"):
                 print(FileOutcome(**f).describe())
     _finish_sync(data, json_out)
 

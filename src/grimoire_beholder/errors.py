@@ -24,6 +24,11 @@ class InputFileError(GrimoireError):
     """A file cannot be ingested (missing, unsupported, empty, corrupt, encrypted, ...)."""
 
 
+class NoTextError(InputFileError):
+    """A file holds nothing to index (empty, only whitespace, only headings). Asked for by
+    name it is an error; met in a folder ingest or sync it is skipped with a warning."""
+
+
 class BookNotFoundError(GrimoireError):
     """A book slug or id names no book in the library."""
 

@@ -137,7 +137,7 @@ class IngestReport(StageCounts):
 
 
 SYNC_ACTIONS: tuple[str, ...] = ("added", "changed", "removed", "moved", "unchanged",
-                                 "resumed", "failed")
+                                 "resumed", "skipped", "failed")
 
 
 @dataclass
@@ -162,7 +162,7 @@ class FileOutcome:
         line = f"{self.action:<9} {self.path}"
         if self.action == "moved" and self.old_path:
             line += f" (from {self.old_path})"
-        elif self.action == "failed":
+        elif self.action in ("failed", "skipped"):
             line += f": {self.error}"
         elif self.action in ("added", "changed", "resumed"):
             line += f" ({plural(self.chunks, 'chunk')}: {self.embedded} embedded"
@@ -208,7 +208,8 @@ def sync_summary(report: dict[str, Any]) -> str:
     counts = report["counts"]
     shown = [f"{name} {counts[name]}" for name in
              ("added", "changed", "removed", "moved", "unchanged")]
-    shown += [f"{name} {counts[name]}" for name in ("resumed", "failed") if counts[name]]
+    shown += [f"{name} {counts[name]}" for name in ("resumed", "skipped", "failed")
+              if counts[name]]
     verb = "would re-embed" if report["dry_run"] else "re-embedded"
     return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
             + f" — {plural(report['chunks_embedded'], 'chunk')} {verb}, "

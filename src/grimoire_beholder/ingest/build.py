@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import Config
-from ..errors import InputFileError
+from ..errors import NoTextError
 from ..naming import unambiguous_slug
 from ..parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
 from ..store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
@@ -188,5 +188,5 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     book = build_book(parsed, slug=slug, name=name, info=info, config=config, root=root,
                       group=group)
     if not any(s.chunks for ch in book.chapters for s in ch.sections):
-        raise InputFileError(f"{label}: no text to index")
+        raise NoTextError(f"{label}: no text to index")
     return PreparedBook(book, list(parsed.warnings))

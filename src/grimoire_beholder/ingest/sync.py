@@ -16,7 +16,9 @@ unreachable, database unwritable, another writer) stop the run instead; what was
 stays, and the next sync resumes unfinished books.
 
 A root folder that is missing altogether (an unplugged drive) is skipped with a warning:
-its books are kept rather than all removed.
+its books are kept rather than all removed. A file with nothing to index (empty, only
+headings) is *skipped* with a warning rather than failed, so it does not fail every later
+sync; a book whose file changed into such a file is removed. A dry run says the same.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputFileError, LibraryBusyError, ModelError, StorageError
+from ..errors import InputFileError, LibraryBusyError, ModelError, NoTextError, StorageError
 from ..store import books as book_store
 from ..store import folders
 from ..store.db import transaction
@@ -175,8 +177,10 @@ class Syncer:
                 outcome = self._apply_one(step, report)
             except FATAL:
                 raise
+            except NoTextError as exc:
+                outcome = self._skip(step, exc, report, remove=True)
             except Exception as exc:  # one broken file must not stop the batch
-                outcome = FileOutcome("failed", step.display, error=_reason(exc))
+                outcome = FileOutcome("failed", step.display, error=_reason(exc, step))
             report.files.append(outcome)
             self._announce(outcome)
             self.progress.advance()
@@ -253,6 +257,19 @@ class Syncer:
                            chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
                            reused=reused)
 
+    def _skip(self, step: _Step, exc: NoTextError, report: SyncReport, *,
+              remove: bool) -> FileOutcome:
+        """A file with nothing to index: a warning, and its old book (if any) removed."""
+        reason = _reason(exc, step)
+        if step.stored is not None:
+            reason += (f"; its earlier version {'is' if remove else 'would be'} removed from "
+                       "the library")
+            if remove:
+                with transaction(self.conn):
+                    book_store.delete_book(self.conn, step.stored.book_id)
+        report.warnings.append(f"skipped {step.display}: {reason}")
+        return FileOutcome("skipped", step.display, error=reason)
+
     @staticmethod
     def _count(report: SyncReport, summaries: int, contexts: int, embedded: int) -> None:
         report.summaries += summaries
@@ -278,8 +295,10 @@ class Syncer:
                         step.path, step.info or file_info(step.path), self.deps.config,
                         label=step.display, progress=NullProgress(),
                         naming=lambda suggested: ("preview", suggested)).chunk_hashes
+                except NoTextError as exc:  # the real run skips it too
+                    outcome = self._skip(step, exc, report, remove=False)
                 except Exception as exc:  # the real run would fail on this file too
-                    outcome = FileOutcome("failed", step.display, error=_reason(exc))
+                    outcome = FileOutcome("failed", step.display, error=_reason(exc, step))
                 else:
                     old = (folders.embedded_hashes(self.conn, step.stored.book_id)
                            if step.stored else set())
@@ -298,9 +317,16 @@ class Syncer:
                 report.embedded += todo
 
 
-def _reason(exc: Exception) -> str:
+def _reason(exc: Exception, step: _Step) -> str:
+    """Why a file failed, without the file's name: the outcome line already leads with it
+    (an InputFileError's message starts with the path it was given)."""
     text = str(exc) or type(exc).__name__
-    return text if isinstance(exc, InputFileError) else f"{type(exc).__name__}: {text}"
+    if not isinstance(exc, InputFileError):
+        return f"{type(exc).__name__}: {text}"
+    for name in (step.display, str(step.path)):
+        if text.startswith(f"{name}: "):
+            return text[len(name) + 2:]
+    return text
 
 
 def _free_slug(base: str, group: str, taken: set[str]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputFileError
+from ..errors import InputFileError, NoTextError
 from .document import ParsedBook, ParseOptions
 from .source import stat_source
 
@@ -42,7 +42,7 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
             f"{path}: unsupported file type {kind}; supported: {', '.join(SUPPORTED_EXTENSIONS)}"
         )
     if size == 0:
-        raise InputFileError(f"{path}: file is empty")
+        raise NoTextError(f"{path}: file is empty")
     # Each parser reads its bytes through parse/source.read_source, which refuses anything
     # but a regular file (a FIFO, a device, a folder) before reading a byte.
     if source_type == "pdf":

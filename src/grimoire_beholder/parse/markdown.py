@@ -31,7 +31,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..errors import InputFileError
+from ..errors import NoTextError
 from .document import Block, ParsedBook, ParsedChapter, ParsedSection
 from .markdown_pieces import (
     Event,
@@ -391,7 +391,7 @@ def parse_markdown(path: Path) -> ParsedBook:
         warnings.append(f"{demoted:,} headings were kept as text: more than one per "
                         f"{_CHARS_PER_HEADING} characters would only make empty sections")
     if not builder.found_text and not builder.chapters:
-        raise InputFileError(f"{path}: contains no text")
+        raise NoTextError(f"{path}: contains no text")
     if fm_title:
         title = fm_title
     elif len(builder.h1_titles) == 1:

@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import InputFileError
+from ..errors import InputFileError, NoTextError
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
@@ -77,7 +77,7 @@ def read_source(path: Path) -> bytes:
         if (refused := _refusal(path, info.st_mode)) is not None:
             raise refused
         if info.st_size == 0:
-            raise InputFileError(f"{_named(path)}: file is empty (0 bytes)")
+            raise NoTextError(f"{_named(path)}: file is empty (0 bytes)")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             try:
                 return fh.read(info.st_size)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..errors import InputFileError
+from ..errors import InputFileError, NoTextError
 from .document import Block, ParsedBook, ParsedChapter, ParsedSection
 from .source import read_source
 
@@ -137,7 +137,7 @@ def parse_text(path: Path) -> ParsedBook:
     text = read_text_file(path)
     blocks = paragraph_blocks(text.split("\n"))
     if not blocks:
-        raise InputFileError(f"{path}: contains no text (only whitespace)")
+        raise NoTextError(f"{path}: contains no text (only whitespace)")
     title = path.stem
     chapter = ParsedChapter(title=title, sections=[ParsedSection(title="", blocks=blocks)])
     return ParsedBook(
