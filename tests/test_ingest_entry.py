@@ -144,7 +144,8 @@ def test_parsers_refuse_a_named_pipe_without_reading_it(tmp_path: Path) -> None:
             parse(tmp_path / name)
 
 
-def test_a_file_without_text_fails_alike_in_ingest_sync_and_dry_run(tmp_path: Path) -> None:
+def test_a_file_without_text_is_refused_by_ingest_and_skipped_alike_by_sync_and_dry_run(
+        tmp_path: Path) -> None:
     root = tmp_path / "notes"
     root.mkdir()
     write_markdown_book(root / "good.md", "Good", {"A": {"B": "Knots and splices. " * 20}})
@@ -155,7 +156,7 @@ def test_a_file_without_text_fails_alike_in_ingest_sync_and_dry_run(tmp_path: Pa
             lib.ingest(root / "headings.md")
         planned = {f.path: f for f in lib.sync(dry_run=True).files}
         done = {f.path: f for f in lib.sync().files}
-    assert planned["headings.md"].action == done["headings.md"].action == "failed"
+    assert planned["headings.md"].action == done["headings.md"].action == "skipped"
     assert planned["headings.md"].error == done["headings.md"].error
     assert "no text to index" in (done["headings.md"].error or "")
 

@@ -71,8 +71,9 @@ def ingest(
         f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
         if report.copy_of else status)
     if report.windowed:
-        err.print(f"note: {plural(report.windowed, 'chunk')} longer than the embedding model's "
-                  "window and were embedded as averaged windows", markup=False)
+        was = "was" if report.windowed == 1 else "were"
+        err.print(f"note: {plural(report.windowed, 'chunk')} {was} longer than the embedding "
+                  f"model's window and {was} embedded as averaged windows", markup=False)
     print(f"{report.slug}: {verb} — {plural(report.chapters, 'chapter')}, "
           f"{plural(report.sections, 'section')}, {plural(report.chunks, 'chunk')}; "
           f"{report.embedded} embedded in {report.seconds:.1f}s"
