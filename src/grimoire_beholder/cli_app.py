@@ -60,21 +60,6 @@ LibraryOpt = Annotated[Path | None, typer.Option(
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
-def _print_version(value: bool) -> None:
-    if value:
-        from importlib.metadata import version
-
-        print(f"grimoire-beholder {version('grimoire-beholder-mcp')}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _main(version: Annotated[bool, typer.Option(
-        "--version", callback=_print_version, is_eager=True,
-        help="Print the version and exit.")] = False) -> None:
-    """A local, offline library of books and documents, searchable by AI assistants."""
-
-
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print one ``error:`` line on stderr and exit with ``code``."""
     from .cli_render import err
