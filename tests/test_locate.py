@@ -120,12 +120,18 @@ def test_flags_beat_the_environment_which_beats_the_folder(
         load_config(flag_config, library=folders["flaglib"])
 
 
-def test_a_library_folder_holding_another_tools_config_is_refused(home: Path) -> None:
-    site = home / "site"
-    site.mkdir()
-    (site / "config.toml").write_text('baseURL = "https://example.org/"\n')
-    with pytest.raises(ConfigError, match=r"no \[grimoire-beholder\] table"):
-        load_config(library=site)
+def test_a_named_library_folder_reads_its_config_marked_or_not(home: Path) -> None:
+    """Named explicitly, a folder's config.toml is read even without the table (an older
+    library, an empty file); another tool's fails on its first unknown key."""
+    shelf = home / "shelf"
+    shelf.mkdir()
+    (shelf / "config.toml").write_text("top_k = 7\n")
+    assert load_config(library=shelf).top_k == 7
+    (shelf / "config.toml").write_text("")
+    assert load_config(library=shelf).source == str(shelf / "config.toml")
+    (shelf / "config.toml").write_text('baseURL = "https://example.org/"\n')
+    with pytest.raises(ConfigError, match="unknown config key 'baseURL'"):
+        load_config(library=shelf)
 
 
 def test_reading_a_missing_library_names_the_path_and_creates_nothing(home: Path) -> None:

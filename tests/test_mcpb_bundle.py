@@ -80,8 +80,19 @@ def test_the_bundle_carries_the_project_source_and_nothing_heavy(packed: Path) -
     assert packed.stat().st_size < MAX_BUNDLE_BYTES
 
 
-def test_a_required_library_folder_is_asked_for(extension: Path) -> None:
-    assert host_mcp_config(extension, {}) is None  # the host starts nothing until it is set
+def test_an_empty_library_setting_serves_the_per_user_library(
+        extension: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The setting is optional: left empty, the server gets an empty variable, which
+    chooses nothing, so the per-user library is served (as every command would use it)."""
+    from grimoire_beholder.config import load_config
+    from grimoire_beholder.locate import BY_USER_DEFAULT
+
+    env = host_mcp_config(extension, {})["env"]
+    assert env == {"GRIMOIRE_BEHOLDER_LIBRARY": ""}
+    monkeypatch.setenv("GRIMOIRE_BEHOLDER_LIBRARY", env["GRIMOIRE_BEHOLDER_LIBRARY"])
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    assert load_config().origin == BY_USER_DEFAULT
 
 
 @pytest.mark.anyio

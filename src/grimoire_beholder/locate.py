@@ -4,7 +4,9 @@ and why that one (``status`` shows the reason).
 The first rule that applies wins:
 
 1. ``--config FILE``: that file (a missing file is an error, never an empty library).
-2. ``--library DIR``: the library folder DIR (its ``config.toml`` if it has one).
+2. ``--library DIR``: the library folder DIR (its ``config.toml`` if it has one, marked or
+   not: a folder named explicitly is taken at its word, and a foreign file fails on its
+   first unknown key).
 3. ``GRIMOIRE_BEHOLDER_CONFIG``: like ``--config``.
 4. ``GRIMOIRE_BEHOLDER_LIBRARY``: like ``--library``.
 5. The nearest *library folder* from the working directory upwards, stopping at the home
@@ -136,14 +138,8 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
     if folder == user_library_folder():  # named explicitly, it is still the per-user library
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, folder, origin)
-    file = folder / CONFIG_FILENAME
-    if not file.is_file():
-        return Location(None, folder, origin)
-    if not is_library_config(file):
-        raise ConfigError(
-            f"{file} is not a grimoire-beholder config (it has no [{MARKER_TABLE}] table): "
-            f"add a line [{MARKER_TABLE}] above our keys, or choose another library folder")
-    return Location(file, folder, origin)
+    file = folder / CONFIG_FILENAME  # named explicitly: read even without the marker table
+    return Location(file if file.is_file() else None, folder, origin)
 
 
 def locate(config_path: str | os.PathLike[str] | None = None,
