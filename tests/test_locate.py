@@ -163,3 +163,17 @@ def test_creating_the_per_user_library_makes_its_folder(home: Path) -> None:
     assert (home / ".local" / "share" / "grimoire-beholder" / "book.db").is_file()
     assert not (home / ".config").exists()  # no config file is needed, none is written
     assert not list((home / "empty").iterdir())
+
+
+def test_naming_the_per_user_folder_is_the_per_user_library(home: Path) -> None:
+    """``mcp-config`` pins the per-user library as ``--library <its folder>``: that must
+    still read the per-user config file, and creating it writes no config into the folder."""
+    user_config = home / ".config" / "grimoire-beholder" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("top_k = 9\n")
+    folder = home / ".local" / "share" / "grimoire-beholder"
+    cfg = load_config(library=folder)
+    assert (cfg.top_k, cfg.source, cfg.database_path) == (9, str(user_config),
+                                                           folder / "book.db")
+    Library.open(library=folder).close()
+    assert sorted(p.name for p in folder.iterdir()) == ["book.db"]

@@ -99,6 +99,12 @@ def user_library_folder() -> Path:
     return platformdirs.user_data_path(APP_NAME, appauthor=False).resolve()
 
 
+def _is_user_library(folder: Path) -> bool:
+    """Whether ``folder`` is the per-user library's (its name is checked first: importing
+    platformdirs is the slow part, and a command naming another folder need not pay it)."""
+    return folder.name == APP_NAME and folder == user_library_folder()
+
+
 def user_config_file() -> Path:
     """Where the per-user library's optional config file lives."""
     import platformdirs
@@ -135,7 +141,7 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
     folder = Path(path).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"the library folder {folder} is a file, not a folder")
-    if folder == user_library_folder():  # named explicitly, it is still the per-user library
+    if _is_user_library(folder):  # named explicitly, it is still the per-user library
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, folder, origin)
     file = folder / CONFIG_FILENAME  # named explicitly: read even without the marker table
@@ -193,7 +199,7 @@ def prepare_new_library(config: Placed) -> None:
     try:
         config.database_path.parent.mkdir(parents=True, exist_ok=True)
         marker = folder / CONFIG_FILENAME
-        if config.source is None and not marker.exists() and folder != user_library_folder():
+        if config.source is None and not marker.exists() and not _is_user_library(folder):
             marker.write_text(NEW_LIBRARY_CONFIG, encoding="utf-8")
     except OSError as exc:
         raise StorageError(f"cannot create the library folder {folder}: {exc}") from exc
