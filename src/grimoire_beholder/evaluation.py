@@ -171,8 +171,8 @@ def scorable_questions(questions: Sequence[dict[str, Any]], source: str | os.Pat
     kept = [q for q in questions if scorable(q)]
     if not kept:
         raise GrimoireError(
-            f"none of the {plural(len(questions), 'question')} in {source} can be scored: an "
-            "answerable "
+            f"no question in {source} can be scored ({plural(len(questions), 'question')} "
+            "read): an answerable "
             'question needs "gold_file" and one of "evidence", "gold_page", "gold_chapter" or '
             '"gold_anchor" (an unanswerable one, "answerable": false, needs nothing more)')
     return kept, [q["id"] for q in questions if not scorable(q)]
