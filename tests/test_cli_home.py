@@ -17,7 +17,7 @@ import pytest
 from mcp_helpers import cli_command
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
-READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",),
+READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",), ("check",),
            ("eval", "questions.jsonl"), ("outline", "some-book"), ("show", "some-book", "0", "0"),
            ("serve-mcp",)]
 FAKE_LIBRARY = '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n' \
@@ -145,3 +145,19 @@ def test_version() -> None:
                           timeout=60, check=False)
     assert (proc.returncode, proc.stdout) == (0, f"grimoire-beholder "
                                                  f"{version('grimoire-beholder-mcp')}\n")
+
+
+def test_every_command_that_takes_config_takes_library() -> None:
+    import typer.main
+
+    from grimoire_beholder.cli import app
+
+    def commands(group: object) -> list[object]:
+        subs = getattr(group, "commands", {})
+        return [c for sub in subs.values() for c in ([sub] if not hasattr(sub, "commands")
+                                                     else commands(sub))]
+
+    for command in commands(typer.main.get_command(app)):
+        options = {o for p in command.params for o in getattr(p, "opts", [])}  # type: ignore[attr-defined]
+        if "--config" in options:
+            assert "--library" in options, command.name  # type: ignore[attr-defined]

@@ -231,18 +231,19 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None,
 
 
 @app.command()
-def check(json_out: JsonOpt = False, config: ConfigOpt = None) -> None:
+def check(json_out: JsonOpt = False, config: ConfigOpt = None,
+          library: LibraryOpt = None) -> None:
     """Check the library file: SQLite's integrity check and the index consistency rules."""
     from .cli_render import out, print_json
 
-    result = with_library(config, lambda lib: lib.check(), read_only=True)
+    result = with_library(config, lambda lib: lib.check(), library=library, read_only=True)
     if json_out:
         print_json(result.to_dict())
     else:
         for problem in result.problems:
             out.print(f"problem: {problem}", markup=False)
         figures = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.figures.items())
-        verdict = "ok" if result.ok else f"{len(result.problems)} problem(s)"
+        verdict = "ok" if result.ok else plural(len(result.problems), "problem")
         out.print(f"{result.database}: {verdict} · {figures}", markup=False)
     if not result.ok:
         raise typer.Exit(1)
