@@ -30,6 +30,7 @@ from grimoire_beholder.library import Library
 TIMEOUT = 180
 # The default backends (no embedding_backend line): the embedded all-MiniLM-L6-v2 model.
 DEFAULT_BACKEND_CONFIG = """\
+[grimoire-beholder]
 db_path = "book.db"
 llm_backend = "none"
 chunk_size = 700
@@ -187,7 +188,8 @@ def test_search_follows_writes_without_being_reset(tmp_path: Path) -> None:
 def test_rerun_after_a_kill_says_resumed_then_already_there(tmp_path: Path) -> None:
     lib_dir = tmp_path / "lib"
     lib_dir.mkdir()
-    (lib_dir / "config.toml").write_text('db_path = "book.db"\nembedding_backend = "fake"\n'
+    (lib_dir / "config.toml").write_text('[grimoire-beholder]\ndb_path = "book.db"\n'
+                                         'embedding_backend = "fake"\n'
                                          'chunk_size = 60\nembed_batch_size = 2\n')
     book = write_markdown_book(tmp_path / "b.md", "Tides",
                                {"Ebb": {f"Part {i}": "Water leaves the shore. " * 30

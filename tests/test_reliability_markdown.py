@@ -123,7 +123,8 @@ def test_memory_stays_proportional_to_the_file(tmp_path: Path, construct: str) -
 def test_a_wide_table_ingests_through_the_cli_within_bounds(tmp_path: Path) -> None:
     """The reported case, end to end: 5,000 columns × 200 rows through ``ingest``."""
     (tmp_path / "config.toml").write_text(
-        'db_path = "book.db"\nembedding_backend = "fake"\nllm_backend = "none"\n'
+        '[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
+        'llm_backend = "none"\n'
         "chunk_size = 400\nchunk_overlap = 40\n")
     path = tmp_path / "wide.md"
     path.write_text(_wide_table(5000, 200) + "\n\n" + SENTINEL + "\n", encoding="utf-8")
