@@ -88,7 +88,7 @@ def test_an_empty_library_setting_serves_the_per_user_library(
     from grimoire_beholder.locate import BY_USER_DEFAULT
 
     env = host_mcp_config(extension, {})["env"]
-    assert env == {"GRIMOIRE_BEHOLDER_LIBRARY": ""}
+    assert env["GRIMOIRE_BEHOLDER_LIBRARY"] == ""
     monkeypatch.setenv("GRIMOIRE_BEHOLDER_LIBRARY", env["GRIMOIRE_BEHOLDER_LIBRARY"])
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.chdir(tmp_path)
