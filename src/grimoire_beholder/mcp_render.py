@@ -105,7 +105,7 @@ def status_text(result: LibraryStatus) -> str:
     lines += [f"- {b.slug} (id={b.id}): {plural(b.chapters, 'chapter')}, "
               f"{plural(b.sections, 'section')} ({b.sections_summarized} summarized), "
               f"{plural(b.chunks, 'chunk')} ({_counts(b.status)})"
-              f" â " + ("complete" if b.complete else "incomplete") + _health(b)
+              f" — " + ("complete" if b.complete else "incomplete") + _health(b)
               for b in result.books]
     return _with_note(lines, result.note)
 
