@@ -14,9 +14,9 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
+from grimoire_beholder.allowed import Upkeep
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server import create_server, open_library
-from grimoire_beholder.mcp_upkeep import Upkeep
 
 FAKE_CONFIG = """\
 [grimoire-beholder]

@@ -1,8 +1,9 @@
 """The CLI used as a new user would, away from the checkout: a fresh HOME, an empty folder.
 
-Reading commands never create a file; with no library they say where they looked and how to
-create one. ``ingest`` creates the per-user library, which every later command finds from any
-folder. ``--library`` and ``GRIMOIRE_BEHOLDER_LIBRARY`` choose another; ``status`` says why.
+Only ``ingest`` creates a library: every other command, with no library, creates no file and
+says in one line where it looked and how to create one. ``ingest`` creates the per-user
+library, which every later command finds from any folder. ``--library`` and
+``GRIMOIRE_BEHOLDER_LIBRARY`` choose another; ``status`` says why.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from mcp_helpers import cli_command
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
 READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",), ("check",),
            ("eval", "questions.jsonl"), ("outline", "some-book"), ("show", "some-book", "0", "0"),
-           ("serve-mcp",)]
+           ("verify", "the lamp was lit"), ("page", "some-book", "1"), ("health",),
+           ("serve-mcp",), ("serve-mcp", "--allow-sync")]
+WRITERS = [("sync",), ("delete", "some-book", "--yes"), ("reindex-fts",)]  # not ingest
 FAKE_LIBRARY = '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n' \
                'chunk_overlap = 20\n'
 
@@ -48,8 +51,9 @@ def user_db(home: Path) -> Path:
     return home / ".local" / "share" / "grimoire-beholder" / "book.db"
 
 
-@pytest.mark.parametrize("args", READERS, ids=[a[0] for a in READERS])
-def test_reading_commands_without_a_library_fail_in_one_line_and_create_nothing(
+@pytest.mark.parametrize("args", READERS + WRITERS,
+                         ids=[" ".join(a) for a in READERS + WRITERS])
+def test_commands_but_ingest_without_a_library_fail_in_one_line_and_create_nothing(
         home: Path, args: tuple[str, ...]) -> None:
     (home / "work" / "questions.jsonl").write_text(
         '{"id": "q1", "question": "x?", "answerable": false}\n')

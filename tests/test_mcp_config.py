@@ -159,3 +159,33 @@ async def test_the_written_entry_starts_a_server_that_answers(
         found = structured(await client.call_tool(
             "search_book", {"question": "how far can a lighthouse beam reach?"}))
     assert found["results"][0]["book"] == "The Lighthouse Keeper's Handbook"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_allow_options_go_into_the_entry_and_start_the_upkeep_tools(
+        home: Path, shelf: Path, anyio_backend: str) -> None:
+    inbox = home / "inbox"
+    inbox.mkdir()
+    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf),
+               "--allow-sync", "--allow-add", "../inbox", "--allow-remove")
+    assert proc.returncode == 0, proc.stderr
+    entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["grimoire-beholder"]
+    assert_points_at(entry, shelf)
+    args = entry["args"]
+    assert {"--allow-sync", "--allow-remove"} <= set(args)
+    assert args[args.index("--allow-add") + 1] == str(inbox)  # absolute, as resolved here
+    params = StdioServerParameters(command=entry["command"], args=args, cwd=str(home),
+                                   env=environ(home))
+    async with Client(params) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+    assert {"search_book", "sync_library", "add_book", "remove_book"} <= names
+
+
+def test_an_allowed_folder_that_does_not_exist_is_refused_before_writing(
+        home: Path, shelf: Path) -> None:
+    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf),
+               "--allow-add", str(home / "missing"))
+    assert proc.returncode != 0 and proc.stdout == ""
+    assert proc.stderr.strip() == f"error: allowed folder {home / 'missing'} does not exist"
+    assert not (home / ".config" / "Claude").exists()

@@ -13,11 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 from .errors import GrimoireError
+
+if TYPE_CHECKING:
+    from .allowed import Upkeep
 
 app = typer.Typer(
     name="grimoire-beholder",
@@ -58,6 +61,26 @@ LibraryOpt = Annotated[Path | None, typer.Option(
     "nearest folder above with a config.toml holding [grimoire-beholder], else the per-user "
     "library).", show_default=False)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+# What serve-mcp lets an assistant change (mcp-config writes the same into a client).
+AllowSyncOpt = Annotated[bool, typer.Option(
+    "--allow-sync", envvar="GRIMOIRE_BEHOLDER_ALLOW_SYNC", help="Add the sync_library "
+    "tool: the assistant may sync the library with its files (as `sync` does; books of "
+    "deleted files are removed).")]
+AllowAddOpt = Annotated[list[Path] | None, typer.Option(
+    "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD",
+    help="Add the add_book tool for files and folders inside DIR (repeatable; in the "
+    "environment, folders separated by the path separator); any other path is refused.",
+    show_default=False)]
+AllowRemoveOpt = Annotated[bool, typer.Option(
+    "--allow-remove", envvar="GRIMOIRE_BEHOLDER_ALLOW_REMOVE",
+    help="Add the remove_book tool.")]
+
+
+def allowed_upkeep(sync: bool, add: list[Path] | None, remove: bool) -> Upkeep:
+    """The upkeep the --allow-* options ask for (allowed folders must exist)."""
+    from .allowed import AllowedFolders, Upkeep
+
+    return Upkeep(sync=sync, remove=remove, add=AllowedFolders.of(add) if add else None)
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
@@ -83,13 +106,17 @@ def reported_errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def with_library(config: Path | None, fn: Callable[[Any], T], **kwargs: Any) -> T:
+def with_library(config: Path | None, fn: Callable[[Any], T], *, create: bool = False,
+                 **kwargs: Any) -> T:
     """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),
-    run ``fn`` on it, close it; errors reported as above."""
+    run ``fn`` on it, close it; errors reported as above.
+
+    A library that does not exist is created only with ``create`` (``ingest`` asks for it):
+    every other command fails with the one line naming where it looked, creating nothing."""
     from .library import Library
 
     with reported_errors():
-        lib = Library.open(config, **kwargs)
+        lib = Library.open(config, create=create, **kwargs)
         try:
             return fn(lib)
         finally:

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli_app import ConfigOpt, JsonOpt, app, with_library
+from .cli_app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
 
 
 @app.command()
@@ -22,12 +22,14 @@ def verify(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Check a quotation: where it is (book, chapter, section, page or lines), the book's own
     words, and what differs. Exit code 1 when it is not found."""
     from .cli_render import out, print_json
 
-    data = with_library(config, lambda lib: lib.verify_quote(quote, book=book).to_dict())
+    data = with_library(config, lambda lib: lib.verify_quote(quote, book=book).to_dict(),
+                        library=library, read_only=True)
     if json_out:
         print_json(data)
     else:
@@ -64,12 +66,14 @@ def page(
         "--output", "-o", help="PNG file to write (default: BOOK-pPAGE.png here).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Write a PDF page as a PNG with the cited words highlighted (the library is only read)."""
     from .cli_render import err, print_json
 
     image = with_library(config, lambda lib: lib.page_image(book, page_, highlight,
-                                                             printed=printed))
+                                                             printed=printed),
+                         library=library, read_only=True)
     target = output or Path(f"{image.slug}-p{image.page}.png")
     target.write_bytes(image.png)
     if image.note:
@@ -89,13 +93,15 @@ def health(
     = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Per book: how much of it retrieval finds from its own text, and what looks wrong
     (pages without text, empty sections, contents pages, garbled text). The summary is kept
     for the MCP book_status."""
     from .cli_render import out, print_json
 
-    reports = with_library(config, lambda lib: [r.to_dict() for r in lib.health(book)])
+    reports = with_library(config, lambda lib: [r.to_dict() for r in lib.health(book)],
+                           library=library)
     if json_out:
         print_json(reports)
         return

@@ -13,7 +13,19 @@ from typing import Annotated, Any
 
 import typer
 
-from .cli_app import ConfigOpt, JsonOpt, LibraryOpt, app, fail, reported_errors, with_library
+from .cli_app import (
+    AllowAddOpt,
+    AllowRemoveOpt,
+    AllowSyncOpt,
+    ConfigOpt,
+    JsonOpt,
+    LibraryOpt,
+    allowed_upkeep,
+    app,
+    fail,
+    reported_errors,
+    with_library,
+)
 from .errors import GrimoireError
 from .text import plural
 
@@ -49,7 +61,8 @@ def ingest(
                 return lib.ingest_folder(path, include=tuple(include or ()),
                                          exclude=tuple(exclude or ()), progress=progress)
 
-        _finish_sync(with_library(config, run_folder, library=library).to_dict(), json_out)
+        _finish_sync(with_library(config, run_folder, library=library, create=True).to_dict(),
+                     json_out)
         return
     if include or exclude:
         fail("--include and --exclude apply to a folder, not a single file")
@@ -58,7 +71,7 @@ def ingest(
         with RichProgress(quiet=quiet) as progress:
             return lib.ingest(path, name=name, force=force, progress=progress)
 
-    report = with_library(config, run, library=library)
+    report = with_library(config, run, library=library, create=True)
     if json_out:
         print_json(report.to_dict())
         return
@@ -142,7 +155,7 @@ def sync_(
                 err.print("watching for changes (Ctrl-C to stop)", markup=False)
             lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
 
-        with_library(config, run_watch, library=library, create=False)
+        with_library(config, run_watch, library=library)
         return
 
     def run(lib: Any) -> Any:
@@ -151,7 +164,7 @@ def sync_(
         with RichProgress(quiet=quiet) as progress:
             return lib.sync(folders or None, progress=progress)
 
-    data = with_library(config, run, library=library, create=False).to_dict()
+    data = with_library(config, run, library=library).to_dict()
     if dry_run and not json_out:
         from .views import FileOutcome
 
@@ -199,7 +212,7 @@ def delete(
                           abort=True, err=True)
         return lib.delete(found.id)
 
-    removed = with_library(config, run, library=library, create=False)
+    removed = with_library(config, run, library=library)
     print(f"deleted {removed.slug}")
 
 
@@ -256,8 +269,7 @@ def reindex_fts(
     library: LibraryOpt = None,
 ) -> None:
     """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
-    count = with_library(config, lambda lib: lib.reindex_fts(book), library=library,
-                         create=False)
+    count = with_library(config, lambda lib: lib.reindex_fts(book), library=library)
     print(f"reindexed {plural(count, 'chunk')}")
 
 
@@ -348,18 +360,9 @@ def _indent(text: str) -> str:
 
 @app.command("serve-mcp")
 def serve_mcp(
-    allow_sync: Annotated[bool, typer.Option(
-        "--allow-sync", envvar="GRIMOIRE_BEHOLDER_ALLOW_SYNC", help="Add the sync_library "
-        "tool: the assistant may sync the library with its files (as `sync` does; books of "
-        "deleted files are removed).")] = False,
-    allow_add: Annotated[list[Path] | None, typer.Option(
-        "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD",
-        help="Add the add_book tool for files and folders inside DIR (repeatable; in the "
-        "environment, folders separated by the path separator); any other path is refused.",
-        show_default=False)] = None,
-    allow_remove: Annotated[bool, typer.Option(
-        "--allow-remove", envvar="GRIMOIRE_BEHOLDER_ALLOW_REMOVE",
-        help="Add the remove_book tool.")] = False,
+    allow_sync: AllowSyncOpt = False,
+    allow_add: AllowAddOpt = None,
+    allow_remove: AllowRemoveOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
@@ -369,11 +372,8 @@ def serve_mcp(
     stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
     file or library database fails here, before the protocol starts, with a non-zero exit.
     """
-    from .allowed import AllowedFolders
     from .mcp_server import serve
-    from .mcp_upkeep import Upkeep
 
     with reported_errors():
-        upkeep = Upkeep(sync=allow_sync, remove=allow_remove,
-                        add=AllowedFolders.of(allow_add) if allow_add else None)
+        upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
         serve(config, upkeep if upkeep.any else None, library)

@@ -11,7 +11,17 @@ from typing import Annotated
 
 import typer
 
-from .cli_app import ConfigOpt, LibraryOpt, app, fail, reported_errors
+from .cli_app import (
+    AllowAddOpt,
+    AllowRemoveOpt,
+    AllowSyncOpt,
+    ConfigOpt,
+    LibraryOpt,
+    allowed_upkeep,
+    app,
+    fail,
+    reported_errors,
+)
 
 
 @app.command("mcp-config")
@@ -24,11 +34,15 @@ def mcp_config(
         "first; other servers are untouched).")] = False,
     name: Annotated[str, typer.Option(help="The server's name in the client.")]
     = "grimoire-beholder",
+    allow_sync: AllowSyncOpt = False,
+    allow_add: AllowAddOpt = None,
+    allow_remove: AllowRemoveOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
     """Print the MCP server entry for an assistant, with absolute paths to this installation
-    and the library; --write merges it into the assistant's config file."""
+    and the library; --write merges it into the assistant's config file. The --allow-*
+    options go into the entry as they are given to serve-mcp."""
     from .cli_render import err
     from .clients import CLIENTS, client_setup, write_setup
     from .config import load_config
@@ -37,7 +51,8 @@ def mcp_config(
         fail(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}", 2)
     with reported_errors():
         cfg = load_config(config, library=library)
-        setup = client_setup(client, cfg, name)
+        setup = client_setup(client, cfg, name,
+                             allowed_upkeep(allow_sync, allow_add, allow_remove))
         if not cfg.database_path.exists():
             err.print(f"note: there is no library at {cfg.database_path} yet; fill it with "
                       "`grimoire-beholder ingest FILE` first", markup=False)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .allowed import Upkeep
 from .config import Config
 from .errors import ConfigError
 from .locate import BY_CONFIG_ENV, BY_CONFIG_FLAG
@@ -91,13 +92,17 @@ def client_config_path(client: str) -> Path:
     raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
 
 
-def client_setup(client: str, config: Config, name: str = SERVER_NAME) -> ClientSetup:
-    """The server entry for ``client`` serving the library ``config`` describes."""
+def client_setup(client: str, config: Config, name: str = SERVER_NAME,
+                 upkeep: Upkeep | None = None) -> ClientSetup:
+    """The server entry for ``client`` serving the library ``config`` describes, with the
+    upkeep tools ``upkeep`` allows (none by default: a read-only server)."""
     if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
         raise ConfigError(f"server name {name!r} may hold only letters, digits, '-' and '_'")
     path = client_config_path(client)
     command, *prefix = executable()
-    entry: dict[str, Any] = {"command": command, "args": [*prefix, *server_args(config)]}
+    upkeep_args = upkeep.serve_args() if upkeep is not None else []
+    entry: dict[str, Any] = {"command": command,
+                             "args": [*prefix, *server_args(config), *upkeep_args]}
     if client == "claude-code":
         entry = {"type": "stdio", **entry}
     return ClientSetup(client, name, entry, path)

@@ -9,28 +9,20 @@ text; like every tool it calls the Library under the server's lock and never tou
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Protocol, TypeVar, cast
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from .library import Library
 from .mcp_render import tool_result
+from .mcp_shared import served
 from .text import clip
 
-T = TypeVar("T")
 MAX_ENTRIES = 20  # entries per response (a prefix like "data" can match hundreds)
 MAX_LOCATORS = 12  # pages per entry
 MAX_SECTIONS = 4  # sections per page span
 FIELD_MAX = 200  # a term, title or breadcrumb as printed
-
-
-class _Runs(Protocol):
-    """What the server's lifespan shares with every tool (``mcp_server.ServerState``)."""
-
-    def run(self, fn: Callable[[Library], T]) -> T: ...
 
 
 class IndexSection(BaseModel):
@@ -110,8 +102,7 @@ def lookup_index(
     get_section. Use it for names of functions, people, places or concepts when search_book
     returns passages that only mention them; an empty result means no index names the term
     (search_book may still find it)."""
-    state = cast(_Runs, ctx.request_context.lifespan_context)  # set by mcp_server
-    found = state.run(lambda lib: [e.to_dict() for e in lib.lookup(term, book_id)])
+    found = served(ctx).run(lambda lib: [e.to_dict() for e in lib.lookup(term, book_id)])
     note = (f"Only the first {MAX_ENTRIES} of {len(found)} entries are listed; a longer "
             "term narrows it." if len(found) > MAX_ENTRIES else
             None if found else "No printed index names this term; try search_book.")

@@ -1,8 +1,8 @@
 """The readable text of each MCP tool result, beside its structured content.
 
 As ``cli_render.py`` is for the CLI: layout only. The shapes arrive already bounded
-(``mcp_server.py``) and every citation and location as the core wrote it (``citation.py``);
-nothing here rebuilds one from page or line numbers.
+(``mcp_shared.py``) and every citation and location as the core wrote it
+(``citation.py``); nothing here rebuilds one from page or line numbers.
 """
 
 from __future__ import annotations

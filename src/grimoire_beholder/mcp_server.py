@@ -14,55 +14,48 @@ Why it looks the way it does:
   whose message says what exists.
 * Strict arguments: an unknown argument is an error, not silently dropped, and nothing is
   coerced (``true`` is not book 1), so a call either means what it says or is refused.
-* Thin: the tools are plain functions that take the Library from the lifespan context,
-  shape and bound its results, and never touch SQL, the store or a citation's wording.
+* Thin: the tools (the search and status ones here, the reading ones in ``mcp_reading.py``,
+  the opt-in write ones in ``mcp_upkeep.py``) are plain functions that take the Library
+  from the lifespan context (``mcp_shared.py``), shape and bound its results, and never
+  touch SQL, the store or a citation's wording.
 """
 
 from __future__ import annotations
 
-import base64
 import inspect
 import logging
 import os
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, cast
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ImageContent, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import mcp_lookup, mcp_render
+from .allowed import Upkeep
 from .errors import GrimoireError
 from .library import Library
 from .mcp_models import (
     BookEntry,
     BookList,
-    BookOutline,
     BookStatus,
     LibraryStatus,
-    OutlineChapterEntry,
-    OutlineSectionEntry,
-    PageImageInfo,
-    QuoteCheckResult,
     SearchHitEntry,
     SearchResult,
-    SectionPart,
 )
-from .mcp_render import tool_result
-from .mcp_upkeep import Upkeep
+from .mcp_reading import get_book_outline, get_page_image, get_section, verify_quote
+from .mcp_shared import READ_ONLY, ServerState, bounded_result, served
 from .mcp_upkeep import enabled_tools as upkeep_tools
 from .text import clip
-from .views import Outline, OutlineChapter, book_dict
+from .views import book_dict
 
 log = logging.getLogger("grimoire_beholder.mcp")
-T = TypeVar("T")
 
 SERVER_NAME = "grimoire-beholder"
 MAX_TOP_K = 20  # more hits than this would blow the response budget without helping a model
@@ -70,51 +63,6 @@ SEARCH_TEXT_BUDGET = 24_000  # all excerpts of one search together
 HIT_TEXT_MAX = 2_000  # one excerpt, when few hits share the budget
 HIT_CONTEXT_MAX = 400
 MAX_BOOKS = 150  # list_books / book_status entries per response
-OUTLINE_MAX_SECTIONS = 200  # sections listed per get_book_outline response
-FIELD_MAX = 300  # any other string (titles, names, the echoed question): a 1 MB heading
-# or question must not make a 1 MB response
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
-
-BookId = Annotated[int | str, Field(
-    description="The book: its numeric id (e.g. 3) or its slug string (e.g. \"art-of-war\"), "
-                "as returned by list_books or search_book. A number is always an id.")]
-
-
-# ------------------------------------------------------------------------ bounding results
-def _chapter_entry(ch: OutlineChapter, with_sections: bool) -> OutlineChapterEntry:
-    return OutlineChapterEntry(
-        chapter_index=ch.chapter_index, title=ch.title, page_start=ch.page_start,
-        location=ch.citation.location, section_count=len(ch.sections),
-        sections=[OutlineSectionEntry(
-            section_index=s.section_index, title=s.title, page_start=s.page_start,
-            line_start=s.line_start, location=s.citation.location,
-            approx_tokens=s.approx_tokens, role=s.role)
-            for s in ch.sections[:OUTLINE_MAX_SECTIONS]]
-        if with_sections else None)
-
-
-def _bounded_outline(outline: Outline, chapter_index: int | None) -> BookOutline:
-    """Whole chapters while ``OUTLINE_MAX_SECTIONS`` lasts; one asked-for chapter, capped."""
-    chapters = outline.chapters
-    if chapter_index is not None:
-        if not 0 <= chapter_index < len(chapters):
-            raise ToolError(f"book '{outline.slug}' has chapters "
-                            f"0–{len(chapters) - 1}, not {chapter_index}")
-        chapters = [chapters[chapter_index]]
-    budget, entries = OUTLINE_MAX_SECTIONS, []
-    for ch in chapters:
-        fits = len(ch.sections) <= budget or chapter_index is not None
-        budget = budget - len(ch.sections) if fits else 0
-        entries.append(_chapter_entry(ch, fits))
-    omitted = [c.chapter_index for c in entries if c.sections is None]
-    note = (f"Sections of chapters {omitted[0]}–{omitted[-1]} are left out to keep this "
-            "short; call get_book_outline with chapter_index for them." if omitted else
-            f"Only the first {OUTLINE_MAX_SECTIONS} sections are listed; get_section "
-            f"accepts 0–{len(chapters[0].sections) - 1}." if budget < 0 else None)
-    return BookOutline(book_id=outline.book_id, slug=outline.slug, name=outline.name,
-                       chapters=entries, note=note)
 
 
 def _hit_entries(hits: list[dict[str, Any]]) -> list[SearchHitEntry]:
@@ -126,48 +74,7 @@ def _hit_entries(hits: list[dict[str, Any]]) -> list[SearchHitEntry]:
     }) for h in hits]
 
 
-M = TypeVar("M", bound=BaseModel)
-# Fields bounded where they are made (None), or with a budget of their own.
-_FIELD_LIMITS: dict[str, int | None] = {"text": None, "context": None, "note": None,
-                                        "summary": mcp_render.SUMMARY_CHARS}
-
-
-def _clip_fields(value: Any, key: str = "") -> Any:
-    """Every string in a dumped result clipped to its limit (FIELD_MAX unless listed)."""
-    if isinstance(value, str):
-        limit = _FIELD_LIMITS.get(key, FIELD_MAX)
-        return value if limit is None else clip(value, limit)
-    if isinstance(value, list):
-        return [_clip_fields(v, key) for v in value]
-    if isinstance(value, dict):
-        return {k: _clip_fields(v, k) for k, v in value.items()}
-    return value
-
-
-def _result(render: Callable[[M], str], model: M) -> CallToolResult:
-    """The tool result (text and structure) of ``model`` with every string field bounded."""
-    bounded = type(model).model_validate(_clip_fields(model.model_dump(mode="json")))
-    return tool_result(render(bounded), bounded)
-
-
 # ------------------------------------------------------------------------ server state
-@dataclass
-class ServerState:
-    """What the lifespan opens once and every tool call shares."""
-
-    library: Library
-    upkeep: Upkeep | None = None  # the write tools the user allowed (mcp_upkeep.py)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def run(self, fn: Callable[[Library], T]) -> T:
-        """Call the Library under the lock, turning its user-facing errors into ToolErrors."""
-        with self.lock:
-            try:
-                return fn(self.library)
-            except GrimoireError as exc:
-                raise ToolError(str(exc)) from exc
-
-
 def _warm(state: ServerState) -> None:
     """Load the embedding model and vector matrix now, so the first question is fast.
 
@@ -186,12 +93,6 @@ def open_library(config_path: str | os.PathLike[str] | None = None,
     return Library.open(config_path, library=library, read_only=True)
 
 
-def _state(ctx: Context) -> ServerState:
-    state = ctx.request_context.lifespan_context
-    assert isinstance(state, ServerState)
-    return state
-
-
 # ------------------------------------------------------------------------ the tools
 def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
     """List every book in the library: id, slug, name, author, source type (pdf, epub,
@@ -200,28 +101,13 @@ def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
 
     Use it to find a book_id (the numeric id or the slug both work) for get_book_outline,
     get_section, or to restrict search_book to one book or group."""
-    books = _state(ctx).run(lambda lib: lib.list_books())
+    books = served(ctx).run(lambda lib: lib.list_books())
     entries = [BookEntry.model_validate(book_dict(b)) for b in books]
     note = ("The library is empty: books are added with `grimoire-beholder ingest FILE`."
             if not entries else f"Only the first {MAX_BOOKS} of {len(entries)} books are "
             "listed; search_book searches all of them." if len(entries) > MAX_BOOKS else None)
     result = BookList(count=len(entries), books=entries[:MAX_BOOKS], note=note)
-    return _result(mcp_render.books_text, result)
-
-
-def get_book_outline(ctx: Context, book_id: BookId, chapter_index: Annotated[
-        int | None, Field(description="Only this chapter (0-based). Leave out for the "
-                                      "whole book.")] = None,
-) -> Annotated[CallToolResult, BookOutline]:
-    """The map of one book: chapters and their sections with 0-based chapter_index and
-    section_index, titles, location (pages, EPUB positions or file lines) and approximate
-    size in tokens. No text.
-
-    Use it to browse a book, then read a section with get_section(book_id, chapter_index,
-    section_index). Very long outlines list sections for the first chapters only; pass
-    chapter_index to get the sections of one chapter."""
-    result = _state(ctx).run(lambda lib: _bounded_outline(lib.outline(book_id), chapter_index))
-    return _result(mcp_render.outline_text, result)
+    return bounded_result(mcp_render.books_text, result)
 
 
 def search_book(
@@ -256,7 +142,7 @@ def search_book(
     if not question or not question.strip():
         raise ToolError("question is empty: pass what to look for, e.g. "
                         "search_book(question=\"how do I compost kitchen scraps\")")
-    state = _state(ctx)
+    state = served(ctx)
     limit = state.library.config.top_k if top_k is None else top_k
     clamped = min(max(limit, 1), MAX_TOP_K)
     found = state.run(lambda lib: lib.search(
@@ -273,31 +159,7 @@ def search_book(
     result = SearchResult(query=found.query, mode=found.mode, top_k=clamped, results=entries,
                           confidence=found.confidence, low_confidence=found.low_confidence,
                           note=" ".join(notes) or None)
-    return _result(mcp_render.search_text, result)
-
-
-def get_section(
-    ctx: Context, book_id: BookId,
-    chapter_index: Annotated[int, Field(description="0-based, from search_book or the "
-                                                    "outline.")],
-    section_index: Annotated[int, Field(description="0-based within the chapter.")],
-    part: Annotated[int | None, Field(
-        description="Which part of a long section (1-based; default 1).")] = None,
-) -> Annotated[CallToolResult, SectionPart]:
-    """The full text of one section (and its summary, if any), with its citation.
-
-    Take book_id, chapter_index and section_index from a search_book hit or from
-    get_book_outline. Sections longer than ~20,000 characters come in parts: the result
-    says total_parts; call again with part=2, 3, … to read the rest."""
-    number = 1 if part is None else part
-    sec, text, total = _state(ctx).run(
-        lambda lib: lib.section_part(book_id, chapter_index, section_index, number))
-    note = (f"Part {number} of {total}: call get_section(book_id={sec.book_id}, "
-            f"chapter_index={chapter_index}, section_index={section_index}, "
-            f"part={number + 1}) for the next part." if number < total else None)
-    result = SectionPart.model_validate({
-        **sec.to_dict(), "part": number, "total_parts": total, "text": text, "note": note})
-    return _result(mcp_render.section_text, result)
+    return bounded_result(mcp_render.search_text, result)
 
 
 def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
@@ -306,7 +168,7 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     chunks are embedded; 'complete' is false while an ingest is unfinished. Also names
     the embedding model and retrieval mode in use, and each book's last health check
     (how much of it retrieval finds, pages without text, parse problems)."""
-    state = _state(ctx)
+    state = served(ctx)
     info = state.run(lambda lib: {**lib.status(), "savings": lib.savings()})
     books = [BookStatus.model_validate(b) for b in info["books"]]
     note = (f"Only the first {MAX_BOOKS} of {len(books)} books are shown."
@@ -314,44 +176,7 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     result = LibraryStatus.model_validate({
         **info, "retrieval_mode": state.library.config.retrieval_mode,
         "books": books[:MAX_BOOKS], "note": note})
-    return _result(mcp_render.status_text, result)
-
-
-def verify_quote(
-    ctx: Context,
-    quote: Annotated[str, Field(description="The quotation to check, as you have it.")],
-    book_id: Annotated[int | str | None, Field(
-        description="Only this book: numeric id or slug. Leave out to check all.")] = None,
-) -> Annotated[CallToolResult, QuoteCheckResult]:
-    """Check a quotation before using it: is it really in the library, where exactly
-    (citation, chapter_index/section_index for get_section, character offsets), and what
-    do the book's own words say? Re-typed quotations are found — line breaks, hyphenation,
-    curly or straight quotes and dashes, ligatures, case and an ellipsis for left-out words
-    do not matter; other differences are listed. When it is not there the result says so
-    plainly and gives the closest passage: do not present such a quotation as the book's."""
-    checked = _state(ctx).run(lambda lib: lib.verify_quote(quote, book=book_id))
-    result = QuoteCheckResult.model_validate(checked.to_dict())
-    return _result(mcp_render.quote_text, result)
-
-
-def get_page_image(
-    ctx: Context, book_id: BookId,
-    page: Annotated[int | str, Field(
-        description="Physical page number, 1-based (page_start of a search_book hit or of a "
-                    "verify_quote passage), or a printed page label such as 'xii'.")],
-    highlight: Annotated[str | None, Field(
-        description="Text to highlight on the page: a hit's text or a quotation.")] = None,
-) -> Annotated[CallToolResult, PageImageInfo]:
-    """The page of a PDF book as a PNG image, with the cited passage highlighted, so the
-    person sees exactly what is cited. PDF books only: EPUB, Markdown and text books have no
-    page images (read them with get_section). The image is sized for a chat window."""
-    image = _state(ctx).run(lambda lib: lib.page_image(book_id, page, highlight))
-    info = PageImageInfo.model_validate(image.to_dict())
-    return CallToolResult(
-        content=[TextContent(type="text", text=mcp_render.page_text(info)),
-                 ImageContent(type="image", data=base64.b64encode(image.png).decode("ascii"),
-                              mime_type="image/png")],
-        structured_content=info.model_dump(mode="json"))
+    return bounded_result(mcp_render.status_text, result)
 
 
 TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
