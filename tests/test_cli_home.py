@@ -21,6 +21,7 @@ SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-h
 READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",), ("check",),
            ("eval", "questions.jsonl"), ("outline", "some-book"), ("show", "some-book", "0", "0"),
            ("verify", "the lamp was lit"), ("page", "some-book", "1"), ("health",),
+           ("lookup", "lamp"),
            ("serve-mcp",), ("serve-mcp", "--allow-sync")]
 WRITERS = [("sync",), ("delete", "some-book", "--yes"), ("reindex-fts",)]  # not ingest
 FAKE_LIBRARY = '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n' \

@@ -137,13 +137,15 @@ def lookup(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
+    library: LibraryOpt = None,
 ) -> None:
     """Look a term up in the books' printed back-of-book indexes: each entry's pages (the
     file's page and the printed one) and the sections there. Exit code 1 when no index
     names it."""
     from .cli_render import err, out, print_json
 
-    entries = with_library(config, lambda lib: [e.to_dict() for e in lib.lookup(term, book)])
+    entries = with_library(config, lambda lib: [e.to_dict() for e in lib.lookup(term, book)],
+                           library=library, read_only=True)
     if json_out:
         print_json(entries)
     elif not entries:
