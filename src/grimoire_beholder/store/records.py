@@ -21,29 +21,32 @@ class SectionPlace:
     section: str  # the breadcrumb
 
 
+@dataclass(kw_only=True)
+class SourceSpan:
+    """Where text lies in its file: physical pages (PDF, EPUB locations) or lines (Markdown,
+    text); None where the format has no such unit."""
+
+    page_start: int | None = None
+    page_end: int | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+
 @dataclass
-class NewChunk:
+class NewChunk(SourceSpan):
     text: str
     char_start: int
     char_end: int
     approx_tokens: int
     content_hash: str
-    page_start: int | None = None
-    page_end: int | None = None
-    line_start: int | None = None
-    line_end: int | None = None
 
 
 @dataclass
-class NewSection:
+class NewSection(SourceSpan):
     title: str
     breadcrumb: str
     text: str
     approx_tokens: int
-    page_start: int | None = None
-    page_end: int | None = None
-    line_start: int | None = None
-    line_end: int | None = None
     chunks: list[NewChunk] = field(default_factory=list)
     role: str = "body"  # structure.roles.ROLES
     hints: frozenset[str] = frozenset()  # markup the role was judged by (epub:type …)
@@ -71,8 +74,10 @@ class NewChapter:
     sections: list[NewSection] = field(default_factory=list)
 
 
-@dataclass
-class NewBook:
+@dataclass(kw_only=True)
+class BookSource:
+    """A book's name and the file it came from, as ingested: what a sync compares."""
+
     slug: str
     name: str
     author: str | None
@@ -84,28 +89,21 @@ class NewBook:
     page_count: int | None = None
     line_count: int | None = None
     page_labels: dict[int, str] = field(default_factory=dict)
-    chapters: list[NewChapter] = field(default_factory=list)
     source_root: str | None = None  # the folder given to `ingest DIR`, else None
     source_group: str = ""  # top-level folder under source_root ("" directly in it)
+
+
+@dataclass(kw_only=True)
+class NewBook(BookSource):
+    chapters: list[NewChapter] = field(default_factory=list)
     index_entries: list[NewIndexEntry] = field(default_factory=list)
 
 
-@dataclass
-class BookRow:
+@dataclass(kw_only=True)
+class BookRow(BookSource):
     """A book as listed: identity, provenance and counts."""
 
     id: int
-    slug: str
-    name: str
-    author: str | None
-    source_type: str
-    source_path: str
-    source_hash: str
-    source_size: int
-    source_mtime: float
-    page_count: int | None
-    line_count: int | None
-    page_labels: dict[int, str]
     added_at: str
     updated_at: str
     chapters: int = 0
@@ -113,8 +111,6 @@ class BookRow:
     chunks: int = 0
     status: dict[str, int] = field(default_factory=dict)
     approx_tokens: int = 0
-    source_root: str | None = None
-    source_group: str = ""
     roles: dict[str, int] = field(default_factory=dict)  # sections per role
 
 
