@@ -192,8 +192,9 @@ def _rewrite(folder: Path, parts: list[tuple[seg.Segment, np.ndarray]]
 
 def _collect_garbage(folder: Path, current: dict[str, Any],
                      previous: dict[str, Any] | None) -> None:
-    """Delete files named by neither the new manifest nor the one before it (a reader may
-    still be opening that one)."""
+    """Delete segments and dead lists named by neither the new manifest nor the one before
+    it (a reader may still be opening that one). Only names this index writes are ever
+    deleted: the folder may be a link to a place holding the user's own files."""
     keep: set[str] = set()
     for manifest in (current, previous or {}):
         for entry in manifest.get("segments", []):
@@ -201,9 +202,11 @@ def _collect_garbage(folder: Path, current: dict[str, Any],
             if entry.get("dead"):
                 keep.add(f"{entry['name']}/{entry['dead']}")
     for path in folder.iterdir():
-        if path.is_dir() and path.name not in keep:
+        if not (seg.SEGMENT_NAME.fullmatch(path.name) and path.is_dir()):
+            continue
+        if path.name not in keep:
             shutil.rmtree(path, ignore_errors=True)
-        elif path.is_dir():
-            for dead in path.glob("dead-*.npy"):
-                if f"{path.name}/{dead.name}" not in keep:
-                    dead.unlink(missing_ok=True)
+            continue
+        for dead in path.iterdir():
+            if seg.DEAD_NAME.fullmatch(dead.name) and f"{path.name}/{dead.name}" not in keep:
+                dead.unlink(missing_ok=True)

@@ -25,6 +25,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,9 @@ FORMAT = 1
 MANIFEST = "manifest.json"
 _ARRAYS = ("chunk_ids", "book_ids", "vectors", "codes", "lengths", "term_hash", "offsets",
            "rows", "tf")
+# The only names this index writes: anything else in the folder is not its to delete.
+SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
+DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
 
 
 def folder_for(db_path: Path) -> Path:

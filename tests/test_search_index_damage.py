@@ -1,0 +1,103 @@
+"""A hostile user and the persisted search index: damage, strangers' files, `check`.
+
+The index in ``book.db.search/`` is a cache of the database. Whatever is done to it —
+files emptied or garbled, a manifest edited by hand, the folder pointed at someone else's
+files — every command must still answer exactly what the database says, writing commands
+must rebuild it, nothing the index did not write may be deleted, and ``check`` must say
+when its bytes are damaged. Libraries are real files written by the CLI (fake models); the
+index threshold is lowered to 0 so a small library gets an index.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import write_markdown_book
+from grimoire_beholder.cli import app
+from grimoire_beholder.search import index_writer
+from grimoire_beholder.search import segments as seg
+from grimoire_beholder.search.index import SearchIndex
+from grimoire_beholder.store import db
+from mcp_helpers import write_config
+
+TOPICS = ("lantern keeper fog", "harbour tide rope", "beacon storm gull")
+QUERIES = ("lantern fog", "tide and the rope", "storm")
+
+
+@pytest.fixture(autouse=True)
+def _index_small_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
+
+
+def _cli(config: Path, *args: str) -> Any:
+    return CliRunner().invoke(app, [*args, "--config", str(config)])
+
+
+@pytest.fixture
+def library(tmp_path: Path) -> Path:
+    """Three books ingested by the CLI, with their search index; returns the config."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    config = write_config(lib)
+    for n, topic in enumerate(TOPICS):
+        book = write_markdown_book(lib / f"book{n}.md", f"Book {n}", {
+            f"Part {c}": {f"Piece {s}": " ".join(
+                f"{topic} {c}.{s}.{i} and the sea of words." for i in range(12))
+                for s in range(4)} for c in range(3)})
+        assert _cli(config, "ingest", str(book), "--quiet").exit_code == 0
+    assert seg.read_manifest(seg.folder_for(lib / "book.db")) is not None
+    return config
+
+
+def _answers(config: Path) -> list[list[tuple[str, str, float]]]:
+    out = []
+    for query in QUERIES:
+        for mode in ("keyword", "vector", "hybrid"):
+            result = _cli(config, "query", query, "--json", "--mode", mode, "-k", "8")
+            assert result.exit_code == 0, result.output
+            out.append([(h["slug"], h["text"], round(h["score"], 6))
+                        for h in json.loads(result.stdout)["results"]])
+    return out
+
+
+def _exact_answers(config: Path, tmp_path: Path) -> list[list[tuple[str, str, float]]]:
+    """What the exact arms answer: the same database copied where no index is."""
+    exact = tmp_path / "exact"
+    exact.mkdir(exist_ok=True)
+    with sqlite3.connect(config.parent / "book.db") as src, \
+            sqlite3.connect(exact / "book.db") as dst:
+        src.backup(dst)
+    return _answers(write_config(exact))
+
+
+def _index_used(config: Path) -> bool:
+    path = config.parent / "book.db"
+    conn = db.connect(path, read_only=True)
+    try:
+        return SearchIndex(path).refresh(conn) == "persisted"
+    finally:
+        conn.close()
+
+
+def test_cleaning_the_index_folder_never_deletes_what_it_did_not_write(
+        library: Path, tmp_path: Path) -> None:
+    folder = seg.folder_for(library.parent / "book.db")
+    shutil.rmtree(folder)
+    mine = tmp_path / "fast-disk"  # the user keeps the index on another disk, beside
+    (mine / "photos").mkdir(parents=True)  # things of their own
+    (mine / "photos" / "cat.jpg").write_bytes(b"precious")
+    (mine / "notes.txt").write_text("mine")
+    folder.symlink_to(mine, target_is_directory=True)
+    for command in (("delete", "book-1", "--yes"), ("reindex-fts",)):  # build, then rebuild
+        assert _cli(library, *command).exit_code == 0
+        assert _index_used(library)
+    assert (mine / "photos" / "cat.jpg").read_bytes() == b"precious"
+    assert (mine / "notes.txt").read_text() == "mine"
+
