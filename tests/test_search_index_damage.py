@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -84,6 +86,47 @@ def _index_used(config: Path) -> bool:
         return SearchIndex(path).refresh(conn) == "persisted"
     finally:
         conn.close()
+
+
+def _first_segment(config: Path) -> Path:
+    folder = seg.folder_for(config.parent / "book.db")
+    manifest = seg.read_manifest(folder)
+    assert manifest is not None
+    return folder / manifest["segments"][0]["name"]
+
+
+def _edit_manifest(change: Callable[[dict[str, Any]], object]) -> Callable[[Path], None]:
+    def damage(config: Path) -> None:
+        path = seg.folder_for(config.parent / "book.db") / seg.MANIFEST
+        manifest = json.loads(path.read_text())
+        change(manifest)
+        path.write_text(json.dumps(manifest))
+    return damage
+
+
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    # e.g. an interrupted copy or a sync service's placeholder
+    "empty vectors file": lambda c: (_first_segment(c) / "vectors.npy").write_bytes(b""),
+    "postings file of another shape": lambda c: np.save(_first_segment(c) / "rows.npy",
+                                                        np.zeros((3, 3), np.float32)),
+    "manifest without its log position": _edit_manifest(lambda m: m.pop("seq")),
+    "manifest whose segments are not a list": _edit_manifest(
+        lambda m: m.__setitem__("segments", None)),
+    "manifest naming a number as dead file": _edit_manifest(
+        lambda m: m["segments"][0].__setitem__("dead", 7)),
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
+def test_a_damaged_index_never_breaks_a_command_and_is_rebuilt(
+        library: Path, tmp_path: Path, damage: Callable[[Path], None]) -> None:
+    damage(library)
+    assert not _index_used(library)
+    assert _answers(library) == _exact_answers(library, tmp_path)
+    result = _cli(library, "delete", "book-1", "--yes")  # a writing command rebuilds it
+    assert result.exit_code == 0 and "search index" not in result.output, result.output
+    assert _index_used(library)
+    assert _answers(library) == _exact_answers(library, tmp_path)
 
 
 def test_cleaning_the_index_folder_never_deletes_what_it_did_not_write(

@@ -102,7 +102,9 @@ class PersistedIndex:
             parts = [(seg.load_segment(folder, s["name"]),
                       seg.load_dead(folder, s["name"], s.get("dead")))
                      for s in manifest["segments"]]
-        except (OSError, ValueError, KeyError):
+        except ValueError:  # a file missing, empty, cut short or of another shape
+            return None
+        if any(p[0].arrays["vectors"].shape[1] != manifest["embedding"][1] for p in parts):
             return None
         return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts],
                    index_source.Tokenizer(conn, WORD_WEIGHTS))

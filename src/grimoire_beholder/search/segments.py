@@ -35,8 +35,11 @@ import numpy as np
 
 FORMAT = 1
 MANIFEST = "manifest.json"
-_ARRAYS = ("chunk_ids", "book_ids", "vectors", "codes", "lengths", "term_hash", "offsets",
-           "rows", "tf")
+# Every array of a segment: its dtype and number of dimensions.
+_ARRAYS: dict[str, tuple[type, int]] = {
+    "chunk_ids": (np.int64, 1), "book_ids": (np.int64, 1), "vectors": (np.float32, 2),
+    "codes": (np.int8, 2), "lengths": (np.int32, 1), "term_hash": (np.uint64, 1),
+    "offsets": (np.int64, 1), "rows": (np.int32, 1), "tf": (np.float32, 1)}
 # The only names this index writes: anything else in the folder is not its to delete.
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
@@ -185,22 +188,40 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
     name = f"seg-{uuid.uuid4().hex[:12]}"
     path = folder / name
     path.mkdir(parents=True)
-    chunk_ids = arrays["chunk_ids"]
     for key, array in arrays.items():
         _save(path / f"{key}.npy", array)
-    _write_json(path / "segment.json", {"scale": scale, "size": len(chunk_ids)})
+    _write_json(path / "segment.json", {"scale": scale, "size": len(arrays["chunk_ids"])})
     _fsync_dir(path)
     return name
 
 
 def load_segment(folder: Path, name: str) -> Segment:
+    """Open a segment, memory-mapped. Anything but a segment as written here — a file
+    missing, empty, cut short or of another type or shape — is a ValueError (the index is
+    then not used); its bytes are not read."""
     path = folder / name
-    meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
-    arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
-    if any(len(arrays[k]) != meta["size"] for k in ("chunk_ids", "book_ids", "vectors",
-                                                    "codes", "lengths")):
+    try:
+        meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
+        arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
+        segment = Segment(name, float(meta["scale"]), arrays)
+        size = int(meta["size"])
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"segment {name} cannot be read ({exc})") from exc
+    if not _well_formed(arrays, size):
         raise ValueError(f"segment {name} is inconsistent")
-    return Segment(name, float(meta["scale"]), arrays)
+    return segment
+
+
+def _well_formed(arrays: dict[str, np.ndarray], size: int) -> bool:
+    """Every array of the dtype and shape written, of lengths that agree."""
+    if not all(arrays[k].dtype == np.dtype(t) and arrays[k].ndim == n
+               and arrays[k].flags.c_contiguous for k, (t, n) in _ARRAYS.items()):
+        return False
+    per_chunk = ("chunk_ids", "book_ids", "vectors", "codes", "lengths")
+    return (all(len(arrays[k]) == size for k in per_chunk)
+            and arrays["vectors"].shape[1] == arrays["codes"].shape[1]
+            and len(arrays["offsets"]) == len(arrays["term_hash"]) + 1
+            and len(arrays["rows"]) == len(arrays["tf"]))
 
 
 def _save(path: Path, array: np.ndarray) -> None:
@@ -226,12 +247,29 @@ def _fsync_dir(path: Path) -> None:
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
-    """The manifest, or None if missing or unreadable (a reader then ignores the index)."""
+    """The manifest, or None if missing, unreadable or not of the shape written here (a
+    reader then ignores the index; a writer rebuilds it)."""
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    segments, seq = data.get("segments"), data.get("seq")
+    if not (isinstance(seq, int) and seq >= 0 and isinstance(segments, list)
+            and all(map(_entry_ok, segments))):
+        return None
+    return data
+
+
+def _entry_ok(entry: object) -> bool:
+    """A manifest entry as written here: a segment's name and its dead list's (or None)."""
+    if not isinstance(entry, dict):
+        return False
+    name, dead = entry.get("name"), entry.get("dead")
+    return (isinstance(name, str) and SEGMENT_NAME.fullmatch(name) is not None
+            and (dead is None or (isinstance(dead, str)
+                                  and DEAD_NAME.fullmatch(dead) is not None)))
 
 
 def manifest_id(folder: Path) -> tuple[int, int, int] | None:
@@ -259,6 +297,13 @@ def dead_file(folder: Path, segment: str, ids: np.ndarray) -> str:
 
 
 def load_dead(folder: Path, segment: str, name: str | None) -> np.ndarray:
+    """A segment's dead chunk ids (ValueError when the file is not such a list)."""
     if not name:
         return np.zeros(0, dtype=np.int64)
-    return np.load(folder / segment / name, mmap_mode="r")
+    try:
+        dead = np.load(folder / segment / name, mmap_mode="r")
+    except (OSError, EOFError, ValueError) as exc:
+        raise ValueError(f"{segment}/{name} cannot be read ({exc})") from exc
+    if dead.dtype != np.dtype(np.int64) or dead.ndim != 1:
+        raise ValueError(f"{segment}/{name} is not a list of chunk ids")
+    return dead
