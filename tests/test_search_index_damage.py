@@ -144,3 +144,22 @@ def test_cleaning_the_index_folder_never_deletes_what_it_did_not_write(
     assert (mine / "photos" / "cat.jpg").read_bytes() == b"precious"
     assert (mine / "notes.txt").read_text() == "mine"
 
+
+def test_check_finds_damaged_index_bytes_that_opening_cannot(library: Path) -> None:
+    result = _cli(library, "check")
+    assert result.exit_code == 0 and "search index: in use" in result.output, result.output
+    victim = _first_segment(library) / "vectors.npy"
+    data = victim.read_bytes()
+    victim.write_bytes(data[:128] + bytes(len(data) - 128))  # same size, vectors zeroed
+    result = _cli(library, "check", "--json")
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1 and "vectors.npy" in problems[0], problems
+    assert "book.db.search" in problems[0] and "delete" in problems[0]
+    shutil.rmtree(seg.folder_for(library.parent / "book.db"))  # as the problem says
+    result = _cli(library, "check")
+    assert result.exit_code == 0 and "search index: missing" in result.output, result.output
+    assert _cli(library, "sync").exit_code == 0  # any writing command rebuilds it
+    result = _cli(library, "check")
+    assert result.exit_code == 0 and "search index: in use" in result.output, result.output
+

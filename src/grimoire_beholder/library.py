@@ -194,10 +194,16 @@ class Library:
         return chunk_store.integrity(self.conn)
 
     def check(self) -> LibraryCheck:
-        """SQLite's integrity check plus the consistency rules (store/check.py)."""
+        """SQLite's integrity check plus the consistency rules (store/check.py), and the
+        search index's bytes against their checksums (search/index_check.py)."""
+        from .search.index_check import inspect
         from .store.check import check
 
-        return check(self.conn, str(self.config.database_path), writable=not self.read_only)
+        result = check(self.conn, str(self.config.database_path), writable=not self.read_only)
+        if result.ok:  # a damaged database says nothing reliable about its index
+            result.search_index, problems = inspect(self.conn, self.config.database_path)
+            result.problems += problems
+        return result
 
     # -- search --------------------------------------------------------------------------
     def search(self, query: str, top_k: int | None = None, book: str | int | None = None,

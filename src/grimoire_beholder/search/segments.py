@@ -9,7 +9,9 @@ chunks and never changes once written:
   to stream through the approximate scan;
 * ``lengths`` (tokens per chunk) and the postings of every term: ``term_hash`` (sorted,
   64-bit BLAKE2b of the term), ``offsets`` into ``rows`` (the chunk's row in the segment)
-  and ``tf`` (the BM25 column-weighted term frequency).
+  and ``tf`` (the BM25 column-weighted term frequency);
+* ``segment.json``: the scale, the row count and each array's CRC-32 (``check`` compares
+  them with the bytes; opening only checks dtypes and shapes).
 
 Files are read with ``mmap``, so opening a million-chunk index costs milliseconds and only
 the pages a search touches become resident. The manifest names the live segments, the
@@ -27,13 +29,14 @@ import json
 import os
 import re
 import uuid
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2  # 2: segment.json holds each array's CRC-32
 MANIFEST = "manifest.json"
 # Every array of a segment: its dtype and number of dimensions.
 _ARRAYS: dict[str, tuple[type, int]] = {
@@ -75,6 +78,14 @@ class Segment:
     name: str
     scale: float
     arrays: dict[str, np.ndarray]
+    checksums: dict[str, int] | None = None  # CRC-32 of each array, as written
+
+    def damaged(self) -> list[str]:
+        """Files whose bytes are not the ones written. Reads every byte of the segment:
+        for ``check``, not for opening (a million-chunk index holds gigabytes)."""
+        sums = self.checksums or {}
+        return [f"{self.name}/{key}.npy" for key, array in self.arrays.items()
+                if zlib.crc32(array.data) != sums.get(key)]
 
     @functools.cached_property
     def books_order(self) -> np.ndarray:
@@ -188,9 +199,9 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
     name = f"seg-{uuid.uuid4().hex[:12]}"
     path = folder / name
     path.mkdir(parents=True)
-    for key, array in arrays.items():
-        _save(path / f"{key}.npy", array)
-    _write_json(path / "segment.json", {"scale": scale, "size": len(arrays["chunk_ids"])})
+    checksums = {key: _save(path / f"{key}.npy", array) for key, array in arrays.items()}
+    _write_json(path / "segment.json", {"scale": scale, "size": len(arrays["chunk_ids"]),
+                                        "crc32": checksums})
     _fsync_dir(path)
     return name
 
@@ -198,12 +209,13 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
 def load_segment(folder: Path, name: str) -> Segment:
     """Open a segment, memory-mapped. Anything but a segment as written here — a file
     missing, empty, cut short or of another type or shape — is a ValueError (the index is
-    then not used); its bytes are not read."""
+    then not used); its bytes are not read (see :meth:`Segment.damaged`)."""
     path = folder / name
     try:
         meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
         arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
-        segment = Segment(name, float(meta["scale"]), arrays)
+        segment = Segment(name, float(meta["scale"]), arrays,
+                          {key: int(meta["crc32"][key]) for key in _ARRAYS})
         size = int(meta["size"])
     except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"segment {name} cannot be read ({exc})") from exc
@@ -224,11 +236,14 @@ def _well_formed(arrays: dict[str, np.ndarray], size: int) -> bool:
             and len(arrays["rows"]) == len(arrays["tf"]))
 
 
-def _save(path: Path, array: np.ndarray) -> None:
+def _save(path: Path, array: np.ndarray) -> int:
+    """Write one array, fsynced; returns the CRC-32 of its data."""
+    data = np.ascontiguousarray(array)
     with open(path, "wb") as handle:
-        np.save(handle, np.ascontiguousarray(array), allow_pickle=False)
+        np.save(handle, data, allow_pickle=False)
         handle.flush()
         os.fsync(handle.fileno())
+    return zlib.crc32(data.data)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -57,6 +57,7 @@ class LibraryCheck:
     database: str
     problems: list[str] = field(default_factory=list)
     figures: dict[str, int] = field(default_factory=dict)
+    search_index: str = "not checked"  # the persisted search index (search/index_check.py)
 
     @property
     def ok(self) -> bool:
@@ -64,7 +65,7 @@ class LibraryCheck:
 
     def to_dict(self) -> dict[str, object]:
         return {"database": self.database, "ok": self.ok, "problems": self.problems,
-                "figures": self.figures}
+                "figures": self.figures, "search_index": self.search_index}
 
 
 def check(conn: sqlite3.Connection, database: str, *, writable: bool) -> LibraryCheck:
