@@ -26,7 +26,7 @@ from grimoire_beholder.cli import app
 from grimoire_beholder.search import index_writer
 from grimoire_beholder.search import segments as seg
 from grimoire_beholder.search.index import SearchIndex
-from grimoire_beholder.store import db
+from grimoire_beholder.store import db, fts
 from mcp_helpers import write_config
 
 TOPICS = ("lantern keeper fog", "harbour tide rope", "beacon storm gull")
@@ -163,3 +163,21 @@ def test_check_finds_damaged_index_bytes_that_opening_cannot(library: Path) -> N
     result = _cli(library, "check")
     assert result.exit_code == 0 and "search index: in use" in result.output, result.output
 
+
+def test_a_change_to_most_of_the_library_is_rebuilt_not_read_into_memory(
+        library: Path, tmp_path: Path) -> None:
+    """A whole-library rewrite (``reindex-fts``) must not be re-read chunk by chunk into a
+    reader's in-memory delta, nor by the writer before it rebuilds anyway: at 1M chunks that
+    re-read costs minutes. Until the writer publishes the rebuilt index, readers answer
+    with the exact arms."""
+    path = library.parent / "book.db"
+    conn = db.connect(path)
+    reader = SearchIndex(path)
+    assert reader.refresh(conn) == "persisted"
+    with db.transaction(conn):
+        fts.rebuild(conn)
+    assert reader.refresh(conn) != "persisted"
+    assert _answers(library) == _exact_answers(library, tmp_path)
+    assert index_writer.update(conn, path) == "built"
+    assert reader.refresh(conn) == "persisted"
+    conn.close()

@@ -1,7 +1,8 @@
 """Keeping the persisted search index current: run by writing commands, after they commit.
 
 ``update`` looks at the index beside the database. Missing, foreign, stale beyond the log,
-or inconsistent with the library → it is rebuilt from the database (``built``); otherwise
+changed in most of its chunks, or inconsistent with the library → it is rebuilt from the
+database (``built``); otherwise
 the chunks changed since it was written are folded in as one new segment, and the chunk ids
 they replace are marked dead in the older segments (``updated``). Small segments are merged
 as they accumulate (the newer two whenever the older holds at most 4× the newer, up to
@@ -73,8 +74,7 @@ def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> st
                 return "busy"
             previous = seg.read_manifest(folder)
             index = PersistedIndex.open(folder, conn)
-            if (index is None or not index.catch_up(conn, sig)
-                    or len(index.touched) > sig.count // 2):
+            if index is None or not index.catch_up(conn, sig):
                 manifest, result = _build(conn, folder, sig), "built"
             elif not index.touched:
                 return "fresh"

@@ -138,6 +138,11 @@ class PersistedIndex:
             return False
         if position > self.seen_seq:
             new = set(index_source.changed_since(conn, self.seen_seq))
+            if len(self.touched | new) > sig.count // 2:
+                # Most of the library changed (e.g. ``reindex-fts``): re-reading it chunk by
+                # chunk into the delta would take minutes at a million chunks, and the
+                # writer rebuilds such an index from scratch anyway.
+                return False
             self.touched |= new
             self.seen_seq = position
             self.alive = [self._alive(i) for i in range(len(self.segments))]
