@@ -39,7 +39,9 @@ def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
         **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("GRIMOIRE_BEHOLDER_")}
     environ.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
-                   XDG_CONFIG_HOME=str(home / ".config"), COLUMNS="200", **env)
+                   XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
+                   COLUMNS="200", **env)
+    environ.pop("ORT_DISABLE_TELEMETRY", None)  # as a user has it: unset
     return subprocess.run([*cli_command(), *args], cwd=cwd or home / "work", env=environ,
                           input=stdin, capture_output=True, text=True, timeout=180, check=False)
 
@@ -100,6 +102,8 @@ def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywh
     assert status["database"] == str(user_db(home))
     assert status["chosen_by"].startswith("user default")
     assert not list(elsewhere.iterdir())
+    # The embedded model's runtime leaves no telemetry (~/.cache/Microsoft/.../deviceid).
+    assert {p.relative_to(home).parts[0] for p in tree(home)} == {"work", ".local"}
 
 
 def test_library_option_and_environment_choose_the_library_and_status_says_why(

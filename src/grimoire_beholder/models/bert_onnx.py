@@ -234,6 +234,10 @@ def load_session(model_dir: Path, threads: int | None = None) -> Any:
 def cpu_session(model: bytes | str, threads: int | None = None) -> Any:
     """An onnxruntime CPU session for a serialised graph or a ``.onnx`` path, set up the way
     every model here runs: all graph optimisations, one inter-op thread, quiet logs."""
+    # onnxruntime's telemetry otherwise writes a device id and an event store under
+    # ~/.cache/Microsoft on import (Linux wheels too): an offline reader must leave no trace
+    # in HOME. The variable is read when the library loads, so it is set before the import.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     import onnxruntime as ort
 
     options = ort.SessionOptions()
