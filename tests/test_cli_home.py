@@ -126,6 +126,17 @@ def test_library_option_and_environment_choose_the_library_and_status_says_why(
     assert [b["slug"] for b in by_folder] == ["the-lighthouse-keepers-handbook"]
 
 
+@pytest.mark.parametrize("args", [("ingest", str(SAMPLE), "--library", ""), ("list", "--library", " "),
+                                  ("status", "--config", "")], ids=["ingest", "list", "status"])
+def test_an_empty_library_or_config_option_is_refused_not_taken_as_the_working_folder(
+        home: Path, args: tuple[str, ...]) -> None:
+    """``--library "$LIB"`` with LIB unset must not make the working folder a library."""
+    before = tree(home)
+    proc = run(home, *args)
+    assert proc.returncode == 2 and "is empty; name a path" in proc.stderr
+    assert tree(home) == before
+
+
 def test_a_new_library_folder_is_created_marked(home: Path) -> None:
     shelf = home / "new-shelf"
     proc = run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))

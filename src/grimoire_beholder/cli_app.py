@@ -52,14 +52,22 @@ def _root(version: Annotated[bool, typer.Option(
     """Options that apply before any command."""
 
 
+def _named_path(text: str) -> Path:
+    """A path option's value, refusing a blank one: ``Path("")`` is the working folder, so
+    ``--library "$LIB"`` with LIB unset would otherwise make it a library."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; name a path or leave the option out")
+    return Path(text)
+
+
 T = TypeVar("T")
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG, else the "
-    "library's own; see --library).", show_default=False)]
+    "library's own; see --library).", show_default=False, parser=_named_path)]
 LibraryOpt = Annotated[Path | None, typer.Option(
     "--library", help="Library folder (default: $GRIMOIRE_BEHOLDER_LIBRARY, else the "
     "nearest folder above with a config.toml holding [grimoire-beholder], else the per-user "
-    "library).", show_default=False)]
+    "library).", show_default=False, parser=_named_path)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 # What serve-mcp lets an assistant change (mcp-config writes the same into a client).
 AllowSyncOpt = Annotated[bool, typer.Option(
