@@ -111,11 +111,12 @@ def test_codex_keeps_comments_and_other_tables_and_replaces_a_stale_entry(
                     'command = "/opt/other"  # keep this comment\nargs = []\n\n'
                     '[mcp_servers.grimoire-beholder]\ncommand = "uv"\nargs = ["run"]\n'
                     '[mcp_servers.grimoire-beholder.env]\nX = "1"\n\n'
-                    '[profiles.fast]\nmodel = "o4-mini"\n')
+                    '# the quick profile\n[profiles.fast]\nmodel = "o4-mini"\n')
     proc = run(home, "mcp-config", "codex", "--write", "--library", str(shelf))
     assert proc.returncode == 0 and "replaced" in proc.stdout, proc.stderr
     text = path.read_text()
     assert text.startswith("# my settings\n") and "# keep this comment" in text
+    assert "\n# the quick profile\n[profiles.fast]\n" in text
     data = tomllib.loads(text)
     assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "o4-mini"}}
     assert data["mcp_servers"]["other"] == {"command": "/opt/other", "args": []}
@@ -124,6 +125,53 @@ def test_codex_keeps_comments_and_other_tables_and_replaces_a_stale_entry(
     assert_points_at(entry, shelf)
     assert run(home, "mcp-config", "codex", "--write", "--library",
                str(shelf)).stdout.endswith("nothing changed\n")
+
+
+def test_a_symlinked_client_file_is_written_through_the_link(home: Path, shelf: Path) -> None:
+    """Dotfiles kept in a repository and linked into place stay linked."""
+    kept = home / "dotfiles" / "claude.json"
+    kept.parent.mkdir()
+    kept.write_text(json.dumps({"mcpServers": {"other": OTHER}}))
+    link = home / ".claude.json"
+    link.symlink_to(kept)
+    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and link.resolve() == kept
+    servers = json.loads(kept.read_text())["mcpServers"]
+    assert servers["other"] == OTHER
+    assert_points_at(servers["grimoire-beholder"], shelf)
+
+
+@pytest.mark.parametrize("text", ["", "\n"], ids=["empty", "blank line"])
+def test_an_empty_client_file_takes_the_entry(home: Path, shelf: Path, text: str) -> None:
+    path = home / ".config" / "Claude" / "claude_desktop_config.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(text)  # as `touch` leaves it
+    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert_points_at(json.loads(path.read_text())["mcpServers"]["grimoire-beholder"], shelf)
+
+
+def test_writes_within_one_second_keep_every_backup(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Re-pointing the entry twice in a row keeps the backup of the user's original file."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder import clients
+    from grimoire_beholder.cli import app
+
+    for key, value in environ(home).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(clients.time, "strftime", lambda _format: "20260101-120000")
+    path = home / ".claude.json"
+    original = json.dumps({"numStartups": 3})
+    path.write_text(original)
+    for name in ("first", "second", "third"):
+        result = CliRunner().invoke(app, ["mcp-config", "claude-code", "--write",
+                                          "--library", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    saved = backups(path)
+    assert len(saved) == 3 and saved[0].read_text() == original
 
 
 def test_without_write_it_prints_the_entry_and_writes_nothing(home: Path, shelf: Path) -> None:

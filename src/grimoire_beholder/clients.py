@@ -109,8 +109,11 @@ def client_setup(client: str, config: Config, name: str = SERVER_NAME,
 
 
 def write_setup(setup: ClientSetup) -> tuple[str, Path | None]:
-    """Merge the entry into the client's file: ``("added"|"replaced"|"unchanged", backup)``."""
-    path = setup.path
+    """Merge the entry into the client's file: ``("added"|"replaced"|"unchanged", backup)``.
+
+    A symlinked file (dotfiles kept in a repository) is written through the link, which stays.
+    """
+    path = setup.path.resolve()
     old_text = _read(path)
     merge = _merge_toml if setup.client == "codex" else _merge_json
     new_text, action = merge(old_text, setup, path)
@@ -118,10 +121,21 @@ def write_setup(setup: ClientSetup) -> tuple[str, Path | None]:
         return action, None
     backup = None
     if old_text is not None:
-        backup = path.with_name(f"{path.name}.bak-{time.strftime('%Y%m%d-%H%M%S')}")
+        backup = _new_backup_path(setup.path)
         shutil.copy2(path, backup)
     _replace_atomically(path, new_text)
     return action, backup
+
+
+def _new_backup_path(path: Path) -> Path:
+    """A timestamped name beside ``path`` that no earlier backup holds (two writes in one
+    second must not overwrite the backup of the original file)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup, number = path.with_name(f"{path.name}.bak-{stamp}"), 1
+    while backup.exists():
+        number += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{number}")
+    return backup
 
 
 def _read(path: Path) -> str | None:
@@ -148,7 +162,8 @@ def _replace_atomically(path: Path, text: str) -> None:
 
 
 def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, str]:
-    data = _parsed(text, path, json.loads, json.JSONDecodeError) if text is not None else {}
+    data = _parsed(text, path, json.loads, json.JSONDecodeError) if text and text.strip() \
+        else {}  # an empty file (made with `touch`) is an empty config
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; left as it is")
     servers = data.setdefault("mcpServers", {})
@@ -195,20 +210,31 @@ def _merge_toml(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
 
 def _replace_toml_table(text: str, name: str, table: str, path: Path) -> str:
     """``text`` with the ``[mcp_servers.NAME]`` table (and its sub-tables) swapped for
-    ``table``; other lines are kept byte for byte."""
+    ``table``; other lines are kept byte for byte, as are the comments just above the table
+    that follows ours (they describe that one)."""
     own = re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*("?){re.escape(name)}\1\s*[\].]')
     lines = text.splitlines(keepends=True)
     starts = [i for i, line in enumerate(lines) if own.match(line)]
     if not starts:
         raise ConfigError(f"{path} defines [mcp_servers.{name}] in a form mcp-config does not "
                           "edit; remove that entry and run it again")
-    kept, inside, placed = [], False, False
+    kept: list[str] = []
+    trailing: list[str] = []  # comments and blank lines at the end of our table so far
+    inside, placed = False, False
     for line in lines:
-        if line.lstrip().startswith("["):
+        stripped = line.strip()
+        if stripped.startswith("["):
             inside = bool(own.match(line))
-            if inside and not placed:
+            if not inside:
+                kept.append("".join(trailing).lstrip("\r\n"))
+            elif not placed:
                 kept.append(table + "\n")
                 placed = True
+            trailing = []
+        elif inside:
+            is_note = not stripped or stripped.startswith("#")
+            trailing = [*trailing, line] if is_note else []
+            continue
         if not inside:
             kept.append(line)
     return "".join(kept)
