@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import tomllib
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -206,7 +207,11 @@ async def test_the_written_entry_starts_a_server_that_answers(
     async with Client(params) as client:
         found = structured(await client.call_tool(
             "search_book", {"question": "how far can a lighthouse beam reach?"}))
+        served = client.server_info
     assert found["results"][0]["book"] == "The Lighthouse Keeper's Handbook"
+    # The client's server list and logs show which release answers (it was blank).
+    assert (served.name, served.version) == ("grimoire-beholder",
+                                             version("grimoire-beholder-mcp"))
 
 
 @pytest.mark.anyio

@@ -27,6 +27,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from importlib.metadata import version
 from typing import Annotated, Any, cast
 
 import anyio
@@ -226,7 +227,8 @@ def create_server(open_lib: Callable[[], Library],
     tools = [(fn, title, READ_ONLY) for fn, title in TOOLS]
     tools += upkeep_tools(upkeep) if upkeep is not None else []
     return MCPServer(SERVER_NAME, instructions=instructions, lifespan=lifespan,
-                     log_level="WARNING", tools=[_strict_tool(*spec) for spec in tools])
+                     version=version("grimoire-beholder-mcp"), log_level="WARNING",
+                     tools=[_strict_tool(*spec) for spec in tools])
 
 
 def _strict_tool(fn: Callable[..., Any], title: str, hints: ToolAnnotations) -> Tool:
