@@ -36,13 +36,14 @@ def home(tmp_path: Path) -> Path:
 
 
 def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
-        **env: str) -> subprocess.CompletedProcess[str]:
+        executable: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("GRIMOIRE_BEHOLDER_")}
     environ.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
                    XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
                    COLUMNS="200", **env)
     environ.pop("ORT_DISABLE_TELEMETRY", None)  # as a user has it: unset
-    return subprocess.run([*cli_command(), *args], cwd=cwd or home / "work", env=environ,
+    command = [executable, *args] if executable else [*cli_command(), *args]
+    return subprocess.run(command, cwd=cwd or home / "work", env=environ,
                           input=stdin, capture_output=True, text=True, timeout=180, check=False)
 
 
@@ -67,6 +68,18 @@ def test_commands_but_ingest_without_a_library_fail_in_one_line_and_create_nothi
     assert len(lines) == 1, proc.stderr
     assert str(user_db(home)) in lines[0] and "grimoire-beholder ingest FILE" in lines[0]
     assert tree(home) == before
+
+
+def test_a_deleted_working_folder_falls_back_to_the_per_user_library(home: Path) -> None:
+    """A shell still standing in a folder removed under it (a switched branch, a cleaned
+    temporary folder) gets the usual one-line answer, not a traceback."""
+    import shlex
+
+    command = " ".join(shlex.quote(part) for part in [*cli_command(), "list"])
+    proc = run(home, "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}",
+               executable="sh")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert str(user_db(home)) in proc.stderr and len(proc.stderr.splitlines()) == 1
 
 
 @pytest.mark.parametrize("hook", ["session-start", "prompt"])

@@ -125,6 +125,15 @@ def find_library_folder(start: Path) -> Path | None:
     return None
 
 
+def _working_folder() -> Path | None:
+    """The working folder, or None when it has been deleted under the shell (nothing to walk
+    up from; the per-user library still serves)."""
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        return None
+
+
 def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
     file = Path(path).expanduser()
     flag = origin == BY_CONFIG_FLAG
@@ -161,7 +170,8 @@ def locate(config_path: str | os.PathLike[str] | None = None,
         return _config_file(os.environ[CONFIG_ENV], BY_CONFIG_ENV)
     if os.environ.get(LIBRARY_ENV):
         return _library_folder(os.environ[LIBRARY_ENV], BY_LIBRARY_ENV)
-    found = find_library_folder(Path.cwd())
+    working = _working_folder()
+    found = find_library_folder(working) if working is not None else None
     if found is not None:
         return Location(found, found.resolve().parent, BY_FOLDER)
     user_config = user_config_file()
@@ -177,8 +187,8 @@ def missing_library(config: Placed) -> StorageError:
         create += f" --library {config.base_dir}"
     elif config.origin == BY_CONFIG_FLAG and config.source:
         create += f" --config {config.source}"
-    why = {BY_USER_DEFAULT: f"the per-user library; no library folder in {Path.cwd()} or "
-                            "above",
+    working = _working_folder() or "the working folder (deleted)"
+    why = {BY_USER_DEFAULT: f"the per-user library; no library folder in {working} or above",
            BY_FOLDER: f"from {config.source}"}.get(config.origin, f"chosen by {config.origin}")
     return StorageError(f"no library database at {config.database_path} ({why}); "
                         f"create it with `{create}`")
