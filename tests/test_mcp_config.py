@@ -175,6 +175,27 @@ def test_writes_within_one_second_keep_every_backup(
     assert len(saved) == 3 and saved[0].read_text() == original
 
 
+def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``uvx --from … grimoire-beholder mcp-config`` would pin a path in uv's cache."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder import clients
+    from grimoire_beholder.cli import app
+
+    cache = tmp_path / "uv-cache"
+    command = cache / "archive-v0" / "Xy12" / "bin" / "grimoire-beholder"
+    command.parent.mkdir(parents=True)
+    for key, value in environ(home).items():
+        monkeypatch.setenv(key, value)
+    args = ["mcp-config", "codex", "--library", str(tmp_path)]
+    monkeypatch.setattr(clients, "executable", lambda: [str(command)])
+    assert "warning" not in CliRunner().invoke(app, args).stderr
+    (cache / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0 and "uv tool install" in result.stderr.split("\n")[0]
+
+
 def test_without_write_it_prints_the_entry_and_writes_nothing(home: Path, shelf: Path) -> None:
     before = set(home.rglob("*"))
     printed = run(home, "mcp-config", "codex", "--library", str(shelf))

@@ -44,7 +44,7 @@ def mcp_config(
     and the library; --write merges it into the assistant's config file. The --allow-*
     options go into the entry as they are given to serve-mcp."""
     from .cli_render import err
-    from .clients import CLIENTS, client_setup, write_setup
+    from .clients import CLIENTS, client_setup, in_a_cache, write_setup
     from .config import load_config
 
     if client not in CLIENTS:
@@ -53,6 +53,10 @@ def mcp_config(
         cfg = load_config(config, library=library)
         setup = client_setup(client, cfg, name,
                              allowed_upkeep(allow_sync, allow_add, allow_remove))
+        if in_a_cache(setup.entry["command"]):
+            err.print(f"warning: {setup.entry['command']} is in a cache (uvx runs from one) "
+                      "that `uv cache clean` deletes; install the tool with `uv tool install` "
+                      "and run mcp-config from there", markup=False)
         if not cfg.database_path.exists():
             err.print(f"note: there is no library at {cfg.database_path} yet; fill it with "
                       "`grimoire-beholder ingest FILE` first", markup=False)

@@ -52,6 +52,12 @@ def executable() -> list[str]:
     return [str(Path(sys.executable).resolve()), "-m", "grimoire_beholder"]
 
 
+def in_a_cache(command: str) -> bool:
+    """Whether ``command`` lies in a cache folder (one tagged with ``CACHEDIR.TAG``, as uv's
+    is): ``uvx`` runs the tool from there, and the next cache clean breaks an entry naming it."""
+    return any((folder / "CACHEDIR.TAG").is_file() for folder in Path(command).parents)
+
+
 def server_args(config: Config) -> list[str]:
     """``serve-mcp`` pinned to this library: its config file when one was named, else its
     folder (which also finds the per-user library's config)."""
