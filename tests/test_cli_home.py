@@ -139,8 +139,9 @@ def test_library_option_and_environment_choose_the_library_and_status_says_why(
     assert [b["slug"] for b in by_folder] == ["the-lighthouse-keepers-handbook"]
 
 
-@pytest.mark.parametrize("args", [("ingest", str(SAMPLE), "--library", ""), ("list", "--library", " "),
-                                  ("status", "--config", "")], ids=["ingest", "list", "status"])
+@pytest.mark.parametrize("args", [("ingest", str(SAMPLE), "--library", ""),
+                                  ("list", "--library", " "), ("status", "--config", "")],
+                         ids=["ingest", "list", "status"])
 def test_an_empty_library_or_config_option_is_refused_not_taken_as_the_working_folder(
         home: Path, args: tuple[str, ...]) -> None:
     """``--library "$LIB"`` with LIB unset must not make the working folder a library."""
