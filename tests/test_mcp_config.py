@@ -186,6 +186,7 @@ def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
     cache = tmp_path / "uv-cache"
     command = cache / "archive-v0" / "Xy12" / "bin" / "grimoire-beholder"
     command.parent.mkdir(parents=True)
+    (command.parents[1] / "CACHEDIR.TAG").write_text("")  # uv tags every environment
     for key, value in environ(home).items():
         monkeypatch.setenv(key, value)
     args = ["mcp-config", "codex", "--library", str(tmp_path)]

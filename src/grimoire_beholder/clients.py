@@ -53,9 +53,11 @@ def executable() -> list[str]:
 
 
 def in_a_cache(command: str) -> bool:
-    """Whether ``command`` lies in a cache folder (one tagged with ``CACHEDIR.TAG``, as uv's
-    is): ``uvx`` runs the tool from there, and the next cache clean breaks an entry naming it."""
-    return any((folder / "CACHEDIR.TAG").is_file() for folder in Path(command).parents)
+    """Whether the environment of ``command`` (``ENV/bin/grimoire-beholder``) lies in a cache
+    folder (one tagged with ``CACHEDIR.TAG``, as uv's is): ``uvx`` runs the tool from there,
+    and the next cache clean breaks an entry naming it. (uv also tags every environment
+    itself, so the search starts above it.)"""
+    return any((folder / "CACHEDIR.TAG").is_file() for folder in Path(command).parents[2:])
 
 
 def server_args(config: Config) -> list[str]:
