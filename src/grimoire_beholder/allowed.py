@@ -57,6 +57,8 @@ class AllowedFolders:
         A relative path is taken inside the allowed folders (the first where it exists).
         InputFileError, naming the allowed folders, for anything else.
         """
+        if not str(given).strip():  # Path("") is ".": never a whole folder by accident
+            raise self._refusal(given, "no path given")
         path = Path(given).expanduser()
         tries = [path] if path.is_absolute() else [folder / path for folder in self.folders]
         real = None
@@ -66,7 +68,7 @@ class AllowedFolders:
                 break
             except FileNotFoundError:
                 continue
-            except (OSError, RuntimeError) as exc:
+            except (OSError, RuntimeError, ValueError) as exc:  # ValueError: a NUL byte
                 raise self._refusal(given, f"cannot be resolved ({exc})") from None
         if real is None:
             raise self._refusal(given, "no such file or folder")
@@ -79,7 +81,8 @@ class AllowedFolders:
         return real
 
     def _refusal(self, given: str | os.PathLike[str], reason: str) -> InputFileError:
-        return InputFileError(f"{given}: {reason}; books can be added only from inside: {self}")
+        where = f"{given}: " if str(given).strip() else ""
+        return InputFileError(f"{where}{reason}; books can be added only from inside: {self}")
 
 
 @dataclass(frozen=True)

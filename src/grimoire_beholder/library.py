@@ -376,18 +376,20 @@ class Library:
                                  progress=progress or NullProgress())
 
     def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
-             dry_run: bool = False, progress: Progress | None = None) -> SyncReport:
+             dry_run: bool = False, confined: bool = False,
+             progress: Progress | None = None) -> SyncReport:
         """Bring books in line with their files: changed files re-embed only changed chunks,
         deleted files are removed, moves re-pointed, new files under synced folders added.
 
         ``folders`` narrows it to synced folders, folders or files inside them, or books'
-        files; a path the library knows nothing about is an InputFileError."""
+        files; a path the library knows nothing about is an InputFileError. ``confined``:
+        no new file is added through a link leading out of its synced folder (MCP)."""
         from .ingest.sync import sync
 
         dirs = [Path(f) for f in folders] if folders else None
         with self._then_update_index(enabled=not dry_run):
             return sync(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
-                        progress=progress or NullProgress())
+                        confined=confined, progress=progress or NullProgress())
 
     def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,

@@ -176,11 +176,12 @@ def sync_library(
     """Bring the library in line with its files on disk, as `grimoire-beholder sync`
     does: changed files are re-read and only their changed chunks re-embedded, files
     deleted from disk have their books REMOVED, moved files are followed, new files under
-    an already ingested folder are added. Only what is already in the library is looked
-    at; it never adds a folder. Returns added · changed · removed · moved · unchanged
-    counts and the chunks re-embedded. Use dry_run=true first to see what would change."""
+    an already ingested folder are added (not through a link leading out of the folder).
+    Only what is already in the library is looked at; it never adds a folder. Returns
+    added · changed · removed · moved · unchanged counts and the chunks re-embedded.
+    Use dry_run=true first to see what would change."""
     with _library(ctx, read_only=dry_run) as lib:
-        report = lib.sync([path] if path else None, dry_run=dry_run,
+        report = lib.sync([path] if path else None, dry_run=dry_run, confined=True,
                           progress=ToolProgress(ctx))
     return _report(report)
 

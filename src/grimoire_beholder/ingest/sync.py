@@ -79,13 +79,18 @@ class Syncer:
     # -- planning (read-only) -------------------------------------------------------------
     def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
              report: SyncReport, *, remove_missing: bool = True,
-             within: list[str] | None = None) -> list[_Step]:
+             within: list[str] | None = None, confined: bool = False) -> list[_Step]:
         """The steps that bring the books under ``dirs`` (all, if None) in line with disk.
 
         ``within``: files found under the roots whose real path (links followed) lies
         outside these folders are skipped with a warning (``add_book`` over MCP).
+        ``confined``: likewise for a file outside the root it was found under, unless it is
+        a book already (``sync_library`` over MCP: the assistant never follows a link out
+        of a synced folder to a file the library does not hold, e.g. one ``add_book``
+        skipped).
         """
         skip = library_files(self.deps.config.database_path)
+        known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
         found: dict[str, tuple[FolderFile, str]] = {}
         gone_roots: set[str] = set()
         for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
@@ -100,6 +105,11 @@ class Syncer:
                 if within is not None and not _under(str(f.path), within):
                     report.warnings.append(f"{f.relative}: leads outside the allowed folders "
                                            f"(to {f.path}), skipped")
+                elif (confined and str(f.path) not in known
+                      and not _under(str(f.path), [folder.path])):
+                    report.warnings.append(f"{f.relative}: leads outside its synced folder "
+                                           f"(to {f.path}), skipped; `grimoire-beholder "
+                                           "sync` in a terminal adds it")
                 elif dirs is None or _under(str(f.path), dirs):
                     found[str(f.path)] = (f, folder.path)
         steps: list[_Step] = []
@@ -365,7 +375,7 @@ def _scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
         path = Path(given).expanduser()
         try:
             real = str(path.resolve())
-        except (OSError, RuntimeError) as exc:  # RuntimeError: a link loop on 3.11
+        except (OSError, RuntimeError, ValueError) as exc:  # a link loop on 3.11; a NUL
             raise InputFileError(f"{path}: cannot be resolved ({exc})") from None
         if not (_under(real, roots) or any(_under(p, [real]) for p in [*roots, *books])):
             if not path.exists():
@@ -401,8 +411,9 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
 
 
 def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = False,
-         progress: Progress) -> SyncReport:
-    """Sync every ingested file (or those under ``dirs``) with the disk; see module doc."""
+         confined: bool = False, progress: Progress) -> SyncReport:
+    """Sync every ingested file (or those under ``dirs``) with the disk; see module doc.
+    ``confined``: see ``Syncer.plan``."""
     started = time.perf_counter()
     scope = _scope(deps, dirs) if dirs else None
     roots = folders.list_roots(deps.conn)
@@ -412,9 +423,10 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
     report = SyncReport(dry_run=dry_run)
     syncer = Syncer(deps, progress)
     if dry_run:
-        syncer.preview(syncer.plan(scope, roots, report), report, scope)
+        syncer.preview(syncer.plan(scope, roots, report, confined=confined), report, scope)
     else:
         with writer_lock(deps.config.database_path):
-            syncer.apply(syncer.plan(scope, roots, report), report, scope)
+            syncer.apply(syncer.plan(scope, roots, report, confined=confined), report,
+                         scope)
     report.seconds = time.perf_counter() - started
     return report

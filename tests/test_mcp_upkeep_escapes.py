@@ -1,0 +1,61 @@
+"""Hostile paths against the opt-in upkeep tools: nothing outside the allowed folders gets in,
+not even later through ``sync_library``, and odd paths are clear tool errors.
+
+A real MCP client session (in memory) against a library with ``add_book`` and
+``sync_library`` allowed; after every refusal the database is exactly as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from db_state import snapshot
+from grimoire_beholder.allowed import AllowedFolders
+from grimoire_beholder.mcp_upkeep import Upkeep
+from mcp_helpers import connect, structured, text
+from test_mcp_upkeep import allowed_setup, call  # noqa: F401  (allowed_setup: a fixture)
+
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
+
+
+async def test_sync_never_adds_what_add_book_skipped_as_outside(
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    config, allowed, _secret = allowed_setup
+    upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))
+    async with connect(config, upkeep=upkeep) as client:
+        added = structured(await call(client, "add_book", path="shelf"))
+        dry = structured(await call(client, "sync_library", dry_run=True))
+        synced = structured(await call(client, "sync_library"))
+        leak = structured(await call(client, "search_book", question="vault code heliotrope"))
+        books = {b["slug"] for b in structured(await call(client, "list_books"))["books"]}
+    assert added["counts"]["added"] == 1  # knots.md; shelf/sneaky.md leads out: skipped
+    for report in (dry, synced):
+        assert report["counts"]["added"] == 0, report
+        assert any("sneaky.md" in w and "outside" in w for w in report["warnings"]), report
+    assert "secret" not in books
+    assert all(h["slug"] != "secret" for h in leak["results"])
+
+
+async def test_odd_paths_are_one_clear_tool_error(
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    config, allowed, _secret = allowed_setup
+    db = tmp_path / "book.db"
+    upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))
+    async with connect(config, upkeep=upkeep) as client:
+        before = snapshot(db)
+        results = {
+            ("add_book", "NUL"): await call(client, "add_book", path="kites\x00.md"),
+            ("add_book", "empty"): await call(client, "add_book", path=""),
+            ("add_book", "blank"): await call(client, "add_book", path="  "),
+            ("sync_library", "NUL"): await call(client, "sync_library", path="wiki\x00/x"),
+        }
+        assert snapshot(db) == before
+    for (tool, what), result in results.items():
+        assert result.is_error, (tool, what)
+        assert text(result).strip() != f"Error executing tool {tool}", (tool, what)  # a crash
+        if what == "NUL":
+            assert "cannot be resolved (embedded null byte)" in text(result)
+    assert str(allowed.resolve()) in text(results["add_book", "empty"])
+    assert "no path given" in text(results["add_book", "empty"])
