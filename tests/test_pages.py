@@ -130,6 +130,26 @@ def test_cli_page_writes_a_png(lib: Library, tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "no page images for this format" in bad.output
 
 
+def test_cli_page_never_writes_over_what_is_not_a_png(lib: Library, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    db, pdf = lib.config.database_path, tmp_path / "keeper.pdf"
+    lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = db_files(db), pdf.read_bytes()
+    for target, says in ((db, "not a PNG"), (pdf, "not a PNG"), (tmp_path, "is a folder"),
+                         (tmp_path / "missing" / "p.png", "cannot write")):
+        result = CliRunner().invoke(app, ["page", "keeper", "2", "-o", str(target),
+                                          "--config", config])
+        assert result.exit_code == 1, (target, result.output)
+        assert result.stderr.startswith("error: ") and says in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
+    assert (db_files(db), pdf.read_bytes()) == before
+    png = tmp_path / "page.png"
+    for _ in range(2):  # a PNG it wrote before is simply replaced
+        again = CliRunner().invoke(app, ["page", "keeper", "2", "-o", str(png),
+                                         "--config", config])
+        assert again.exit_code == 0, again.output
+
+
 @pytest.mark.skipif(not (BENCH / "books").is_dir(), reason="../shared/bench is not here")
 def test_a_bench_pdf_page_highlights_the_cited_words(tmp_path: Path) -> None:
     pdf = BENCH / "books" / "R-intro.pdf"

@@ -75,7 +75,7 @@ def page(
                                                              printed=printed),
                          library=library, read_only=True)
     target = output or Path(f"{image.slug}-p{image.page}.png")
-    target.write_bytes(image.png)
+    _write_png(target, image.png)
     if image.note:
         err.print(f"note: {image.note}", markup=False)
     if json_out:
@@ -85,6 +85,26 @@ def page(
     marked = f", {len(image.boxes)} highlighted line(s)" if image.boxes else ""
     print(f"wrote {target}: page {image.page}{label} of {image.page_count}, "
           f"{image.width}×{image.height} px{marked}")
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _write_png(target: Path, png: bytes) -> None:
+    """Write the image, but never over a file that is not a PNG: ``-o book.db`` or ``-o``
+    the book's own PDF would otherwise destroy the library or the book."""
+    from .cli_app import fail
+
+    try:
+        if target.is_dir():
+            fail(f"{target} is a folder; give the PNG file to write, e.g. {target / 'page.png'}")
+        if target.exists():
+            with target.open("rb") as existing:
+                if existing.read(len(_PNG_SIGNATURE)) != _PNG_SIGNATURE:
+                    fail(f"{target} exists and is not a PNG image; not overwriting it")
+        target.write_bytes(png)
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
 
 
 @app.command()
