@@ -14,6 +14,7 @@ import pytest
 from conftest import BENCH, fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
+from grimoire_beholder.textmatch import fold
 
 BOOKS = BENCH / "books"
 pytestmark = pytest.mark.skipif(not BOOKS.is_dir(), reason="../shared/bench is not here")
@@ -126,3 +127,36 @@ def test_invented_and_wrong_book_quotations_are_not_found(
     assert result.verdict == "not_found"
     if book is not None:  # it is in the library, just not in that book
         assert result.note is not None and "but it is in" in result.note
+
+
+# Short quotations whose every distinctive word was broken at a line end when re-typed: the
+# keyword index knows only the whole words, so the halves alone find nothing.
+HYPHENATED = [
+    ("All war-\nfare is based on de-\nception.", WAR),
+    ("To Sher-\nlock Holmes she is al-\nways the wo-\nman.", HOLMES),
+]
+
+
+@pytest.mark.parametrize(("quote", "book"), HYPHENATED)
+def test_short_quotations_hyphenated_at_line_ends_are_found(
+        bench: Library, quote: str, book: str) -> None:
+    result = bench.verify_quote(quote)
+    assert result.verdict == "exact", result.to_dict()
+    assert result.passage is not None and result.passage.slug == book
+
+
+@pytest.mark.parametrize("quote", ["a", "eneraliz", "arfare is based on deceptio",
+                                   "herlock Holme"])
+def test_exact_means_the_book_has_these_words(bench: Library, quote: str) -> None:
+    result = bench.verify_quote(quote)
+    if result.verdict == "exact":  # the same letters, not a longer word around them
+        assert result.passage is not None
+        assert fold(result.passage.text) == fold(quote), result.to_dict()
+
+
+def test_a_clipped_word_is_a_close_match_that_says_so(bench: Library) -> None:
+    clipped = bench.verify_quote("arfare is based on deceptio", book=WAR)
+    assert clipped.verdict == "close", clipped.to_dict()
+    assert clipped.passage is not None
+    assert clipped.passage.text == "warfare is based on deception"
+    assert clipped.differences

@@ -18,10 +18,11 @@ so in ``note``.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import unicodedata
 from collections.abc import Collection
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,14 @@ def _best(conn: sqlite3.Connection, windows: list[_Window], pieces: list[str]) -
             continue
         spans = [_word_edges(text, *sk.original_span(s, e), piece)
                  for (s, e), piece in zip(found.spans, pieces, strict=True)]
+        # Letters the widening to whole words added ("a" inside "Generalized") are letters
+        # the quotation does not have: they count against it like any other difference.
+        widened = sum(len(fold(text[s:e])) for s, e in spans)
+        if widened > sum(e - s for s, e in found.spans):
+            found = replace(found, similarity=2 * found.agree / (
+                sum(map(len, folded)) + widened))
+            if best is not None and found.similarity <= best.alignment.similarity:
+                continue
         best = _Best(window, found, text, spans)
         if found.similarity >= 1.0:
             break
@@ -243,10 +252,16 @@ def _differences(best: _Best, pieces: list[str]) -> list[str]:
     return diffs.describe()
 
 
+_LINE_HYPHEN = re.compile(r"(\w)[-\u00ad\u2010\u2011]\s+(\w)")
+
+
 def _search_text(quote: str) -> str:
-    """The quotation as typed plus its NFKC form, for the keyword query (OR-ed words)."""
+    """The quotation as typed plus its NFKC form and its words joined across line-end
+    hyphens ("war-" at a line end and "fare" also as "warfare"), for the keyword query
+    (OR-ed words; the longest are kept, so the joined ones win over their halves)."""
     folded = unicodedata.normalize("NFKC", quote)
-    return quote if folded == quote else f"{quote} {folded}"
+    joined = _LINE_HYPHEN.sub(r"\1\2", folded)
+    return " ".join(dict.fromkeys((quote, folded, joined)))
 
 
 def check(conn: sqlite3.Connection, quote: str, book_ids: Collection[int] | None = None
