@@ -82,6 +82,15 @@ async def test_quote_page_and_position_in_one_session(library_dir: Path) -> None
     assert db_files(library_dir) == before  # the server never wrote
 
 
+async def test_a_highlight_not_on_the_page_is_said_once(library_dir: Path) -> None:
+    async with connect(library_dir / "config.toml") as client:
+        result = await call(client, "get_page_image", book_id="keeper", page=1,
+                            highlight="Polish the great lens every morning")
+    said = text(result).lower()
+    assert not result.is_error and structured(result)["highlight_found"] is False
+    assert said.count("not found on this page") + said.count("not on this page") == 1, said
+
+
 async def test_page_image_bytes_over_stdio(library_dir: Path) -> None:
     command, *args = cli_command()
     params = StdioServerParameters(command=command, args=[*args, "serve-mcp"],

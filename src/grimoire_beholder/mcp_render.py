@@ -144,7 +144,6 @@ def page_text(result: PageImageInfo) -> str:
     """What the image shows: which page, and whether the highlight was found."""
     label = f" (printed {result.page_label})" if result.page_label else ""
     line = f"Page {result.page}{label} of {result.page_count} of {result.slug}"
-    if result.highlight_found is not None:
-        line += ("; the passage is highlighted" if result.highlight_found
-                 else "; the text to highlight is not on this page")
+    if result.highlight_found:  # not found: the note says so
+        line += "; the passage is highlighted"
     return _with_note([line + "."], result.note)
