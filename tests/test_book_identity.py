@@ -251,3 +251,26 @@ async def test_tool_schemas_forbid_unknown_arguments(numbered: Path) -> None:
         tools = (await client.list_tools()).tools
     assert {t.name: t.input_schema.get("additionalProperties") for t in tools} == {
         t.name: False for t in tools}
+
+
+# ------------------------------------------------------------------------ one file, one book
+def test_an_edited_file_never_becomes_a_second_book(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Field Notes\n\nThe heron waits at the reed bed before dawn.\n")
+    assert cli(config, "ingest", str(notes)).exit_code == 0
+    first = _ids_by_slug(config)
+    db = tmp_path / "book.db"
+    for title in ("Field Notes", "Field Notes, Revised"):  # same title, then a new one
+        notes.write_text(f"# {title}\n\nThe heron now waits at the weir instead.\n")
+        before = snapshot(db)
+        refused = cli(config, "ingest", str(notes))
+        assert refused.exit_code == 1 and snapshot(db) == before
+        assert refused.stderr.startswith("error: ") and "has changed since" in refused.stderr
+        assert "sync" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert _ids_by_slug(config) == first
+    assert cli(config, "ingest", str(notes), "--force").exit_code == 0
+    with Library.open(config, read_only=True) as lib:
+        books = lib.list_books()
+        assert [b.slug for b in books] == ["field-notes-revised"]
+        assert "weir" in lib.section(books[0].id, 0, 0).text

@@ -75,6 +75,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
         progress.message(f"note: {note}")
     with writer_lock(deps.config.database_path):
         deps.check_models()
+        edited = _edited_books(conn, info, path, force)
         same = book_store.find_book_by_hash(conn, info.sha256)
         wanted_slug = book_slug(name, path, info.sha256) if name else None
         if same is not None and not force:
@@ -100,10 +101,25 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
                                 naming=naming)
         replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
-        removing = {b.id for b in (replaced, same) if b is not None}
+        removing = {b.id for b in (replaced, same, *edited) if b is not None}
         book_id, _, stages = store_book(deps, prepared.book, progress, removing=removing)
         return _report(conn, book_id, created=True, replaced=bool(removing), stages=stages,
                        warnings=links + prepared.warnings)
+
+
+def _edited_books(conn: sqlite3.Connection, info: FileInfo, path: Path,
+                  force: bool) -> list[BookRow]:
+    """The books of this very file whose bytes have changed since: ``--force`` replaces them;
+    without it, a refusal, never a second book of one file (its new title would otherwise
+    give it a new slug, and both books would then follow the file)."""
+    edited = [b for b in book_store.books_of_file(conn, info.path)
+              if b.source_hash != info.sha256]
+    if edited and not force:
+        raise SlugConflictError(
+            f"{path} has changed since it was ingested as '{edited[0].slug}'; run "
+            f"`grimoire-beholder sync {path}` to update that book in place (same id, only "
+            "changed chunks re-embedded), or add --force to replace it")
+    return edited
 
 
 def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) -> str | None:

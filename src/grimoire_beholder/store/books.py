@@ -173,6 +173,14 @@ def find_book_by_hash(conn: sqlite3.Connection, source_hash: str) -> BookRow | N
     return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0] if row else None
 
 
+def books_of_file(conn: sqlite3.Connection, source_path: str) -> list[BookRow]:
+    """The books whose file is ``source_path`` (one at most, unless an older version let a
+    second one in), without counts."""
+    rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_path = ? ORDER BY id",
+                        (source_path,)).fetchall()
+    return [_book_from_row(r) for r in rows]
+
+
 def slugs(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT slug FROM books")}
 
