@@ -7,14 +7,17 @@ A real MCP client session (in memory) against a library with ``add_book`` and
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from db_state import snapshot
 from grimoire_beholder.allowed import AllowedFolders
+from grimoire_beholder.cli import app
 from grimoire_beholder.mcp_upkeep import Upkeep
-from mcp_helpers import connect, structured, text
+from mcp_helpers import connect, structured, text, write_config
 from test_mcp_upkeep import allowed_setup, call  # noqa: F401  (allowed_setup: a fixture)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
@@ -59,3 +62,16 @@ async def test_odd_paths_are_one_clear_tool_error(
             assert "cannot be resolved (embedded null byte)" in text(result)
     assert str(allowed.resolve()) in text(results["add_book", "empty"])
     assert "no path given" in text(results["add_book", "empty"])
+
+
+def test_an_empty_allowed_folder_is_refused_not_read_as_the_working_folder(
+        tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    (tmp_path / "inbox").mkdir()
+    runs = [CliRunner().invoke(app, ["serve-mcp", "--config", config], env={
+                "GRIMOIRE_BEHOLDER_ALLOW_ADD": value})
+            for value in (f"{tmp_path / 'inbox'}{os.pathsep}", os.pathsep)]
+    runs.append(CliRunner().invoke(app, ["serve-mcp", "--allow-add", "", "--config", config]))
+    for run in runs:
+        assert run.exit_code == 2 and run.stdout == "", run.output
+        assert run.stderr.startswith("error: an allowed folder is empty"), run.stderr

@@ -32,6 +32,9 @@ class AllowedFolders:
         """Resolve the user's folders; ConfigError for one that is missing or not a folder."""
         found: list[Path] = []
         for given in folders:
+            if not str(given).strip():  # Path("") is the working folder: never by accident
+                raise ConfigError("an allowed folder is empty (a stray separator in "
+                                  "GRIMOIRE_BEHOLDER_ALLOW_ADD?); name each folder")
             path = Path(given).expanduser()
             try:
                 real = path.resolve(strict=True)

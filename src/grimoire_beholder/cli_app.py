@@ -75,7 +75,8 @@ AllowSyncOpt = Annotated[bool, typer.Option(
     "tool: the assistant may sync the library with its files (as `sync` does; books of "
     "deleted files are removed).")]
 AllowAddOpt = Annotated[list[Path] | None, typer.Option(
-    "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD",
+    # path_type=str: split like paths, but kept as typed, so "" is not read as "."
+    "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD", path_type=str,
     help="Add the add_book tool for files and folders inside DIR (repeatable; in the "
     "environment, folders separated by the path separator); any other path is refused.",
     show_default=False)]
