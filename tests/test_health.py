@@ -16,6 +16,7 @@ from fakes import FakeEmbedder
 from grimoire_beholder.cli import app
 from grimoire_beholder.health import probe_for
 from grimoire_beholder.library import Library
+from test_pdf_ocr import needs_tesseract
 
 
 def test_a_scan_ingested_without_ocr_is_named(tmp_path: Path) -> None:
@@ -28,6 +29,19 @@ def test_a_scan_ingested_without_ocr_is_named(tmp_path: Path) -> None:
     assert report.page_kinds.get("image") == [3]
     assert any("scanned pages with no text layer" in p and p.endswith(": 3")
                for p in report.problems)
+
+
+@needs_tesseract
+def test_a_scan_read_by_ocr_is_said_to_be_read_not_skipped(tmp_path: Path) -> None:
+    scan = " ".join(f"The lamp room holds {n} spare mantles and a tin of brass polish."
+                    for n in ("four", "five", "six", "seven", "eight", "nine", "ten"))
+    pdf = scanned_pdf(tmp_path / "mixed.pdf", KEEPER_PAGES, scan, at=3)
+    with Library.open(config=fake_config(tmp_path, ocr="auto"), embedder=FakeEmbedder()) as lib:
+        assert any("read by OCR" in w for w in lib.ingest(pdf).warnings)
+        [report] = lib.health("mixed")
+    assert report.page_kinds.get("image") == [3]
+    assert not any("OCR was off" in p for p in report.problems), report.problems
+    assert any("read by OCR" in p and p.endswith(": 3") for p in report.problems)
 
 
 def test_a_good_book_reaches_high_and_has_no_problems(tmp_path: Path) -> None:

@@ -215,12 +215,22 @@ def _pages(report: BookHealth, book: BookRow, spans: list[tuple[int | None, int 
             kinds.setdefault("text_not_indexed", []).append(page)
     report.page_kinds = kinds
     report.pages_without_text = sorted(p for k in ("image", "drawing") for p in kinds.get(k, []))
-    said = {"image": "scanned pages with no text layer (OCR was off or not installed)",
+    # A chunk starts or ends only on a page with text, so a page without a text layer that
+    # is one of these was read by OCR (a page of OCR'd text always holds a chunk's end).
+    ends = {p for span in spans for p in span if p is not None}
+    ocr = " (OCR was off or not installed)"
+    said = {"image": "scanned pages with no text layer",
             "drawing": "pages whose text is drawn as vector outlines (no text layer)",
             "text_not_indexed": "pages whose text is not in the index"}
     for kind, what in said.items():
-        if kinds.get(kind):
-            report.problems.append(f"{what}: {page_ranges(kinds[kind])}")
+        read = [p for p in kinds.get(kind, []) if kind != "text_not_indexed" and p in ends]
+        unread = [p for p in kinds.get(kind, []) if p not in read]
+        if unread:
+            report.problems.append(f"{what}{ocr if kind == 'image' else ''}: "
+                                   f"{page_ranges(unread)}")
+        if read:
+            report.problems.append(f"{what}, read by OCR (check the recognition): "
+                                   f"{page_ranges(read)}")
 
 
 def check_book(conn: sqlite3.Connection, book: BookRow, search: Search) -> BookHealth:
