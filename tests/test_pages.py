@@ -130,6 +130,18 @@ def test_cli_page_writes_a_png(lib: Library, tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "no page images for this format" in bad.output
 
 
+def test_odd_page_numbers_are_one_clear_error(lib: Library, tmp_path: Path) -> None:
+    config = str(write_config(tmp_path))
+    for page, says in (("9" * 5000, "has pages 1–4, not 999"), ("²", "no page printed as"),
+                       ("١", "no page printed as"), ("0", "not 0")):
+        result = CliRunner().invoke(app, ["page", "keeper", page, "-o",
+                                          str(tmp_path / "p.png"), "--config", config])
+        assert result.exit_code == 1, (page, result.output)
+        assert result.stderr.startswith("error: ") and says in result.stderr, result.stderr
+        assert len(result.stderr) < 300
+    assert not (tmp_path / "p.png").exists()
+
+
 def test_cli_page_never_writes_over_what_is_not_a_png(lib: Library, tmp_path: Path) -> None:
     config = str(write_config(tmp_path))
     db, pdf = lib.config.database_path, tmp_path / "keeper.pdf"

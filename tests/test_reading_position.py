@@ -98,6 +98,11 @@ def test_chapter_names_and_mistakes(lib: Library) -> None:
         lib.search("lantern", book="the-novel", until_chapter="Epilogue")
     with pytest.raises(GrimoireError, match="several chapters"):
         lib.search("lantern", book="the-novel", until_chapter="chapter")
+    with pytest.raises(NotFoundError, match="chapters 0–7, not 9999"):  # past int()'s limit
+        lib.search("lantern", book="the-novel", until_chapter="9" * 5000)
+    for digit_like in ("²", "١٢"):  # digits to str.isdigit, not chapter indices
+        with pytest.raises(NotFoundError, match="no chapter"):
+            lib.search("lantern", book="the-novel", until_chapter=digit_like)
 
 
 def test_cli_query_until(tmp_path: Path) -> None:

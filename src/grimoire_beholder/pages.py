@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import GrimoireError, NotFoundError
+from .naming import shown
 from .store.records import BookRow
 from .textmatch import align, quote_pieces, skeleton
 
@@ -89,16 +90,17 @@ def physical_page(book: BookRow, page: int | str, *, printed: bool = False) -> i
     """A 1-based physical page from a number, or from a printed label ("xii", or "5" with
     ``printed``); out of range or unknown labels say what exists."""
     text = str(page).strip()
-    if printed or not text.isdigit():
+    if printed or not (text.isascii() and text.isdigit()):  # "²" and "١٢" are labels
         matches = [p for p, label in sorted(book.page_labels.items()) if label == text]
         if not matches:
-            raise NotFoundError(f"'{book.slug}' has no page printed as {text!r}"
+            raise NotFoundError(f"'{book.slug}' has no page printed as {shown(text)!r}"
                                 + ("" if book.page_labels else " (it has no page labels)"))
         return matches[0]
-    number = int(text)
     count = book.page_count or 0
-    if not 1 <= number <= count:
-        raise NotFoundError(f"'{book.slug}' has pages 1–{count}, not {number}")
+    # int() refuses over 4,300 digits, and no PDF has a billion pages
+    number = int(text) if len(text.lstrip("0")) <= 9 else None
+    if number is None or not 1 <= number <= count:
+        raise NotFoundError(f"'{book.slug}' has pages 1–{count}, not {shown(text)}")
     return number
 
 

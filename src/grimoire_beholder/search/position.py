@@ -21,8 +21,12 @@ def chapter_number(titles: list[str], until: int | str, slug: str) -> int:
     """The chapter index ``until`` names among ``titles`` (see the module doc)."""
     if isinstance(until, int) and not isinstance(until, bool):
         index = until
-    elif isinstance(until, str) and until.strip().isdigit():
-        index = int(until.strip())
+    elif isinstance(until, str) and until.strip().isascii() and until.strip().isdigit():
+        digits = until.strip().lstrip("0") or "0"
+        if len(digits) > 18:  # int() refuses over 4,300 digits
+            raise NotFoundError(f"book '{slug}' has chapters 0–{len(titles) - 1}, not "
+                                f"{digits[:20]}…")
+        index = int(digits)
     elif isinstance(until, str) and until.strip():
         return _by_title(titles, until.strip(), slug)
     else:
