@@ -305,3 +305,25 @@ def test_read_only_directory_is_one_line(filled: Path) -> None:
     finally:
         filled.chmod(0o755)
     assert snapshot(db) == before
+
+
+def test_an_older_library_names_a_command_that_upgrades_it(filled: Path) -> None:
+    """Reading commands open read-only and never migrate: the message must not send the user
+    round in circles ("run any CLI command")."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli import app
+
+    conn = sqlite3.connect(filled / "book.db")  # as schema 4 left it: no roles, no index
+    conn.executescript("ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP "
+                       "COLUMN hints; DROP TABLE index_entries; DELETE FROM library_meta "
+                       "WHERE key = 'derived_version'; PRAGMA user_version = 4;")
+    conn.close()
+    config, runner = str(filled / "config.toml"), CliRunner()
+    refused = runner.invoke(app, ["list", "--config", config])
+    assert refused.exit_code != 0 and "older schema (4)" in refused.stderr
+    named = refused.stderr.split("`")[1].split()  # the command the message names
+    assert named[0] == "grimoire-beholder" and named[1] != "list"
+    assert runner.invoke(app, [*named[1:], "--config", config]).exit_code == 0
+    listed = runner.invoke(app, ["list", "--json", "--config", config])
+    assert listed.exit_code == 0 and "one-book" in listed.stdout

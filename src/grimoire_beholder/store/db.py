@@ -224,7 +224,9 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool) -
         )
     if version < SCHEMA_VERSION and not allow_older:
         raise StorageError(
-            f"{path} uses an older schema ({version}); run any CLI command once to upgrade it"
+            f"{path} uses an older schema ({version}); reading commands and the MCP server "
+            "open it read-only, so run `grimoire-beholder reindex-fts` once (or any command "
+            "that writes: ingest, sync, delete) to upgrade it"
         )
     return version
 
