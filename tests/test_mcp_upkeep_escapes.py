@@ -41,6 +41,21 @@ async def test_sync_never_adds_what_add_book_skipped_as_outside(
     assert all(h["slug"] != "secret" for h in leak["results"])
 
 
+async def test_sync_keeps_books_a_link_back_into_the_folder_reaches(
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+    config, allowed, _secret = allowed_setup
+    (allowed / "shelf" / "back").symlink_to(allowed)  # a loop back up to the allowed folder
+    upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))
+    async with connect(config, upkeep=upkeep) as client:
+        await call(client, "add_book", path=".")
+        await call(client, "add_book", path="shelf")  # a second root, nested in the first
+        before = structured(await call(client, "list_books"))["books"]
+        synced = structured(await call(client, "sync_library"))
+        after = structured(await call(client, "list_books"))["books"]
+    assert synced["counts"]["added"] == synced["counts"]["removed"] == 0, synced
+    assert after == before  # kites.md stays in its own folder's group, not "back"
+
+
 async def test_odd_paths_are_one_clear_tool_error(
         tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
     config, allowed, _secret = allowed_setup

@@ -84,10 +84,10 @@ class Syncer:
 
         ``within``: files found under the roots whose real path (links followed) lies
         outside these folders are skipped with a warning (``add_book`` over MCP).
-        ``confined``: likewise for a file outside the root it was found under, unless it is
-        a book already (``sync_library`` over MCP: the assistant never follows a link out
-        of a synced folder to a file the library does not hold, e.g. one ``add_book``
-        skipped).
+        ``confined``: likewise for a file outside the root it was found under
+        (``sync_library`` over MCP: the assistant never follows a link out of a synced
+        folder to a file the library does not hold, e.g. one ``add_book`` skipped; a book
+        reached that way is still synced, from its own stored place).
         """
         skip = library_files(self.deps.config.database_path)
         known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
@@ -105,11 +105,11 @@ class Syncer:
                 if within is not None and not _under(str(f.path), within):
                     report.warnings.append(f"{f.relative}: leads outside the allowed folders "
                                            f"(to {f.path}), skipped")
-                elif (confined and str(f.path) not in known
-                      and not _under(str(f.path), [folder.path])):
-                    report.warnings.append(f"{f.relative}: leads outside its synced folder "
-                                           f"(to {f.path}), skipped; `grimoire-beholder "
-                                           "sync` in a terminal adds it")
+                elif confined and not _under(str(f.path), [folder.path]):
+                    if str(f.path) not in known:  # a book already is synced as itself
+                        report.warnings.append(
+                            f"{f.relative}: leads outside its synced folder (to {f.path}), "
+                            "skipped; `grimoire-beholder sync` in a terminal adds it")
                 elif dirs is None or _under(str(f.path), dirs):
                     found[str(f.path)] = (f, folder.path)
         steps: list[_Step] = []
