@@ -140,3 +140,90 @@ def test_entries_without_pages_keep_their_see_references() -> None:
 def test_an_empty_library_has_nothing_to_look_up(tmp_path: Path) -> None:
     with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
         assert lib.lookup("anything") == []
+
+
+def test_locators_with_ff_and_notes_and_entries_wrapped_over_two_lines() -> None:
+    text = """Index
+Binary search, xii, 45ff
+Dijkstra's algorithm, 101 ff.
+Euler, Leonhard, 7, 9n, 12n3
+Fibonacci numbers, 45f, 50
+Cache,
+   30, 31
+Recursion, 40, see also
+   Iteration
+"""
+    assert [(e.term, e.pages, e.see) for e in parse_index(text)] == [
+        ("Binary search", [("xii", "xii"), ("45", "45")], []),
+        ("Dijkstra's algorithm", [("101", "101")], []),
+        ("Euler, Leonhard", [("7", "7"), ("9", "9"), ("12", "12")], []),
+        ("Fibonacci numbers", [("45", "45"), ("50", "50")], []),
+        ("Cache", [("30", "30"), ("31", "31")], []),
+        ("Recursion", [("40", "40")], ["Iteration"])]
+
+
+# Chapters 1-4 are printed 1-4 after two unnumbered front pages (no page labels in the
+# file); each term is on the page its entry gives, so the book confirms the offset.
+OPTICS = [
+    "Light travels at about three hundred thousand kilometres per second. Its wavelength "
+    "runs from 380 to 750 nanometres, and Huygens described it as a wave.",
+    "A converging lens brings parallel rays to a focus. The lensmaker's equation gives the "
+    "focal length, and Snell's law governs each surface.",
+    "A prism disperses white light into a spectrum because the refractive index of glass "
+    "depends on the wavelength. Newton used two prisms.",
+    "A concave mirror forms a real image at its focal point. Newton built a telescope with "
+    "a mirror to avoid the colours a lens adds.",
+]
+# Two columns, set line by line as typesetters do: PDF extraction runs each column's lines
+# together ("concave mirror, 4 converging lens, 2ff Huygens, …").
+OPTICS_INDEX = (["concave mirror, 4", "converging lens, 2ff", "Huygens, Christiaan, 1",
+                 "lensmaker's equation, 2", "Newton, Isaac, 3, 4, 3n"],
+                ["prism, 3-4", "refractive index, 3, 99", "Snell's law, 2", "spectrum, 3 ff.",
+                 "wavelength, 1, 3"])
+
+
+def _optics_pdf(path: Path) -> Path:
+    import pymupdf
+
+    doc = pymupdf.open()
+    for text in ["Preface. For students of the lens grinder's craft.", "Contents"]:
+        doc.new_page(width=420, height=595).insert_text((40, 80), text, fontsize=11)
+    for number, text in enumerate(OPTICS, start=1):
+        page = doc.new_page(width=420, height=595)
+        page.insert_text((40, 60), f"{number} Chapter {number}", fontsize=16)
+        page.insert_textbox(pymupdf.Rect(40, 80, 380, 400), text, fontsize=11)
+    page = doc.new_page(width=420, height=595)
+    page.insert_text((40, 60), "Index", fontsize=16)
+    for x, column in zip((40, 230), OPTICS_INDEX, strict=True):
+        page.insert_text((x, 90), "\n".join(column), fontsize=9)
+    doc.set_toc([[1, "Preface", 1], [1, "Contents", 2]]
+                + [[1, f"{n} Chapter {n}", n + 2] for n in range(1, 5)] + [[1, "Index", 7]])
+    doc.save(path)
+    return path
+
+
+def test_a_typeset_comma_index_without_page_labels_is_looked_up_through_the_cli(
+        tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from books_gen import cli_library
+    from grimoire_beholder.cli import app
+
+    config = cli_library(tmp_path, _optics_pdf(tmp_path / "optics.pdf"))
+
+    def lookup(term: str) -> list[str]:
+        result = CliRunner().invoke(app, ["lookup", term, "--config", str(config)])
+        assert result.exit_code == 0, result.output
+        return result.stdout.splitlines()
+
+    assert lookup("refractive index") == [
+        "refractive index — optics [optics]",
+        "  p. 5 (printed 3) · 3 Chapter 3 [4.0]",
+        "  printed p. 99"]  # past the book's end: no page of the file is claimed
+    assert lookup("Newton") == ["Newton, Isaac — optics [optics]",
+                                "  p. 5 (printed 3) · 3 Chapter 3 [4.0]",
+                                "  p. 6 (printed 4) · 4 Chapter 4 [5.0]"]
+    assert lookup("spectrum")[1:] == ["  p. 5 (printed 3) · 3 Chapter 3 [4.0]"]
+    assert lookup("converging lens")[1:] == ["  p. 4 (printed 2) · 2 Chapter 2 [3.0]"]
+    listed = CliRunner().invoke(app, ["list", "--json", "--config", str(config)])
+    assert '"index": 1' in listed.stdout

@@ -28,7 +28,9 @@ import unicodedata
 from dataclasses import dataclass, field
 
 _NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
-_LOCATOR = rf"{_NUMBER}(?:\s*[–—-]\s*{_NUMBER})?"
+# "45ff", "45 f.", "12n", "9n3": and the following pages, or a footnote on that page.
+_SUFFIX = r"(?:(?<=\d)\s?ff?\.?|(?<=\d)nn?\d{0,3})?"
+_LOCATOR = rf"{_NUMBER}(?:\s*[–—-]\s*{_NUMBER})?{_SUFFIX}"
 _LOCATORS = rf"{_LOCATOR}(?:\s*,\s*{_LOCATOR})*"
 # ". . . . 12, 45": a dot leader and the page numbers after it; the term is the text
 # before it, back to the previous entry or the line start (entries may share a line).
@@ -40,11 +42,18 @@ _COMMA_ENTRY = re.compile(
 _SEE_ONLY = re.compile(
     r"^(?P<indent>[ \t]*)(?P<term>\S[^\n]*?)[.,]?\s+\(?(?:[Ss]ee also|[Ss]ee)\s+"
     r"(?P<see>[^)\n]+)\)?\s*$")
+# The same entries run together, as PDF extraction joins the lines of an index column:
+# "aberration, 2, 4 concave mirror, 4 converging lens, 2ff". Each ends at its pages.
+_RUN_ENTRY = re.compile(rf",\s*(?P<pages>{_LOCATORS})(?=\s|;|$)")
+_SEE_CLAUSE = re.compile(r"(?:^|[,;.(]\s*)[Ss]ee\b")
 _HEAD = re.compile(r"^(?P<indent>[ \t]*)(?P<term>[^\d\s][^\n]{0,80}?)\s*$")
-_RANGE = re.compile(rf"^(?P<a>{_NUMBER})(?:\s*[–—-]\s*(?P<b>{_NUMBER}))?$")
+_RANGE = re.compile(rf"^(?P<a>{_NUMBER})(?:\s*[–—-]\s*(?P<b>{_NUMBER}))?{_SUFFIX}$")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
 _MIN_TERM_CHARS = 1
 _MAX_TERM_CHARS = 120
+# A comma-style term is an index heading, not a sentence that ends in a number
+# ("The treaty was signed at Westphalia after long negotiations, 1648.").
+_MAX_COMMA_TERM_CHARS = 60
 
 
 @dataclass
@@ -68,7 +77,7 @@ def _spans(pages: str) -> list[tuple[str, str]]:
             if first.isdigit() and last.isdigit() and len(last) < len(first):
                 last = first[: len(first) - len(last)] + last
             out.append((first, last))
-    return out
+    return list(dict.fromkeys(out))  # "3, 3n": one place
 
 
 def _clean_term(term: str) -> str:
@@ -88,6 +97,32 @@ def _leader_matches(text: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
+def _run_matches(line: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, term, pages) of each comma-style entry on one line, several when the
+    lines of a column were run together; a term that is a sentence or holds the rest of a
+    "see" clause (its end is not known) is skipped."""
+    found = []
+    previous = 0
+    for match in _RUN_ENTRY.finditer(line):
+        term = line[previous:match.start()]
+        start, previous = previous, match.end()
+        if (term.strip() and len(term.strip()) <= _MAX_COMMA_TERM_CHARS
+                and not _SEE_CLAUSE.search(term)):
+            found.append((start, match.end(), term, match.group("pages")))
+    return found
+
+
+def _line_matches(line: str) -> list[tuple[int, int, str, str]]:
+    """The comma-style entries of one line: several run together, or the line as one."""
+    run = _run_matches(line)
+    if len(run) > 1:
+        return run
+    match = _COMMA_ENTRY.match(line)
+    if match is None or len(match.group("term").strip()) > _MAX_COMMA_TERM_CHARS:
+        return []
+    return [(0, len(line), match.group("term"), match.group("pages"))]
+
+
 def _leader_entries(text: str) -> list[IndexEntry]:
     entries = []
     for _, _, raw, pages in _leader_matches(text):
@@ -105,7 +140,12 @@ def _comma_entries(text: str) -> list[IndexEntry]:
     # lower-case line under a head without pages is one.
     indented = any(_COMMA_ENTRY.match(line) and line[:1] in " \t"
                    for line in text.splitlines())
-    for number, line in enumerate(line for line in text.splitlines() if line.strip()):
+    for number, line in enumerate(_unwrapped(text)):
+        run = _run_matches(line)
+        if len(run) > 1:  # a column run together: flat entries, no head to carry on
+            entries += [IndexEntry(_clean_term(term), _spans(pages)) for _, _, term, pages in run]
+            top, bare_head = None, False
+            continue
         match = _COMMA_ENTRY.match(line) or _SEE_ONLY.match(line)
         if match is None:
             head = _HEAD.match(line)
@@ -129,6 +169,22 @@ def _comma_entries(text: str) -> list[IndexEntry]:
             top, bare_head = (term, indent), False
         entries.append(entry)
     return entries
+
+
+_CONTINUED = re.compile(r"(?:,|\b[Ss]ee(?: also)?)\s*$")
+_ONLY_LOCATORS = re.compile(rf"^\s*{_LOCATORS}\.?\s*$")
+
+
+def _unwrapped(text: str) -> list[str]:
+    """The non-blank lines, an entry wrapped over two lines joined again: a line ending in
+    a comma or "see also" goes on, and a line of nothing but page numbers belongs above."""
+    lines: list[str] = []
+    for line in (line for line in text.splitlines() if line.strip()):
+        if lines and (_CONTINUED.search(lines[-1]) or _ONLY_LOCATORS.match(line)):
+            lines[-1] = f"{lines[-1].rstrip()} {line.strip()}"
+        else:
+            lines.append(line)
+    return lines
 
 
 def parse_index(text: str) -> list[IndexEntry]:
@@ -167,10 +223,8 @@ def shape(text: str) -> Shape:
     if not spans:
         offset = 0
         for line in sample.splitlines(keepends=True):
-            match = _COMMA_ENTRY.match(line.rstrip("\n"))
-            if match:
-                spans.append((offset, offset + len(line), match.group("term"),
-                              match.group("pages")))
+            spans += [(offset + a, offset + b, term, pages)
+                      for a, b, term, pages in _line_matches(line.rstrip("\n"))]
             offset += len(line)
     letters = _visible(sample) or 1
     covered = sum(_visible(sample[a:b]) for a, b, _, _ in spans)

@@ -115,7 +115,7 @@ def _resolver(entries: list[IndexEntry], labels: Mapping[int, str],
         if not label.isdigit():
             return None
         page = int(label) + offset
-        return page if 1 <= page <= max(last, page) else None
+        return page if 1 <= page <= last else None  # not past the book's end
 
     return shifted
 
