@@ -3,6 +3,7 @@ shown in outlines and lists, used by search as a prior and as a filter."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -31,6 +32,20 @@ INDEX_TEXT = "\n".join(f"{word}, {page}, {page + 7}–{page + 9}" for word, page
     ("iterators", 55)))
 PROSE = ("The expedition left the valley at dawn and followed the river north for three "
          "days, until the cliffs closed in and the path turned to scree. ") * 8
+REFERENCES = "\n\n".join((
+    "Becker, R. A., Chambers, J. M. and Wilks, A. R. (1988). The New S Language. Wadsworth.",
+    "Chambers, J. M. (1998). Programming with Data. Springer, New York.",
+    "Chambers, J. M. and Hastie, T. J. (1992). Statistical Models in S. Chapman and Hall.",
+    "McCullagh, P. and Nelder, J. A. (1989). Generalized Linear Models. Chapman and Hall.",
+    "Seber, G. A. F. (1977). Linear Regression Analysis. Wiley, New York.",
+    "Venables, W. N. and Ripley, B. D. (2002). Modern Applied Statistics with S. Springer."))
+# Sentences ending in a year, one per line or run together as a PDF paragraph.
+EVENTS = [f"The {event} took place at {city} after long negotiations between the parties, {year}."
+          for event, city, year in (
+              ("treaty", "Westphalia", 1648), ("coronation", "Reims", 1654),
+              ("fire", "London", 1666), ("siege", "Vienna", 1683), ("union", "Edinburgh", 1707),
+              ("earthquake", "Lisbon", 1755), ("storming", "Paris", 1789),
+              ("congress", "Vienna", 1815))]
 
 
 @pytest.mark.parametrize(("chapter", "section", "text", "hints", "role"), [
@@ -49,6 +64,14 @@ PROSE = ("The expedition left the valley at dawn and followed the river north fo
     ("Databases", "The index", PROSE, (), "body"),
     # a "Notes" sub-heading of a body chapter is body text unless it reads as notes
     ("Installing", "Notes", PROSE, (), "body"),
+    # a numbered chapter is part of the body unless its text bears the title out
+    ("5 Sources", "Springs and wells", PROSE, (), "body"),
+    ("Chapter 3 Copyright", "", PROSE, (), "body"),
+    ("7 References", "", REFERENCES, (), "bibliography"),
+    # a chronology is not an index, though its lines end in numbers
+    ("Chronology", "", "\n".join(EVENTS), (), "body"),
+    ("Chronology", "", " ".join(e.replace(" after long negotiations between the parties", "")
+                                for e in EVENTS), (), "body"),
     # no title: the shape alone
     ("Part two", "", INDEX_TEXT, (), "index"),
     ("Part two", "", CONTENTS_TEXT, (), "contents"),
@@ -161,3 +184,63 @@ def test_a_library_from_before_roles_migrates_forward_and_gets_them(
     assert conn.execute("SELECT count(*) FROM search_log").fetchone()[0] > 0  # writes logged
     conn.close()
     assert roles == {"The lighthouse": {"body"}, "Endnotes": {"notes"}}
+
+
+def test_a_markdown_note_titled_notes_is_body_text_and_answers_first(tmp_path: Path) -> None:
+    """A file of nothing but "# Notes" (or "# Sources") is the note itself, not the back
+    matter of a book: it is neither marked "(notes)" nor ranked below the other files."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli import app
+    from mcp_helpers import write_config
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "meeting.md").write_text(
+        "# Notes\n\nMeeting with Bob. The deploy key for the staging cluster rotates every "
+        "ninety days; the rotation script runs from the bastion host.\n", encoding="utf-8")
+    (folder / "feeds.md").write_text(
+        "# Sources\n\nThe pipeline reads three sources: the cache, the API and the "
+        "environment, merged in that order.\n", encoding="utf-8")
+    (folder / "deploy.md").write_text(
+        "# Deploying\n\nDeploys go out from the release branch; the staging cluster takes "
+        "every merge and its deploy key lives in the vault.\n", encoding="utf-8")
+    config = write_config(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(app, ["ingest", str(folder), "--config", str(config)]).exit_code == 0
+    listed = json.loads(runner.invoke(app, ["list", "--json", "--config", str(config)]).stdout)
+    assert {b["slug"]: b["roles"] for b in listed} == {
+        "notes": {"body": 1}, "sources": {"body": 1}, "deploying": {"body": 1}}
+    found = runner.invoke(app, ["query", "how often does the staging deploy key rotate",
+                                "--mode", "keyword", "--config", str(config)])
+    first = next(line for line in found.stdout.splitlines() if line.startswith("1. "))
+    assert first == "1. meeting.md:3 · Notes"
+
+
+def test_roles_are_named_in_any_case_with_hyphens(tmp_path: Path) -> None:
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(_notes_book(tmp_path))
+        hits = lib.search("keeper wick lens beam", mode="keyword", role=["Notes", "FRONT-MATTER"])
+    assert hits.hits and {h.role for h in hits.hits} == {"notes"}
+
+
+def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli import app
+    from grimoire_beholder.store import connection
+    from mcp_helpers import write_config
+
+    config = write_config(tmp_path)
+    with Library.open(config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(_notes_book(tmp_path))
+    conn = sqlite3.connect(tmp_path / "book.db")
+    conn.executescript(_UNDO[5] + "PRAGMA user_version = 4;")
+    conn.close()
+    monkeypatch.setattr(connection, "may_write", lambda path: False)  # a read-only mount
+    result = CliRunner().invoke(app, ["list", "--config", str(config)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    [line] = result.output.strip().splitlines()
+    assert "older schema (4) and cannot be upgraded here" in line
+    assert "run any CLI command" not in line  # which is what the user just did

@@ -17,7 +17,7 @@ from ..store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSec
 from ..structure.book_index import page_texts, pages_of, resolve_entries
 from ..structure.chunks import chunk_section
 from ..structure.modes import chunk_mode_for
-from ..structure.roles import BODY, INDEX, section_role
+from ..structure.roles import BODY, INDEX, section_role, whole_book
 from ..structure.sections import breadcrumb, shape_chapter
 from ..structure.tokens import approx_tokens
 from .progress import Progress
@@ -130,6 +130,7 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
             page_end=_span([s.page_end for s in sections], max) or chapter.anchor_page,
             sections=sections,
         ))
+    _settle_roles(chapters)
     return NewBook(
         slug=slug, name=name, author=parsed.author, source_type=parsed.source_type,
         source_path=info.path, source_hash=info.sha256, source_size=info.size,
@@ -137,6 +138,13 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
         page_labels=dict(parsed.page_labels), chapters=chapters, source_root=root,
         source_group=group, index_entries=_index_entries(parsed, chapters),
     )
+
+
+def _settle_roles(chapters: list[NewChapter]) -> None:
+    """Roles judged section by section, then for the book as a whole (roles.whole_book)."""
+    sections = [s for c in chapters for s in c.sections]
+    for section, role in zip(sections, whole_book([s.role for s in sections]), strict=True):
+        section.role = role
 
 
 def _index_entries(parsed: ParsedBook, chapters: list[NewChapter]) -> list[NewIndexEntry]:

@@ -18,7 +18,7 @@ from ..store import roles as role_store
 from ..store.db import transaction
 from ..store.records import NewIndexEntry
 from ..structure.book_index import page_texts, pages_of, resolve_entries
-from ..structure.roles import BODY, DERIVED_VERSION, INDEX, section_role
+from ..structure.roles import BODY, DERIVED_VERSION, INDEX, section_role, whole_book
 
 
 def needed(conn: sqlite3.Connection) -> bool:
@@ -31,8 +31,9 @@ def refresh(conn: sqlite3.Connection) -> int:
     for book in books:
         with transaction(conn):
             stored = role_store.sections(conn, book.id)
-            roles = [(s.id, section_role(s.chapter_title, s.title, s.text, s.hints))
-                     for s in stored]
+            judged = whole_book([section_role(s.chapter_title, s.title, s.text, s.hints)
+                                 for s in stored])
+            roles = [(s.id, role) for s, role in zip(stored, judged, strict=True)]
             role_store.set_roles(conn, roles)
             texts = [s.text for s, (_, role) in zip(stored, roles, strict=True)
                      if role == INDEX]

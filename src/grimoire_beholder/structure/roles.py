@@ -44,7 +44,7 @@ GLOSSARY = "glossary"
 ROLES: tuple[str, ...] = (BODY, FRONT_MATTER, CONTENTS, INDEX, NOTES, BIBLIOGRAPHY, GLOSSARY)
 # Bump when the rules here or in book_index.py change: libraries judge their stored
 # sections again on their next writable open (ingest/derive.py).
-DERIVED_VERSION = "1"
+DERIVED_VERSION = "2"
 
 # EPUB 3 structural semantics (epub:type) → role. Specific types only; the generic
 # frontmatter/bodymatter/backmatter decide nothing on their own.
@@ -108,6 +108,10 @@ _INDEX_TITLE = re.compile(r"(?:^| )index(?:es)?$|^index (?:of|to|des|der) ")
 _TITLE_PREFIX = re.compile(
     r"^(?:(?:appendix|anhang|annexe|apendice|chapter|kapitel|chapitre|part|teil)\s+)?"
     r"(?:\d+(?:\s\d+)*|[a-z]|[ivxlc]+)\s+(?=\S)")
+# "5 Sources", "Chapter 3 Copyright": a numbered chapter is part of the body's sequence, so
+# its title alone does not make it back matter (its text must bear the role out).
+_NUMBERED = re.compile(r"^\s*(?:(?:chapter|kapitel|chapitre|cap[ií]tulo|capitolo)\s+)?\d",
+                       re.IGNORECASE)
 _BACKLINK = re.compile(r"[↩↑]\ufe0e?\s*$")
 _NOTE_NUMBER = re.compile(r"^\s*[\[(]?(\d{1,4})[\].)]?\s")
 _YEAR = re.compile(r"\(?\b(?:1[5-9]|20)\d\d[a-z]?\b\)?")
@@ -204,7 +208,7 @@ def section_role(chapter_title: str, section_title: str, text: str,
     ``hints`` are markup types of the section (EPUB ``epub:type`` tokens, landmarks).
     A titled sub-section takes its own title's role first, then its chapter's: the
     "Endnotes" chapter's auto-split parts are notes, a "Notes" sub-section of a body
-    chapter is whatever its text looks like.
+    chapter or a numbered chapter "5 Sources" is whatever its text looks like.
     """
     marked = hint_role(hints)
     if marked is not None and marked != BODY:
@@ -212,15 +216,19 @@ def section_role(chapter_title: str, section_title: str, text: str,
     own = title_role(section_title) if section_title else None
     chapter = title_role(chapter_title)
     shaped = shape_role(text)
-    for named, own_title in ((own, True), (chapter, False)):
+    numbered = bool(_NUMBERED.match(chapter_title))
+    for named, needs_proof in ((own, True), (chapter, numbered)):
         if named is None:
             continue
         if named in (INDEX, CONTENTS):
             if _entries_shaped(text) or len(text.strip()) < _SMALL:
                 return named
             continue
-        if own_title and named in (NOTES, BIBLIOGRAPHY) and not _confirms(named, text):
-            continue  # a "Notes" or "Sources" sub-heading inside a body chapter
+        unproven = needs_proof and (
+            (named in (NOTES, BIBLIOGRAPHY) and not _confirms(named, text))
+            or (named in (FRONT_MATTER, GLOSSARY) and numbered))
+        if unproven:
+            continue  # a "Sources" sub-heading or chapter "5 Sources" of the body
         if named == FRONT_MATTER and shaped == CONTENTS:
             return CONTENTS  # a PDF's "Front matter" that is mostly its contents pages
         if named == FRONT_MATTER and marked == BODY:
@@ -229,3 +237,10 @@ def section_role(chapter_title: str, section_title: str, text: str,
     if marked == BODY:
         return BODY
     return shaped or BODY
+
+
+def whole_book(roles: list[str]) -> list[str]:
+    """A book's section roles, unless none of them is body: a file that is nothing but
+    "Notes" or "Sources" (a Markdown note, a reading list) is its own subject, not the
+    back matter of some body to rank below."""
+    return roles if BODY in roles else [BODY] * len(roles)
