@@ -55,6 +55,8 @@ def test_lookup_of_a_term_no_index_names_fails_with_one_line(config: Path) -> No
     assert "no printed index names 'lighthouse'" in missing.output
     empty = cli(config, "lookup", "...")
     assert empty.exit_code == 1 and "at least one letter" in empty.output
+    pasted = cli(config, "lookup", "lighthouse " * 1000)  # a page pasted by mistake
+    assert pasted.exit_code == 1 and len(pasted.output) < 200
 
 
 def test_query_role_keeps_those_sections_and_the_default_puts_body_first(

@@ -163,13 +163,14 @@ def lookup(
     file's page and the printed one) and the sections there. Exit code 1 when no index
     names it."""
     from .cli_render import err, out, print_json
+    from .text import clip
 
     entries = with_library(config, lambda lib: [e.to_dict() for e in lib.lookup(term, book)],
                            library=library, read_only=True)
     if json_out:
         print_json(entries)
     elif not entries:
-        err.print(f"no printed index names {term!r}", markup=False)
+        err.print(f"no printed index names {clip(term, 80)!r}", markup=False)
     for entry in [] if json_out else entries:
         head = f"{entry['parent']} › {entry['term']}" if entry["parent"] else entry["term"]
         see = f" (see {'; '.join(entry['see'])})" if entry["see"] else ""

@@ -56,15 +56,17 @@ _ARM_POOL_LOCK = threading.Lock()
 
 
 def _check_roles(roles: Collection[str] | str | None) -> frozenset[str] | None:
-    """The role filter as a set, or GrimoireError naming the roles that exist."""
+    """The role filter as a set, or GrimoireError naming the roles that exist. Case and
+    ``-`` for ``_`` do not matter: ``--role Front-Matter`` is front_matter."""
     if roles is None:
         return None
-    wanted = frozenset([roles] if isinstance(roles, str) else roles)
-    unknown = sorted(r for r in wanted if r not in ROLES)
-    if unknown or not wanted:
+    given = {r.strip().lower().replace("-", "_"): r
+             for r in ([roles] if isinstance(roles, str) else roles)}
+    unknown = sorted(r for role, r in given.items() if role not in ROLES)
+    if unknown or not given:
         raise GrimoireError(f"unknown section role {', '.join(map(repr, unknown)) or '(none)'}"
                             f"; use one of {', '.join(ROLES)}")
-    return wanted
+    return frozenset(given)
 
 
 def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | None:

@@ -30,6 +30,7 @@ from .connection import (
 )
 
 BUSY_TIMEOUT_MS = 30_000
+_ASKED_READ_ONLY = "it was opened read-only"
 
 
 def _schema_v1(conn: sqlite3.Connection) -> None:
@@ -169,7 +170,7 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     """
     path = Path(path)
     require_fts5()
-    reason = "it was opened read-only" if read_only else unwritable_reason(path)
+    reason = _ASKED_READ_ONLY if read_only else unwritable_reason(path)
     if reason is None:
         return _open_writable(path)
     if not path.is_file():
@@ -179,7 +180,7 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     with set_up(open_read_only(path)) as conn:
         conn.read_only_reason = reason
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        _check_version(conn, path, allow_older=False)
+        _check_version(conn, path, allow_older=False, unwritable=reason)
     return conn
 
 
@@ -215,7 +216,10 @@ def _apply_test_size_limit(conn: sqlite3.Connection) -> None:
         conn.execute(f"PRAGMA max_page_count = {int(raw)}")
 
 
-def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool) -> int:
+def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
+                   unwritable: str | None = None) -> int:
+    """The library's schema version; an error for one this code cannot read. An older
+    one is upgraded by a writable open, which media this process cannot write never get."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if version > SCHEMA_VERSION:
         raise StorageError(
@@ -223,6 +227,11 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool) -
             f"knows {SCHEMA_VERSION}); upgrade grimoire-beholder"
         )
     if version < SCHEMA_VERSION and not allow_older:
+        if unwritable is not None and unwritable != _ASKED_READ_ONLY:
+            raise StorageError(
+                f"{path} uses an older schema ({version}) and cannot be upgraded here: "
+                f"{unwritable}; open it once with this version where it can be written "
+                "(or copy it to a writable folder)")
         raise StorageError(
             f"{path} uses an older schema ({version}); reading commands and the MCP server "
             "open it read-only, so run `grimoire-beholder reindex-fts` once (or any command "
