@@ -244,3 +244,29 @@ def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
     [line] = result.output.strip().splitlines()
     assert "older schema (4) and cannot be upgraded here" in line
     assert "run any CLI command" not in line  # which is what the user just did
+
+
+def test_a_landmark_into_the_middle_of_a_document_marks_only_what_it_points_at(
+        tmp_path: Path) -> None:
+    """Books converted by Calibre and the like hold several chapters per document; the
+    landmark ``b.xhtml#idx`` names the index at the end of b.xhtml, not chapter 3 before it."""
+    from test_parse_epub import make_epub, rewrite
+
+    index = "".join(f"<p>{entry}</p>" for entry in (
+        "bell, 1", "clockwork, 2", "ferry, 1", "gulls, 3", "herring, 3", "lens, 2",
+        "tide tables, 1", "wick, 2"))
+    plain = make_epub(tmp_path / "plain.epub", {
+        "a.xhtml": f'<section id="c1"><h1>The Harbour</h1><p>{PROSE}</p></section>'
+                   f'<section id="c2"><h1>The Lighthouse</h1><p>{PROSE}</p></section>',
+        "b.xhtml": f'<section id="c3"><h1>The Boats</h1><p>{PROSE}</p></section>'
+                   f'<section id="idx"><h1>Index</h1>{index}</section>'},
+        [("The Harbour", "a.xhtml#c1"), ("The Lighthouse", "a.xhtml#c2"),
+         ("The Boats", "b.xhtml#c3"), ("Index", "b.xhtml#idx")])
+    landmarks = ('<nav epub:type="landmarks"><ol>'
+                 '<li><a epub:type="bodymatter" href="a.xhtml#c1">Start</a></li>'
+                 '<li><a epub:type="index" href="b.xhtml#idx">Index</a></li></ol></nav>')
+    marked = rewrite(plain, tmp_path / "marked.epub", lambda name, data: data.replace(
+        b"</body>", landmarks.encode() + b"</body>") if name.endswith("nav.xhtml") else data)
+    roles = _roles_by_chapter(marked)
+    assert roles == {"The Harbour": {"body"}, "The Lighthouse": {"body"},
+                     "The Boats": {"body"}, "Index": {"index"}}

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
-from grimoire_beholder.parse.epub_html import DocInfo, WalkResult, walk
+from grimoire_beholder.parse.epub_html import DocInfo, WalkResult, localname, walk
 from grimoire_beholder.parse.epub_landmarks import read_landmarks
 from grimoire_beholder.parse.epub_package import (
     READ_ERRORS,
@@ -123,7 +123,9 @@ def _parse(arc: Archive, path: Path) -> ParsedBook:
 
     skip = {i for i, d in enumerate(docs) if _is_boilerplate(d, pkg)}
     at_start, at_anchor, at_end = _place(entries, docs, by_path, skip, warnings)
-    landmarks = read_landmarks(arc, pkg.nav_paths)
+    landmarks = read_landmarks(
+        arc, pkg.nav_paths,
+        lambda path, fragment: path in by_path and _opens(docs[by_path[path]], fragment))
     for d in docs:
         d.hints = frozenset(d.info.types | landmarks.get(d.path, set()))
     _assemble(book, docs, skip, entries, at_start, at_anchor, at_end, bool(entries))
@@ -224,6 +226,17 @@ def _place(
 def _top_anchor(doc: _Doc, fragment: str) -> bool:
     root_id = doc.info.root.get("id")
     return fragment == root_id
+
+
+def _opens(doc: _Doc, fragment: str) -> bool:
+    """Whether ``fragment`` names where the document opens: its root, its body or the
+    first element inside them, however deeply nested (``<section id=c1><h1 id=t1>``)."""
+    element = doc.info.body
+    while element is not None:
+        if element.get("id") == fragment:
+            return True
+        element = next((child for child in element if localname(child)), None)
+    return _top_anchor(doc, fragment)
 
 
 class _Builder:
