@@ -45,7 +45,7 @@ _SEE_ONLY = re.compile(
 # The same entries run together, as PDF extraction joins the lines of an index column:
 # "aberration, 2, 4 concave mirror, 4 converging lens, 2ff". Each ends at its pages.
 _RUN_ENTRY = re.compile(rf",\s*(?P<pages>{_LOCATORS})(?=\s|;|$)")
-_SEE_CLAUSE = re.compile(r"(?:^|[,;.(]\s*)[Ss]ee\b")
+_SEE_CLAUSE = re.compile(r"(?:^|[,;.(]\s*)[Ss]ee\s")
 _HEAD = re.compile(r"^(?P<indent>[ \t]*)(?P<term>[^\d\s][^\n]{0,80}?)\s*$")
 _RANGE = re.compile(rf"^(?P<a>{_NUMBER})(?:\s*[–—-]\s*(?P<b>{_NUMBER}))?{_SUFFIX}$")
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
