@@ -270,3 +270,20 @@ def test_a_landmark_into_the_middle_of_a_document_marks_only_what_it_points_at(
     roles = _roles_by_chapter(marked)
     assert roles == {"The Harbour": {"body"}, "The Lighthouse": {"body"},
                      "The Boats": {"body"}, "Index": {"index"}}
+
+
+DEFAULTS = "\n".join(f"{name} . . . . . . . . . . {value}" for name, value in (
+    ("timeout", 30), ("retries", 3), ("port", 8080), ("workers", 4), ("backlog", 128),
+    ("keepalive", 75), ("buffer", 64), ("depth", 16), ("interval", 10)))
+
+
+def test_a_table_of_values_with_dot_leaders_is_not_an_index(tmp_path: Path) -> None:
+    """Leaders before numbers in no alphabetical order are settings, not a map of pages:
+    the section stays body text and its lines are not index entries pointing at 'page' 30."""
+    assert section_role("Configuration", "Defaults", DEFAULTS) == "body"
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(write_markdown_book(tmp_path / "server.md", "Server", {
+            "Configuration": {"Defaults": DEFAULTS, "Files": PROSE}}))
+        assert lib.lookup("timeout") == []
+        hit = lib.search("default timeout retries port", mode="keyword").hits[0]
+    assert (hit.section.endswith("Defaults"), hit.role) == (True, "body")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 _NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
@@ -214,6 +215,7 @@ class Shape:
     covered: float  # share of the text's characters inside those entries
     rising: float  # share of consecutive entries whose first page does not go down
     numbered: float  # share of entries whose term starts with a number ("2.1 Imports")
+    ordered: float = 0.0  # share of consecutive terms in alphabetical order (an index's)
 
 
 def shape(text: str) -> Shape:
@@ -231,10 +233,16 @@ def shape(text: str) -> Shape:
     firsts = [_first_page(p) for _, _, _, p in spans]
     pairs = [(a, b) for a, b in itertools.pairwise(firsts)
              if a is not None and b is not None]
-    rising = sum(1 for a, b in pairs if b >= a) / len(pairs) if pairs else 0.0
-    numbered = (sum(1 for _, _, t, _ in spans if re.match(r"\s*(?:\d|[A-Z](?:\.|\s+\d))", t))
-                / len(spans) if spans else 0.0)
-    return Shape(len(spans), min(1.0, covered / letters), rising, numbered)
+    rising = _share(b >= a for a, b in pairs)
+    numbered = _share(bool(re.match(r"\s*(?:\d|[A-Z](?:\.|\s+\d))", t)) for _, _, t, _ in spans)
+    keys = [k for k in (re.sub(r"[\W_]+", "", t).casefold() for _, _, t, _ in spans) if k]
+    ordered = _share(a <= b for a, b in itertools.pairwise(keys))
+    return Shape(len(spans), min(1.0, covered / letters), rising, numbered, ordered)
+
+
+def _share(flags: Iterable[bool]) -> float:
+    values = list(flags)
+    return sum(values) / len(values) if values else 0.0
 
 
 def _visible(text: str) -> int:

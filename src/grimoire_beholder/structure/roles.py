@@ -19,10 +19,11 @@ Evidence, strongest first:
    prefixes ignored. An index or contents title must also have the shape (a section titled
    "Creating an index" in a database book is body text).
 3. **Shape** of the text alone, for untitled or misleadingly titled sections: mostly
-   entries ending in page numbers (an index, or — when the pages rise and entries are
-   numbered — a contents page, such as the "Front matter" a PDF's outline leaves before its
-   first entry), mostly notes ending in a back-link (``↩``), mostly references
-   (initials, surnames and years).
+   entries ending in page numbers (an index when the terms run in alphabetical order, a
+   contents page when the pages rise — such as the "Front matter" a PDF's outline leaves
+   before its first entry —, neither for a table of values like ``Timeout . . . 30``),
+   mostly notes ending in a back-link (``↩``), mostly references (initials, surnames and
+   years).
 """
 
 from __future__ import annotations
@@ -181,7 +182,11 @@ def shape_role(text: str) -> str | None:
     if form.entries >= 5 and form.covered >= 0.5:
         if form.rising >= 0.85 and form.numbered >= 0.3:
             return CONTENTS
-        return INDEX if form.entries >= 8 else CONTENTS
+        if form.ordered >= 0.6:
+            return INDEX if form.entries >= 8 else CONTENTS
+        if form.rising >= 0.85:
+            return CONTENTS
+        # neither alphabetical nor rising: a table of values ("Timeout . . . 30"), not a map
     if _notes_shaped(_paragraphs(text), numbered=False):
         return NOTES
     if _references_shaped(text):
