@@ -143,9 +143,11 @@ def test_an_empty_library_has_nothing_to_look_up(tmp_path: Path) -> None:
 
 
 def test_locators_with_ff_and_notes_and_entries_wrapped_over_two_lines() -> None:
+    # "152": an EPUB page marker between entries, not more pages of the entry above
     text = """Index
 Binary search, xii, 45ff
 Dijkstra's algorithm, 101 ff.
+152
 Euler, Leonhard, 7, 9n, 12n3
 Fibonacci numbers, 45f, 50
 Cache,

@@ -173,15 +173,14 @@ def _comma_entries(text: str) -> list[IndexEntry]:
 
 
 _CONTINUED = re.compile(r"(?:,|\b[Ss]ee(?: also)?)\s*$")
-_ONLY_LOCATORS = re.compile(rf"^\s*{_LOCATORS}\.?\s*$")
 
 
 def _unwrapped(text: str) -> list[str]:
     """The non-blank lines, an entry wrapped over two lines joined again: a line ending in
-    a comma or "see also" goes on, and a line of nothing but page numbers belongs above."""
+    a comma or "see also" goes on (a lone number after a whole entry is a page marker)."""
     lines: list[str] = []
     for line in (line for line in text.splitlines() if line.strip()):
-        if lines and (_CONTINUED.search(lines[-1]) or _ONLY_LOCATORS.match(line)):
+        if lines and _CONTINUED.search(lines[-1]):
             lines[-1] = f"{lines[-1].rstrip()} {line.strip()}"
         else:
             lines.append(line)
