@@ -154,6 +154,7 @@ Cache,
    30, 31
 Recursion, 40, see also
    Iteration
+War, civil, 45
 """
     assert [(e.term, e.pages, e.see) for e in parse_index(text)] == [
         ("Binary search", [("xii", "xii"), ("45", "45")], []),
@@ -161,7 +162,8 @@ Recursion, 40, see also
         ("Euler, Leonhard", [("7", "7"), ("9", "9"), ("12", "12")], []),
         ("Fibonacci numbers", [("45", "45"), ("50", "50")], []),
         ("Cache", [("30", "30"), ("31", "31")], []),
-        ("Recursion", [("40", "40")], ["Iteration"])]
+        ("Recursion", [("40", "40")], ["Iteration"]),
+        ("War, civil", [("45", "45")], [])]  # "civil" is no roman page number
     run_together = "see-saw, 12 Seebeck effect, 14 dispersion, see prism focal length, 2, 4"
     # the end of a "see" target is unknown when lines run together: that entry is skipped
     assert [(e.term, e.pages) for e in parse_index(run_together)] == [

@@ -28,7 +28,9 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-_NUMBER = r"(?:\d{1,4}|[ivxlcdm]{1,7})"
+# Arabic, or a well-formed roman numeral up to cccxcix: "civil", "xml" and "mix" in
+# "War, civil, 45" are words of the term, not front-matter pages.
+_NUMBER = r"(?:\d{1,4}|(?=[ivxlc])c{0,3}(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3}))"
 # "45ff", "45 f.", "12n", "9n3": and the following pages, or a footnote on that page.
 _SUFFIX = r"(?:(?<=\d)\s?ff?\.?|(?<=\d)nn?\d{0,3})?"
 _LOCATOR = rf"{_NUMBER}(?:\s*[–—-]\s*{_NUMBER})?{_SUFFIX}"
