@@ -156,10 +156,11 @@ def _looks_like_contents(head: SectionHead, text: str) -> bool:
 
 
 def _structure(report: BookHealth, heads: list[SectionHead], texts: list[str],
-               tokens: list[int]) -> None:
-    """Near-empty sections, a giant section, contents pages, garbled text, no outline."""
+               tokens: list[int], body: list[bool]) -> None:
+    """Near-empty sections, a giant section, contents pages left as body text (a section
+    whose role says contents or index is ranked as such already), garbled text, no outline."""
     contents, garbled = [], []
-    for head, text in zip(heads, texts, strict=True):
+    for head, text, is_body in zip(heads, texts, body, strict=True):
         where = f"{head.chapter_index}.{head.section_index} {head.breadcrumb or head.chapter}"
         if len(text.split()) < NEAR_EMPTY_WORDS:
             if len(report.near_empty) < LISTED:
@@ -167,7 +168,7 @@ def _structure(report: BookHealth, heads: list[SectionHead], texts: list[str],
                                           "section_index": head.section_index,
                                           "section": head.breadcrumb, "chars": len(text)})
             continue
-        if _looks_like_contents(head, text):
+        if is_body and _looks_like_contents(head, text):
             contents.append(where)
         bad = len(_GARBLE.findall(text))
         if bad >= 5 and bad / max(len(text), 1) > 0.005:
@@ -236,18 +237,19 @@ def _pages(report: BookHealth, book: BookRow, spans: list[tuple[int | None, int 
 def check_book(conn: sqlite3.Connection, book: BookRow, search: Search) -> BookHealth:
     """The full health report of one book (see the module doc)."""
     started = time.perf_counter()
-    heads, texts, tokens = [], [], []
-    for head, text, approx in passages.book_sections(conn, book.id):
+    heads, texts, tokens, body = [], [], [], []
+    for head, text, approx, role in passages.book_sections(conn, book.id):
         heads.append(head)
         texts.append(text)
         tokens.append(approx)
+        body.append(role == "body")
     report = BookHealth(book_id=book.id, slug=book.slug, name=book.name,
                         source_type=book.source_type, sections=len(heads))
     spans = passages.book_spans(conn, book.id)
     report.chunks_not_embedded = sum(1 for _, status in spans if status != "embedded")
     if book.source_type == "pdf":
         _pages(report, book, [(s.page_start, s.page_end) for s, _ in spans])
-    _structure(report, heads, texts, tokens)
+    _structure(report, heads, texts, tokens, body)
     if report.chunks_not_embedded:
         report.problems.append(f"{report.chunks_not_embedded} chunks are not embedded yet: "
                                "run ingest again to finish")

@@ -93,15 +93,15 @@ def section_head(conn: sqlite3.Connection, book_id: int, chapter_index: int,
 
 
 def book_sections(conn: sqlite3.Connection, book_id: int
-                  ) -> Iterator[tuple[SectionHead, str, int]]:
-    """(head, text, approx_tokens) of every section of a book, in reading order."""
+                  ) -> Iterator[tuple[SectionHead, str, int, str]]:
+    """(head, text, approx_tokens, role) of every section of a book, in reading order."""
     cursor = conn.execute(
         "SELECT s.book_id, s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
-        "length(s.text), s.text, s.approx_tokens FROM sections s "
+        "length(s.text), s.text, s.approx_tokens, s.role FROM sections s "
         "JOIN chapters ch ON ch.id = s.chapter_id WHERE s.book_id = ? "
         "ORDER BY s.chapter_index, s.section_index", (book_id,))
     for row in cursor:
-        yield SectionHead(*tuple(row)[:7]), str(row[7]), int(row[8])
+        yield SectionHead(*tuple(row)[:7]), str(row[7]), int(row[8]), str(row[9])
 
 
 def book_spans(conn: sqlite3.Connection, book_id: int) -> list[tuple[ChunkSpan, str]]:
