@@ -287,3 +287,26 @@ def test_a_table_of_values_with_dot_leaders_is_not_an_index(tmp_path: Path) -> N
         assert lib.lookup("timeout") == []
         hit = lib.search("default timeout retries port", mode="keyword").hits[0]
     assert (hit.section.endswith("Defaults"), hit.role) == (True, "body")
+
+
+def test_an_older_library_names_the_command_that_upgrades_it(tmp_path: Path) -> None:
+    """Reading commands open read-only and cannot upgrade; the line they print must name
+    one that does, and that one must change no book."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli import app
+    from mcp_helpers import write_config
+
+    config = write_config(tmp_path)
+    with Library.open(config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(_notes_book(tmp_path))
+    conn = sqlite3.connect(tmp_path / "book.db")
+    conn.executescript(_UNDO[5] + "PRAGMA user_version = 4;")
+    conn.close()
+    runner = CliRunner()
+    refused = runner.invoke(app, ["query", "keeper wick", "--config", str(config)])
+    assert refused.exit_code == 1 and "`grimoire-beholder sync --dry-run`" in refused.output
+    upgraded = runner.invoke(app, ["sync", "--dry-run", "--config", str(config)])
+    assert upgraded.exit_code == 0, upgraded.output
+    listed = json.loads(runner.invoke(app, ["list", "--json", "--config", str(config)]).stdout)
+    assert listed[0]["roles"] == {"body": 1, "notes": 1}

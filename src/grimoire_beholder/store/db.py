@@ -30,7 +30,6 @@ from .connection import (
 )
 
 BUSY_TIMEOUT_MS = 30_000
-_ASKED_READ_ONLY = "it was opened read-only"
 
 
 def _schema_v1(conn: sqlite3.Connection) -> None:
@@ -170,7 +169,7 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     """
     path = Path(path)
     require_fts5()
-    reason = _ASKED_READ_ONLY if read_only else unwritable_reason(path)
+    reason = "it was opened read-only" if read_only else unwritable_reason(path)
     if reason is None:
         return _open_writable(path)
     if not path.is_file():
@@ -180,7 +179,8 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     with set_up(open_read_only(path)) as conn:
         conn.read_only_reason = reason
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        _check_version(conn, path, allow_older=False, unwritable=reason)
+        _check_version(conn, path, allow_older=False,
+                       unwritable=unwritable_reason(path) if read_only else reason)
     return conn
 
 
@@ -227,16 +227,15 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
             f"knows {SCHEMA_VERSION}); upgrade grimoire-beholder"
         )
     if version < SCHEMA_VERSION and not allow_older:
-        if unwritable is not None and unwritable != _ASKED_READ_ONLY:
+        if unwritable is not None:
             raise StorageError(
                 f"{path} uses an older schema ({version}) and cannot be upgraded here: "
-                f"{unwritable}; open it once with this version where it can be written "
-                "(or copy it to a writable folder)")
-        raise StorageError(
-            f"{path} uses an older schema ({version}); reading commands and the MCP server "
-            "open it read-only, so run `grimoire-beholder reindex-fts` once (or any command "
-            "that writes: ingest, sync, delete) to upgrade it"
-        )
+                f"{unwritable}; upgrade a writable copy once with `grimoire-beholder sync "
+                "--dry-run` (which changes no book)")
+        raise StorageError(  # reading commands and the MCP server open read-only
+            f"{path} uses an older schema ({version}); upgrade it once with "
+            "`grimoire-beholder sync --dry-run` (which changes no book) or any command "
+            "that writes")
     return version
 
 
