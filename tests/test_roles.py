@@ -224,12 +224,8 @@ def test_roles_are_named_in_any_case_with_hyphens(tmp_path: Path) -> None:
     assert hits.hits and {h.role for h in hits.hits} == {"notes"}
 
 
-def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from typer.testing import CliRunner
-
-    from grimoire_beholder.cli import app
-    from grimoire_beholder.store import connection
+def _v4_library(tmp_path: Path) -> Path:
+    """A library as the release before roles left it (schema 4); its config path."""
     from mcp_helpers import write_config
 
     config = write_config(tmp_path)
@@ -238,6 +234,17 @@ def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
     conn = sqlite3.connect(tmp_path / "book.db")
     conn.executescript(_UNDO[5] + "PRAGMA user_version = 4;")
     conn.close()
+    return config
+
+
+def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli import app
+    from grimoire_beholder.store import connection
+
+    config = _v4_library(tmp_path)
     monkeypatch.setattr(connection, "may_write", lambda path: False)  # a read-only mount
     result = CliRunner().invoke(app, ["list", "--config", str(config)])
     assert result.exit_code == 1 and "Traceback" not in result.output
@@ -295,14 +302,8 @@ def test_an_older_library_names_the_command_that_upgrades_it(tmp_path: Path) -> 
     from typer.testing import CliRunner
 
     from grimoire_beholder.cli import app
-    from mcp_helpers import write_config
 
-    config = write_config(tmp_path)
-    with Library.open(config, embedder=FakeEmbedder()) as lib:
-        lib.ingest(_notes_book(tmp_path))
-    conn = sqlite3.connect(tmp_path / "book.db")
-    conn.executescript(_UNDO[5] + "PRAGMA user_version = 4;")
-    conn.close()
+    config = _v4_library(tmp_path)
     runner = CliRunner()
     refused = runner.invoke(app, ["query", "keeper wick", "--config", str(config)])
     assert refused.exit_code == 1 and "`grimoire-beholder sync --dry-run`" in refused.output
