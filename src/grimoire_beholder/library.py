@@ -27,7 +27,7 @@ from .store import chunks as chunk_store
 from .store import fts, vectors
 from .store.db import connect, transaction
 from .store.records import BookRow
-from .views import IngestReport, Outline, SectionText, SyncReport
+from .views import IngestReport, Outline, SectionText, SyncReport, status_view
 
 if TYPE_CHECKING:
     from .health import BookHealth
@@ -162,33 +162,11 @@ class Library:
 
     def status(self) -> dict[str, Any]:
         """Configured models, database path, and per-book counts by status."""
-        stamp = vectors.get_stamp(self.conn)
-        summaries = chunk_store.summary_counts(self.conn)
         from .store.passages import saved_health
 
-        health = saved_health(self.conn)  # the last `health` run per book (None: never)
-        books = []
-        for b in self.list_books():
-            done, total = summaries.get(b.id, (0, 0))
-            books.append({"id": b.id, "slug": b.slug, "name": b.name,
-                          "chapters": b.chapters, "sections": b.sections,
-                          "sections_summarized": done, "chunks": b.chunks,
-                          "status": dict(b.status),
-                          "complete": b.chunks == b.status.get("embedded", 0) and done == total,
-                          "health": health.get(b.source_hash)})
-        return {
-            "database": str(self.config.database_path),
-            "config_file": self.config.source,
-            "chosen_by": self.config.origin,
-            "embedding_backend": self.config.embedding_backend,
-            "embedding_model": self.config.embedding_model_name,
-            "llm_backend": self.config.llm_backend,
-            "llm_model": self.config.llm_model if self.config.llm_backend != "none" else None,
-            "embedding_stamp": ({"identity": stamp[0], "dimension": stamp[1]}
-                                if stamp else None),
-            "chunks": chunk_store.status_counts(self.conn),
-            "books": books,
-        }
+        return status_view(self.config, vectors.get_stamp(self.conn),
+                           chunk_store.status_counts(self.conn), self.list_books(),
+                           chunk_store.summary_counts(self.conn), saved_health(self.conn))
 
     def integrity(self) -> dict[str, object]:
         return chunk_store.integrity(self.conn)

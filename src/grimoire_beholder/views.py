@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .citation import Citation, Source
 from .store.records import BookRow, SectionRow
 from .text import plural
+
+if TYPE_CHECKING:
+    from .config import Config
 
 
 def book_dict(book: BookRow) -> dict[str, Any]:
@@ -215,3 +218,31 @@ def sync_summary(report: dict[str, Any]) -> str:
             + f" — {plural(report['chunks_embedded'], 'chunk')} {verb}, "
             + f"{report['chunks_reused']} reused"
             + f" ({report['seconds']:.1f}s)")
+
+
+def status_view(config: Config, stamp: tuple[str, int] | None, chunks: dict[str, int],
+                books: list[BookRow], summaries: dict[int, tuple[int, int]],
+                health: dict[str, Any]) -> dict[str, Any]:
+    """What ``status`` shows: the configured models, the database and why it was chosen, and
+    per book its counts, whether every stage is done and its last health run."""
+    rows = []
+    for b in books:
+        done, total = summaries.get(b.id, (0, 0))
+        rows.append({"id": b.id, "slug": b.slug, "name": b.name,
+                     "chapters": b.chapters, "sections": b.sections,
+                     "sections_summarized": done, "chunks": b.chunks,
+                     "status": dict(b.status),
+                     "complete": b.chunks == b.status.get("embedded", 0) and done == total,
+                     "health": health.get(b.source_hash)})
+    return {
+        "database": str(config.database_path),
+        "config_file": config.source,
+        "chosen_by": config.origin,
+        "embedding_backend": config.embedding_backend,
+        "embedding_model": config.embedding_model_name,
+        "llm_backend": config.llm_backend,
+        "llm_model": config.llm_model if config.llm_backend != "none" else None,
+        "embedding_stamp": ({"identity": stamp[0], "dimension": stamp[1]} if stamp else None),
+        "chunks": chunks,
+        "books": rows,
+    }
