@@ -20,6 +20,7 @@ capped at half the window). onnxruntime and the tokenizer load on first use.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import threading
 from collections.abc import Sequence
@@ -121,13 +122,11 @@ class OnnxReranker(LoadsOnce):
         if missing:
             raise ModelError(f"the reranker folder {self._dir} lacks {', '.join(missing)}; "
                              f"{_HINT}")
-        try:
-            import onnxruntime  # noqa: F401  (missing: say so here, not as a load failure)
+        # Looked up, not imported: cpu_session imports it once telemetry is switched off.
+        if importlib.util.find_spec("onnxruntime") is None:
+            raise ModelError("the onnx reranker needs onnxruntime; run `uv sync`")
+        from .bert_onnx import cpu_session
 
-            from .bert_onnx import cpu_session
-        except ImportError as exc:
-            raise ModelError(f"the onnx reranker needs onnxruntime ({exc}); "
-                             "run `uv sync`") from exc
         try:
             tokenizer = WordPieceTokenizer.from_file(self._dir / "tokenizer.json")
             session = cpu_session(str(self._dir / "model.onnx"), self._threads)
