@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder import evaluation
+from grimoire_beholder.cli import evaluation
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence

@@ -2,7 +2,7 @@
 
 Run: ``uv run python bench/cli_latency.py [--runs 7] [--db PATH]``.
 
-Each command runs as a fresh ``python -m grimoire_beholder.cli`` subprocess (the installed
+Each command runs as a fresh ``python -m grimoire_beholder.cli.entry`` subprocess (the installed
 ``grimoire-beholder`` script is the same entry point plus a tiny launcher), ``--runs`` times;
 the table shows the median and the best run. "Cold" here means a new interpreter each time
 (no warm process, no cached model session); the OS page cache is warm after the first run,
@@ -30,7 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_build
 
-CLI = [sys.executable, "-m", "grimoire_beholder.cli"]
+CLI = [sys.executable, "-m", "grimoire_beholder.cli.entry"]
 
 
 def _time(cmd: list[str], env: dict[str, str], runs: int) -> tuple[float, float, float]:

@@ -28,9 +28,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_build
 from grimoire_beholder.search import index_writer
-from grimoire_beholder.search.segments import folder_for, read_manifest
-from grimoire_beholder.store import books as book_store
-from grimoire_beholder.store import chunks as chunk_store
+from grimoire_beholder.search.segment_files import folder_for, read_manifest
+from grimoire_beholder.store import book_rows, chunk_progress
 from grimoire_beholder.store.db import connect, transaction
 
 
@@ -57,9 +56,9 @@ def _add_book(conn: sqlite3.Connection, index: int, rng: np.random.Generator) ->
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     started = time.perf_counter()
     with transaction(conn):
-        book_id = book_store.insert_book(conn, scale_build._book(index, texts))
-        work = chunk_store.pending_chunks(conn, book_id)
-        chunk_store.mark_embedded(conn, list(zip(work, vecs, strict=True)),
+        book_id = book_rows.insert_book(conn, scale_build._book(index, texts))
+        work = chunk_progress.pending_chunks(conn, book_id)
+        chunk_progress.mark_embedded(conn, list(zip(work, vecs, strict=True)),
                                   scale_build.IDENTITY, 384)
     return time.perf_counter() - started
 
@@ -99,7 +98,7 @@ def main() -> None:
                   f"({fold / embed_wall:.1%} of embedding it), {fold_cpu:.2f} CPU-s "
                   f"({fold_cpu / embed_cpu:.1%}), {segments} segments")
         with transaction(conn):
-            book_store.delete_book(conn, 1)
+            book_rows.delete_book(conn, 1)
         started = time.perf_counter()
         result = index_writer.update(conn, db)
         print(f"delete a book: index {result} in {time.perf_counter() - started:.2f} s")

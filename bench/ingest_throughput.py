@@ -32,7 +32,7 @@ from grimoire_beholder.config import Config
 from grimoire_beholder.ingest.pipeline import embedding_text
 from grimoire_beholder.library import Library
 from grimoire_beholder.models.embedded import EmbeddedEmbedder
-from grimoire_beholder.store import chunks as chunk_store
+from grimoire_beholder.store import chunk_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "bench" / "squad-dev" / "corpus"
@@ -84,7 +84,7 @@ def pipeline_overhead(files: list[Path]) -> None:
             wall, cpu = time.perf_counter(), time.process_time()
             report = lib.ingest_folder(folder)
             ingest_wall, ingest_cpu = time.perf_counter() - wall, time.process_time() - cpu
-            work = chunk_store.pending_chunks(lib.conn, None, "embedded")
+            work = chunk_progress.pending_chunks(lib.conn, None, "embedded")
         texts = [embedding_text(w) for w in work]
     raws = [_raw_pass(embedder, texts, config.embed_batch_size) for _ in range(2)]
     raw_wall = statistics.mean(r[0] for r in raws)

@@ -60,7 +60,7 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(directory: Path, questions: list[str], top_k: int) -> dict[str, object]:
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "grimoire_beholder.cli", "serve-mcp"],
+        command=sys.executable, args=["-m", "grimoire_beholder.cli.entry", "serve-mcp"],
         cwd=str(directory), env=dict(os.environ))
     started = time.perf_counter()
     async with Client(params) as client:

@@ -22,7 +22,7 @@ fingerprint of the ingest-time settings, the input files and the ingest-side sou
 vector goes through a text → vector cache in the same folder (``embed_cache.py``), so a
 rebuild only embeds chunk texts never seen before. ``--set`` overrides config keys (query-time
 keys such as ``fusion`` reuse the cached library). Every run is written to ``OUT/runs/`` and
-scored twice — by the bench's ``score.py`` and by ``grimoire_beholder.evaluation`` — and any
+scored twice — by the bench's ``score.py`` and by ``grimoire_beholder.cli.evaluation`` — and any
 disagreement is printed.
 """
 
@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from embed_cache import CachingEmbedder
-from grimoire_beholder import evaluation
+from grimoire_beholder.cli import evaluation
 from grimoire_beholder.config import Config, config_from_mapping
 from grimoire_beholder.library import Library
 from grimoire_beholder.models import make_embedder
@@ -56,7 +56,7 @@ INGEST_KEYS = ("embedding_backend", "embedding_model", "llm_backend", "llm_model
                "chunk_size", "chunk_overlap", "section_split_tokens", "chunk_mode",
                "window_size", "window_overlap", "pdf_tables")
 INGEST_CODE = ("parse", "structure", "ingest", "store/schema.sql", "store/db.py",
-               "store/books.py", "models/extractive.py")
+               "store/book_rows.py", "models/extractive.py")
 KS = (1, 3, 5, 10)
 SCORER_KEYS = {"recall@1": "hit_recall@1", "recall@5": "hit_recall@5",
                "recall@10": "hit_recall@10", "mrr@10": "hit_mrr@10",

@@ -89,7 +89,7 @@ def _percentiles(samples: list[float]) -> tuple[float, float]:
 
 
 def _index_mb(path: Path) -> float:
-    from grimoire_beholder.search.segments import folder_for
+    from grimoire_beholder.search.segment_files import folder_for
 
     folder = folder_for(path)
     return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 2**20 \
@@ -189,7 +189,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
     """Vector recall@10 vs the exact scan, and keyword top-10 agreement with FTS5's bm25."""
     from grimoire_beholder.search import keyword
     from grimoire_beholder.search.vector import VectorIndex
-    from grimoire_beholder.store import search as store_search
+    from grimoire_beholder.store import hit_queries
 
     engine = lib._search_engine()
     index = engine.vector_index
@@ -197,7 +197,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
         return {}
     exact = VectorIndex()
     exact.refresh(lib.conn)
-    book_ids = store_search.resolve_books(lib.conn, book)
+    book_ids = hit_queries.resolve_books(lib.conn, book)
     recall: dict[str, list[float]] = {"all": [], "book": []}
     same = 0
     for q in queries:
@@ -207,7 +207,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
             want = {c for c, _ in exact.search(vec, 10, allowed)}
             recall[key].append(len(got & want) / max(len(want), 1))
         expression = keyword.build_query(q).word
-        fts5 = store_search.word_match(lib.conn, expression, 10) if expression else []
+        fts5 = hit_queries.word_match(lib.conn, expression, 10) if expression else []
         mine = index.keyword(lib.conn, expression, 10, None) if expression else []
         same += _same_top(mine or [], fts5)
     return {"recall_all": statistics.mean(recall["all"]),
@@ -228,7 +228,7 @@ def _prepare_index(n: int, exact: bool) -> None:
     import shutil
 
     from grimoire_beholder.search import index_writer
-    from grimoire_beholder.search.segments import folder_for
+    from grimoire_beholder.search.segment_files import folder_for
     from grimoire_beholder.store.db import connect
 
     path = scale_build.library_path(n)

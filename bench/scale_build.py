@@ -25,8 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from grimoire_beholder.models.embedded import DIMENSION, MODEL_NAME
-from grimoire_beholder.store import books as book_store
-from grimoire_beholder.store import chunks as chunk_store
+from grimoire_beholder.store import book_rows, chunk_progress
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
 
@@ -135,9 +134,9 @@ def build(chunks: int, *, log: bool = True) -> tuple[Path, float]:
             vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
             vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             with transaction(conn):
-                book_id = book_store.insert_book(conn, _book(index, texts))
-                work = chunk_store.pending_chunks(conn, book_id)
-                chunk_store.mark_embedded(conn, list(zip(work, vecs, strict=True)),
+                book_id = book_rows.insert_book(conn, _book(index, texts))
+                work = chunk_progress.pending_chunks(conn, book_id)
+                chunk_progress.mark_embedded(conn, list(zip(work, vecs, strict=True)),
                                           IDENTITY, DIMENSION)
             if log and index % 50 == 0:
                 print(f"  built {(index + 1) * CHUNKS_PER_BOOK} chunks "

@@ -5,7 +5,7 @@ Run: ``uv run python bench/vector_precision.py [--db bench/out/squad-<hash>.db]`
 Recall: the SQuAD-dev library cached by ``bench/retrieval_eval.py`` is opened read-only and
 the 210 dev questions are searched (vector and hybrid, top 10) with the float32 matrix, then
 again after rounding the in-memory matrix through float16, and through int8 with one scale
-per row (what a quantised store would hold), scored with ``grimoire_beholder.evaluation``.
+per row (what a quantised store would hold), scored with ``grimoire_beholder.cli.evaluation``.
 
 Speed: numpy has no float16 or int8 matrix-vector kernel in BLAS, so a quantised matrix has
 to be scanned by numpy's generic loops or upcast block by block; both are timed on a random
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grimoire_beholder import evaluation
+from grimoire_beholder.cli import evaluation
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 

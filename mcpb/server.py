@@ -8,7 +8,7 @@ so the package and its locked dependencies are importable here.
 
 import sys
 
-from grimoire_beholder.cli import main
+from grimoire_beholder.cli.entry import main
 
 sys.argv[1:] = ["serve-mcp"]
 main()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 from typer.testing import CliRunner
 
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from mcp_helpers import write_config
 
 KEEPER_PAGES = [

@@ -14,9 +14,9 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult
 
-from grimoire_beholder.allowed import Upkeep
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server import create_server, open_library
+from grimoire_beholder.mcp_server.allowed import Upkeep
+from grimoire_beholder.mcp_server.server import create_server, open_library
 
 FAKE_CONFIG = """\
 [grimoire-beholder]
@@ -64,7 +64,7 @@ def text(result: CallToolResult) -> str:
 
 def cli_command() -> list[str]:
     """How tests start the real CLI (same interpreter, so no network or uv needed)."""
-    return [sys.executable, "-m", "grimoire_beholder.cli"]
+    return [sys.executable, "-m", "grimoire_beholder.cli.entry"]
 
 
 class RawStdioServer:

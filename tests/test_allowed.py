@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grimoire_beholder.allowed import AllowedFolders
 from grimoire_beholder.errors import InputFileError
+from grimoire_beholder.mcp_server.allowed import AllowedFolders
 
 
 def test_resolves_inside_and_refuses_everything_else(tmp_path: Path) -> None:

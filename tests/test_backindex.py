@@ -215,7 +215,7 @@ def test_a_typeset_comma_index_without_page_labels_is_looked_up_through_the_cli(
     from typer.testing import CliRunner
 
     from books_gen import cli_library
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
 
     config = cli_library(tmp_path, _optics_pdf(tmp_path / "optics.pdf"))
 

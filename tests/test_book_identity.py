@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from db_state import snapshot
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import BookNotFoundError
 from grimoire_beholder.library import Library
 from grimoire_beholder.naming import MAX_BOOK_ID, parse_book_ref

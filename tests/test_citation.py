@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from conftest import write_markdown_book
 from grimoire_beholder.citation import Source
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
 from mcp_helpers import connect, structured, text, write_config
 

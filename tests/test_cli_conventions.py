@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import write_markdown_book
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from mcp_helpers import connect, text, write_config
 
 UNRELATED = "who won the 1966 world cup final at wembley"

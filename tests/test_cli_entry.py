@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grimoire_beholder"
 COMMANDS = {"ingest", "sync", "list", "delete", "status", "check", "reindex-fts", "query",
@@ -19,7 +19,7 @@ COMMANDS = {"ingest", "sync", "list", "delete", "status", "check", "reindex-fts"
 INVOCATIONS = {
     "console script": [str(Path(sys.executable).with_name("grimoire-beholder"))],
     "python -m grimoire_beholder": [sys.executable, "-m", "grimoire_beholder"],
-    "python -m grimoire_beholder.cli": [sys.executable, "-m", "grimoire_beholder.cli"],
+    "python -m grimoire_beholder.cli.entry": [sys.executable, "-m", "grimoire_beholder.cli.entry"],
 }
 
 
@@ -67,7 +67,7 @@ def test_no_cli_module_is_part_of_an_import_cycle() -> None:
     modules = {_module_name(p) for p in paths}
     graph = {_module_name(p): _imports(p, modules) for p in paths}
     cli_modules = {m for m in modules if m.rpartition(".")[2].startswith(("cli", "__main__"))}
-    assert {"grimoire_beholder.cli", "grimoire_beholder.cli_app"} <= cli_modules
+    assert {"grimoire_beholder.cli.entry", "grimoire_beholder.cli.app"} <= cli_modules
     for start in cli_modules:
         seen: set[str] = set()
         todo = list(graph[start])

@@ -184,7 +184,7 @@ def test_version() -> None:
 def test_every_command_that_takes_config_takes_library() -> None:
     import typer.main
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
 
     def commands(group: object) -> list[object]:
         subs = getattr(group, "commands", {})

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from conftest import write_markdown_book
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.text import PART_CHARS, split_parts
 
 LONG = " ".join(f"Paragraph {i} tells of tides and lamps." for i in range(40))

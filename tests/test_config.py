@@ -88,7 +88,7 @@ def test_bad_config_is_one_cli_line_for_every_command(tmp_path: Path) -> None:
     for text in ('db_path = "a\\u0000b.db"', "ollama_timeout = nan", "top_k = 1000"):
         (tmp_path / "config.toml").write_text("[grimoire-beholder]\n" + text + "\n")
         for args in (("list",), ("query", "lamps"), ("status",)):
-            proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args],
+            proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args],
                                   cwd=tmp_path, capture_output=True, text=True, timeout=120)
             assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
             lines = proc.stderr.strip().splitlines()

@@ -121,7 +121,7 @@ def run_cli(lib_dir: Path, *args: str,
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     if kill_at:
         env["GRIMOIRE_BEHOLDER_KILL_AT"] = kill_at
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args],
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args],
                           cwd=lib_dir, env=env, capture_output=True, text=True, timeout=120)
 
 

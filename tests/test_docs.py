@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer.main
 
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.config import Config, config_keys
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")

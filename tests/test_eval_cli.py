@@ -7,7 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 
 
 def _setup(tmp_path: Path, sample_book: Path) -> tuple[Path, Path]:

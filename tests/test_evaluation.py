@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from grimoire_beholder.errors import GrimoireError
-from grimoire_beholder.evaluation import (
+from grimoire_beholder.cli.evaluation import (
     judge,
     load_questions,
     run_questions,
     score_run,
     section_title,
 )
+from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 
 

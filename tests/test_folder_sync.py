@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
 from fakes import FakeEmbedder
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from books_gen import KEEPER_PAGES, cli_library, html_pdf, keeper_pdf, scanned_pdf
 from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
-from grimoire_beholder.cli import app
-from grimoire_beholder.health import probe_for
+from grimoire_beholder.checks.health import probe_for
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
 from test_pdf_ocr import needs_tesseract
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grimoire_beholder.cli import app
-from grimoire_beholder.hooks import HEADER, prompt_text
+from grimoire_beholder.cli.assistant_hooks import HEADER, prompt_text
+from grimoire_beholder.cli.entry import app
 
 
 @pytest.fixture

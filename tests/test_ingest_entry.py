@@ -41,7 +41,7 @@ chunk_overlap = 40
 def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     env["COLUMNS"] = "10000"  # no wrapping of long lines by rich
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=TIMEOUT)
 
 
@@ -195,7 +195,7 @@ def test_rerun_after_a_kill_says_resumed_then_already_there(tmp_path: Path) -> N
                                {"Ebb": {f"Part {i}": "Water leaves the shore. " * 30
                                         for i in range(3)}})
     killed = subprocess.run(
-        [sys.executable, "-m", "grimoire_beholder.cli", "ingest", str(book), "-q"],
+        [sys.executable, "-m", "grimoire_beholder.cli.entry", "ingest", str(book), "-q"],
         cwd=lib_dir, env={**os.environ, "GRIMOIRE_BEHOLDER_KILL_AT": "embeddings.commit:1"},
         capture_output=True, text=True, timeout=TIMEOUT)
     assert killed.returncode == -9, killed.stderr

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from books_gen import KEEPER_PAGES, KEEPER_TOC, cli_library, html_pdf
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from mcp_helpers import connect, structured, text
 
 INDEX_PAGE = "<h1>Index</h1>" + "".join(f"<p>{line}</p>" for line in (

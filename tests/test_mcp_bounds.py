@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_shared import FIELD_MAX
+from grimoire_beholder.mcp_server.serving import FIELD_MAX
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS
 from mcp_helpers import connect, structured, text, write_config
 

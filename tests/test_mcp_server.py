@@ -20,7 +20,7 @@ from mcp import Client, StdioServerParameters
 from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server import MAX_TOP_K
+from grimoire_beholder.mcp_server.server import MAX_TOP_K
 from grimoire_beholder.text import PART_CHARS, split_parts
 from mcp_helpers import RawStdioServer, cli_command, connect, structured, text, write_config
 
@@ -371,6 +371,6 @@ def test_start_up_failures_are_loud(tmp_path: Path, case: str) -> None:
 def test_serve_mcp_help_lists_the_command() -> None:
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "--help"],
+    proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", "--help"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert "serve-mcp" in proc.stdout

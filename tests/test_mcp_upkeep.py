@@ -16,11 +16,11 @@ from typer.testing import CliRunner
 
 from conftest import GARDEN_CHAPTERS, write_markdown_book
 from db_state import snapshot
-from grimoire_beholder.allowed import AllowedFolders, Upkeep
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server import TOOLS
+from grimoire_beholder.mcp_server.allowed import AllowedFolders, Upkeep
+from grimoire_beholder.mcp_server.server import TOOLS
 from mcp_helpers import cli_command, connect, structured, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from db_state import snapshot
-from grimoire_beholder.allowed import AllowedFolders
-from grimoire_beholder.cli import app
-from grimoire_beholder.mcp_upkeep import Upkeep
+from grimoire_beholder.cli.entry import app
+from grimoire_beholder.mcp_server.allowed import AllowedFolders
+from grimoire_beholder.mcp_server.upkeep_tools import Upkeep
 from mcp_helpers import connect, structured, text, write_config
 from test_mcp_upkeep import allowed_setup, call  # noqa: F401  (allowed_setup: a fixture)
 

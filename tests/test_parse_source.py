@@ -19,8 +19,8 @@ from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.epub import parse_epub
 from grimoire_beholder.parse.markdown import parse_markdown
 from grimoire_beholder.parse.pdf import parse_pdf
+from grimoire_beholder.parse.plain_text import parse_text
 from grimoire_beholder.parse.source import read_source
-from grimoire_beholder.parse.text import parse_text
 
 pytestmark = pytest.mark.timeout(60)  # a regression blocks: fail, do not hang the suite
 

@@ -9,7 +9,7 @@ import pytest
 
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS, parse_file
-from grimoire_beholder.parse.text import parse_text, read_text_file
+from grimoire_beholder.parse.plain_text import parse_text, read_text_file
 from grimoire_beholder.structure.chunks import chunk_section
 from grimoire_beholder.structure.sections import shape_chapter
 

@@ -19,8 +19,8 @@ from _pytest.mark.structures import ParameterSet
 from typer.testing import CliRunner
 
 from conftest import BENCH
-from grimoire_beholder.cli import app
-from grimoire_beholder.evaluation import same_title, section_title
+from grimoire_beholder.cli.entry import app
+from grimoire_beholder.cli.evaluation import same_title, section_title
 
 BOOK = BENCH / "books" / "R-intro.pdf"
 

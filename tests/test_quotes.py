@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 from books_gen import cli_library, keeper_pdf
 from conftest import GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
-from grimoire_beholder.cli import app
+from grimoire_beholder.checks.textmatch import align, fold, quote_pieces, skeleton
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.textmatch import align, fold, quote_pieces, skeleton
 from test_parse_epub import make_epub
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from conftest import BENCH, fake_config
 from fakes import FakeEmbedder
+from grimoire_beholder.checks.textmatch import fold
 from grimoire_beholder.library import Library
-from grimoire_beholder.textmatch import fold
 
 BOOKS = BENCH / "books"
 pytestmark = pytest.mark.skipif(not BOOKS.is_dir(), reason="../shared/bench is not here")

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from books_gen import cli_library
 from conftest import fake_config, write_markdown_book
 from fakes import FakeEmbedder
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import GrimoireError, NotFoundError
 from grimoire_beholder.library import Library
 

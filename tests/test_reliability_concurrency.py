@@ -40,7 +40,7 @@ context_concurrency = 1
 def cli(lib: Path, *args: str) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     env["COLUMNS"] = "10000"
-    return subprocess.Popen([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=lib,
+    return subprocess.Popen([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=lib,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

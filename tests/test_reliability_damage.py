@@ -31,7 +31,7 @@ PAGE = 4096
 def run_cli(lib: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     env["COLUMNS"] = "10000"
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=lib,
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=lib,
                           env=env, capture_output=True, text=True, timeout=120)
 
 

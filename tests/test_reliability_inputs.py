@@ -54,7 +54,7 @@ def run_cli(lib_dir: Path, *args: str, wide: bool = True) -> subprocess.Complete
     env.pop("COLUMNS", None)
     if wide:
         env["COLUMNS"] = "10000"
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=lib_dir,
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=lib_dir,
                           env=env, capture_output=True, text=True, timeout=TIMEOUT,
                           preexec_fn=_limit_memory)
 

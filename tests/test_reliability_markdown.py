@@ -131,7 +131,7 @@ def test_a_wide_table_ingests_through_the_cli_within_bounds(tmp_path: Path) -> N
     code = MEMORY + (
         "import atexit, sys; atexit.register(lambda: print('peak', memory('VmHWM'), "
         "file=sys.stderr)); sys.argv = ['grimoire-beholder', *sys.argv[1:]]; "
-        "from grimoire_beholder.cli import main; main()")
+        "from grimoire_beholder.cli.entry import main; main()")
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     proc = subprocess.run([sys.executable, "-c", code, "ingest", str(path), "-q", "--json"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900,
@@ -140,7 +140,7 @@ def test_a_wide_table_ingests_through_the_cli_within_bounds(tmp_path: Path) -> N
     assert json.loads(proc.stdout)["chunks"] > 100
     peak = int(proc.stderr.split("peak")[-1].split()[0])
     assert peak <= 200 * 1024**2 + SLACK + PER_BYTE * path.stat().st_size, peak
-    found = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "query",
+    found = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", "query",
                             "zanzibarquill", "--mode", "keyword", "--json"], cwd=tmp_path,
                            env=env, capture_output=True, text=True, timeout=300)
     assert found.returncode == 0 and "zanzibarquill" in found.stdout, found.stderr

@@ -83,7 +83,7 @@ def lib_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_query(lib: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     """argv cannot carry NUL bytes; the test passes those through Library.search instead."""
     env = {**os.environ, "COLUMNS": "10000"}
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "query", *args],
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", "query", *args],
                           cwd=lib, env=env, capture_output=True, timeout=60)
 
 
@@ -161,7 +161,7 @@ def test_hostile_texts_through_the_cli(lib_dir: Path, as_json: bool) -> None:
     and a sample through a real subprocess (what a user's shell sees)."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
 
     before = snapshot(lib_dir / "book.db")
     # argv cannot hold NUL; every other text goes through the real command line.
@@ -216,7 +216,7 @@ def test_an_id_sqlite_cannot_hold_is_no_such_book(lib_dir: Path, opened: Library
                  lambda: opened.search("lamp", book=ref)):
         with pytest.raises(BookNotFoundError):
             call()
-    proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", "delete", str(ref),
+    proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", "delete", str(ref),
                            "--yes"], cwd=lib_dir, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and proc.stderr.startswith("error: no book"), proc.stderr
 

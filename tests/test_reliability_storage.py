@@ -47,7 +47,7 @@ def run_cli(lib: Path, *args: str, env_extra: dict[str, str] | None = None,
     env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
     env["COLUMNS"] = "10000"  # rich wraps long lines otherwise (reported separately)
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli", *args], cwd=lib,
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=lib,
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -312,7 +312,7 @@ def test_an_older_library_names_a_command_that_upgrades_it(filled: Path) -> None
     round in circles ("run any CLI command")."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
 
     conn = sqlite3.connect(filled / "book.db")  # as schema 4 left it: no roles, no index
     conn.executescript("ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP "

@@ -191,7 +191,7 @@ def test_a_markdown_note_titled_notes_is_body_text_and_answers_first(tmp_path: P
     matter of a book: it is neither marked "(notes)" nor ranked below the other files."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
     from mcp_helpers import write_config
 
     folder = tmp_path / "notes"
@@ -241,7 +241,7 @@ def test_an_older_library_on_read_only_media_says_why_it_cannot_be_upgraded(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
     from grimoire_beholder.store import connection
 
     config = _v4_library(tmp_path)
@@ -301,7 +301,7 @@ def test_an_older_library_names_the_command_that_upgrades_it(tmp_path: Path) -> 
     one that does, and that one must change no book."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import app
+    from grimoire_beholder.cli.entry import app
 
     config = _v4_library(tmp_path)
     runner = CliRunner()

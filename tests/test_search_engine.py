@@ -19,7 +19,9 @@ from grimoire_beholder.config import Config
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
 from grimoire_beholder.search import passages
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS, SearchEngine
-from grimoire_beholder.store import books, chunks, db
+from grimoire_beholder.store import book_rows as books
+from grimoire_beholder.store import chunk_progress as chunks
+from grimoire_beholder.store import db
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
 
 EMBEDDER = FakeEmbedder(dimension=64)

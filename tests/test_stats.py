@@ -8,9 +8,9 @@ from typer.testing import CliRunner
 
 from conftest import fake_config
 from fakes import FakeEmbedder
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
-from grimoire_beholder.store.stats import stats_path
+from grimoire_beholder.store.stat_queries import stats_path
 
 
 def test_searches_add_up(tmp_path: Path, sample_book: Path) -> None:

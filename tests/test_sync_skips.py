@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from grimoire_beholder.cli import app
+from grimoire_beholder.cli.entry import app
 
 HEADINGS_ONLY = "# Kayak\n\n## Paddles\n\n## Hulls\n"
 

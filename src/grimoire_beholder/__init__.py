@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import (
+from grimoire_beholder.errors import (
     BookNotFoundError,
     ConfigError,
     EmbeddingMismatchError,
@@ -29,9 +29,9 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .config import Config
-    from .library import Library
-    from .search.hits import SearchHit, SearchResults
+    from grimoire_beholder.config import Config
+    from grimoire_beholder.library import Library
+    from grimoire_beholder.search.hits import SearchHit, SearchResults
 
 __all__ = [
     "BookNotFoundError", "Config", "ConfigError", "EmbeddingMismatchError", "GrimoireError",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .text import plural
+from grimoire_beholder.text import plural
 
 SEPARATOR = " · "
 

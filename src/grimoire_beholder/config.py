@@ -20,8 +20,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
-from .locate import CONFIG_ENV, LIBRARY_ENV, MARKER_TABLE, Location, locate
+from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.locate import CONFIG_ENV, LIBRARY_ENV, MARKER_TABLE, Location, locate
 
 __all__ = ["CONFIG_ENV", "LIBRARY_ENV", "Config", "ConfigError", "config_from_mapping",
            "config_keys", "load_config"]

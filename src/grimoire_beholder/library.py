@@ -16,37 +16,40 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config
-from .errors import GrimoireError, NotFoundError, ReadOnlyLibraryError, StorageError
-from .ingest import faults
-from .ingest.progress import NullProgress, Progress
-from .models import Models
-from .naming import parse_book_ref
-from .store import books as book_store
-from .store import chunks as chunk_store
-from .store import fts, vectors
-from .store.db import connect, transaction
-from .store.records import BookRow
-from .views import IngestReport, Outline, SectionText, SyncReport, status_view
+from grimoire_beholder.config import Config, load_config
+from grimoire_beholder.errors import (
+    GrimoireError,
+    NotFoundError,
+    ReadOnlyLibraryError,
+    StorageError,
+)
+from grimoire_beholder.ingest import faults
+from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.models import Models
+from grimoire_beholder.naming import parse_book_ref
+from grimoire_beholder.store import book_rows, chunk_progress, fts, vectors
+from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.records import BookRow
+from grimoire_beholder.views import IngestReport, Outline, SectionText, SyncReport, status_view
 
 if TYPE_CHECKING:
-    from .health import BookHealth
-    from .ingest.deps import IngestDeps
-    from .ingest.watch import StopEvent
-    from .models.protocols import Embedder, Generator
-    from .pages import PageImage
-    from .quotes import QuoteCheck
-    from .search.engine import EmbedQuery, SearchEngine
-    from .search.hits import SearchResults
-    from .search.lookup import IndexTerm
-    from .search.savings import SavingsRecorder
-    from .store.check import LibraryCheck
+    from grimoire_beholder.checks.health import BookHealth
+    from grimoire_beholder.checks.pages import PageImage
+    from grimoire_beholder.checks.quotes import QuoteCheck
+    from grimoire_beholder.ingest.deps import IngestDeps
+    from grimoire_beholder.ingest.watch import StopEvent
+    from grimoire_beholder.models.protocols import Embedder, Generator
+    from grimoire_beholder.search.engine import EmbedQuery, SearchEngine
+    from grimoire_beholder.search.hits import SearchResults
+    from grimoire_beholder.search.lookup import IndexTerm
+    from grimoire_beholder.search.savings import SavingsRecorder
+    from grimoire_beholder.store.check import LibraryCheck
 
 
 def _refresh_derived(conn: sqlite3.Connection) -> None:
     """Judge section roles and printed indexes again when the rules changed (or the library
     predates them); see ingest/derive.py. Busy or read-only storage just means next time."""
-    from .ingest import derive
+    from grimoire_beholder.ingest import derive
 
     if derive.needed(conn):
         with contextlib.suppress(StorageError):
@@ -80,7 +83,7 @@ class Library:
         the error names the path looked at and how to create it. ``embedder``/``generator``
         override the configured backends (tests inject fakes).
         """
-        from .locate import missing_library, prepare_new_library
+        from grimoire_beholder.locate import missing_library, prepare_new_library
 
         cfg = config or load_config(config_path, library=library)
         if not cfg.database_path.exists():
@@ -113,7 +116,7 @@ class Library:
 
     # -- reading -------------------------------------------------------------------------
     def list_books(self) -> list[BookRow]:
-        return book_store.list_books(self.conn)
+        return book_rows.list_books(self.conn)
 
     def book(self, book: str | int) -> BookRow:
         """The book a reference names — an int or a string of digits is an id, any other
@@ -122,19 +125,19 @@ class Library:
         The one place a user's or a model's reference is read; callers pass the returned
         book's ``id`` (an int, which only ever means that id) from then on."""
         key = parse_book_ref(book)
-        found = book_store.find_book(self.conn, key)
+        found = book_rows.find_book(self.conn, key)
         if found is None:
-            raise book_store.not_found(self.conn, key)
+            raise book_rows.not_found(self.conn, key)
         return found
 
     def outline(self, book: str | int) -> Outline:
         found = self.book(book)
-        return Outline.from_rows(found, book_store.outline(self.conn, found.id))
+        return Outline.from_rows(found, book_rows.outline(self.conn, found.id))
 
     def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
         """A section's full text and summary; out-of-range indices say what exists."""
         found = self.book(book)
-        counts = book_store.section_counts(self.conn, found.id)
+        counts = book_rows.section_counts(self.conn, found.id)
         if not 0 <= chapter_index < len(counts):
             raise NotFoundError(
                 f"book '{found.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
@@ -142,7 +145,7 @@ class Library:
             raise NotFoundError(
                 f"chapter {chapter_index} of '{found.slug}' has sections "
                 f"0–{counts[chapter_index] - 1}, not {section_index}")
-        row = book_store.get_section(self.conn, found.id, chapter_index, section_index)
+        row = book_rows.get_section(self.conn, found.id, chapter_index, section_index)
         assert row is not None
         return SectionText.from_row(found, row)
 
@@ -151,7 +154,7 @@ class Library:
         """(the section, the text of its ``part``, how many parts): a long section is read
         in parts of ``text.PART_CHARS`` on paragraph boundaries, the same for the MCP
         ``get_section`` and the CLI's ``show``."""
-        from .text import split_parts
+        from grimoire_beholder.text import split_parts
 
         sec = self.section(book, chapter_index, section_index)
         parts = split_parts(sec.text)
@@ -162,20 +165,20 @@ class Library:
 
     def status(self) -> dict[str, Any]:
         """Configured models, database path, and per-book counts by status."""
-        from .store.passages import saved_health
+        from grimoire_beholder.store.health_rows import saved_health
 
         return status_view(self.config, vectors.get_stamp(self.conn),
-                           chunk_store.status_counts(self.conn), self.list_books(),
-                           chunk_store.summary_counts(self.conn), saved_health(self.conn))
+                           chunk_progress.status_counts(self.conn), self.list_books(),
+                           chunk_progress.summary_counts(self.conn), saved_health(self.conn))
 
     def integrity(self) -> dict[str, object]:
-        return chunk_store.integrity(self.conn)
+        return chunk_progress.integrity(self.conn)
 
     def check(self) -> LibraryCheck:
         """SQLite's integrity check plus the consistency rules (store/check.py), and the
         search index's bytes against their checksums (search/index_check.py)."""
-        from .search.index_check import inspect
-        from .store.check import check
+        from grimoire_beholder.search.index_check import inspect
+        from grimoire_beholder.store.check import check
 
         result = check(self.conn, str(self.config.database_path), writable=not self.read_only)
         if result.ok:  # a damaged database says nothing reliable about its index
@@ -192,7 +195,7 @@ class Library:
                role: str | Collection[str] | None = None) -> SearchResults:
         """Hybrid (or vector/keyword) search with citations; see search/engine.py.
 
-        ``group`` and ``path_prefix`` narrow a folder library (see store/search.py);
+        ``group`` and ``path_prefix`` narrow a folder library (see store/hit_queries.py);
         ``until_chapter`` keeps ``book`` up to that chapter (search/position.py); ``role``
         keeps sections of that role or roles (body, front_matter, contents, index, notes,
         bibliography, glossary) — by default all are searched, body first.
@@ -205,7 +208,7 @@ class Library:
                                                until_chapter=until_chapter, roles=roles)
         if self.config.record_stats:
             if self._savings is None:
-                from .search.savings import SavingsRecorder
+                from grimoire_beholder.search.savings import SavingsRecorder
 
                 self._savings = SavingsRecorder(self.conn, self.config.database_path)
             self._savings.record(results)
@@ -221,21 +224,21 @@ class Library:
         """The entries for ``term`` in the books' printed back-of-book indexes: printed and
         physical pages and the sections on those pages (see search/lookup.py). An empty
         list when no index names it (or no book has a printed index)."""
-        from .search.lookup import lookup
+        from grimoire_beholder.search.lookup import lookup
 
         return lookup(self.conn, term, [self.book(book).id] if book is not None else None)
 
     def savings(self) -> dict[str, Any]:
         """Cumulative characters served vs the books' full size (search/savings.py); the
         CLI's ``stats`` and the MCP ``book_status`` show it."""
-        from .search.savings import summary
+        from grimoire_beholder.search.savings import summary
 
         return summary(self.config.database_path)
 
     def _search_engine(self) -> SearchEngine:
         if self._engine is None:
-            from .models import make_reranker
-            from .search.engine import SearchEngine
+            from grimoire_beholder.models import make_reranker
+            from grimoire_beholder.search.engine import SearchEngine
 
             self._engine = SearchEngine(self.conn, self._query_embedder, self.config,
                                         reranker=make_reranker(self.config))
@@ -257,8 +260,8 @@ class Library:
     def verify_quote(self, quote: str, book: str | int | None = None) -> QuoteCheck:
         """Is ``quote`` in the library (or in ``book``), where, and how does it differ?
 
-        See quotes.py. Restricted to one book, a quotation found in another says so."""
-        from .quotes import check
+        See checks/quotes.py. Restricted to one book, a quotation found in another says so."""
+        from grimoire_beholder.checks.quotes import check
 
         book_ids = None if book is None else [self.book(book).id]
         result = check(self.conn, quote, book_ids)
@@ -273,18 +276,18 @@ class Library:
     def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,
                    printed: bool = False) -> PageImage:
         """A PDF page as a PNG (``page``: physical number, or a printed label), with
-        ``highlight`` marked; read from the book's file, never a write (pages.py)."""
-        from .pages import physical_page, render_page, source_pdf
+        ``highlight`` marked; read from the book's file, never a write (checks/pages.py)."""
+        from grimoire_beholder.checks.pages import physical_page, render_page, source_pdf
 
         found = self.book(book)
         source_pdf(found)  # the format and the file first, then the page number
         return render_page(found, physical_page(found, page, printed=printed), highlight)
 
     def health(self, book: str | int | None = None, *, save: bool = True) -> list[BookHealth]:
-        """Health reports (health.py) of one book or all; ``save`` keeps each summary for
+        """Health reports (checks/health.py) of one book or all; ``save`` keeps each summary for
         ``book_status`` (not on a read-only library). Probe searches are not in ``stats``."""
-        from .health import PROBE_TOP_K, check_book
-        from .store import passages
+        from grimoire_beholder.checks.health import PROBE_TOP_K, check_book
+        from grimoire_beholder.store import health_rows
 
         books = [self.book(book)] if book is not None else self.list_books()
         engine = self._search_engine()
@@ -298,7 +301,7 @@ class Library:
             live = [b.source_hash for b in self.list_books()]
             with transaction(self.conn):
                 for b, report in zip(books, reports, strict=True):
-                    passages.save_health(self.conn, b.source_hash, report.summary(), live)
+                    health_rows.save_health(self.conn, b.source_hash, report.summary(), live)
         return reports
 
     # -- writing (CLI only) --------------------------------------------------------------
@@ -312,7 +315,7 @@ class Library:
     def _ingest_deps(self, *, writes: bool = True) -> IngestDeps:
         """What ingest, sync and watch work with: this library's connection, config and
         models, handed over explicitly (nothing under ingest/ sees the Library)."""
-        from .ingest.deps import IngestDeps
+        from grimoire_beholder.ingest.deps import IngestDeps
 
         if writes:
             self._require_writable()
@@ -334,7 +337,7 @@ class Library:
     def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
                force: bool = False, progress: Progress | None = None) -> IngestReport:
         """Parse, store and run the model stages for one file; idempotent and resumable."""
-        from .ingest.service import ingest_file
+        from grimoire_beholder.ingest.service import ingest_file
 
         with self._then_update_index():
             return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
@@ -346,7 +349,7 @@ class Library:
         """Ingest every supported file under a folder (recursively) and remember the folder
         for ``sync``; per-file failures are in the report, not raised. With ``within``,
         files whose real path (links followed) is outside those folders are skipped."""
-        from .ingest.sync import ingest_folder
+        from grimoire_beholder.ingest.sync import ingest_folder
 
         with self._then_update_index():
             return ingest_folder(self._ingest_deps(), Path(folder), include=include,
@@ -362,7 +365,7 @@ class Library:
         ``folders`` narrows it to synced folders, folders or files inside them, or books'
         files; a path the library knows nothing about is an InputFileError. ``confined``:
         no new file is added through a link leading out of its synced folder (MCP)."""
-        from .ingest.sync import sync
+        from grimoire_beholder.ingest.sync import sync
 
         dirs = [Path(f) for f in folders] if folders else None
         with self._then_update_index(enabled=not dry_run):
@@ -374,7 +377,7 @@ class Library:
               on_report: Callable[[SyncReport], None] | None = None,
               progress: Progress | None = None, debounce_ms: int = 1000) -> None:
         """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C)."""
-        from .ingest.watch import watch
+        from grimoire_beholder.ingest.watch import watch
 
         watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
               stop_event=stop_event, on_report=on_report, progress=progress,
@@ -389,19 +392,19 @@ class Library:
 
     def delete(self, book: str | int) -> BookRow:
         """Remove a book and everything under it in one transaction."""
-        from .ingest.lock import writer_lock
+        from grimoire_beholder.ingest.lock import writer_lock
 
         self._require_writable()
         found = self.book(book)
         with writer_lock(self.config.database_path), transaction(self.conn):
-            book_store.delete_book(self.conn, found.id)
+            book_rows.delete_book(self.conn, found.id)
             faults.reached("delete.before_commit")
         self.update_search_index()
         return found
 
     def reindex_fts(self, book: str | int | None = None) -> int:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
-        from .ingest.lock import writer_lock
+        from grimoire_beholder.ingest.lock import writer_lock
 
         self._require_writable()
         book_id = self.book(book).id if book is not None else None
@@ -421,7 +424,7 @@ class Library:
         """
         if self.read_only:
             return "read-only"
-        from .search.index_writer import update
+        from grimoire_beholder.search.index_writer import update
 
         try:
             return update(self.conn, self.config.database_path, force=force)

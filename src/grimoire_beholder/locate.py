@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .errors import ConfigError, StorageError
+from grimoire_beholder.errors import ConfigError, StorageError
 
 APP_NAME = "grimoire-beholder"
 CONFIG_ENV = "GRIMOIRE_BEHOLDER_CONFIG"

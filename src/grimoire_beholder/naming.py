@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from .errors import BookNotFoundError
+from grimoire_beholder.errors import BookNotFoundError
 
 MAX_BOOK_ID = 2**63 - 1  # SQLite's largest integer
 _DIGITS = re.compile(r"[0-9]+")

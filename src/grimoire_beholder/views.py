@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from .citation import Citation, Source
-from .store.records import BookRow, SectionRow
-from .text import plural
+from grimoire_beholder.citation import Citation, Source
+from grimoire_beholder.store.records import BookRow, SectionRow
+from grimoire_beholder.text import plural
 
 if TYPE_CHECKING:
-    from .config import Config
+    from grimoire_beholder.config import Config
 
 
 def book_dict(book: BookRow) -> dict[str, Any]:
@@ -65,7 +65,7 @@ class Outline:
     @classmethod
     def from_rows(cls, book: BookRow, chapters: list[tuple[int, str, int | None, int | None,
                                                            list[SectionRow]]]) -> Outline:
-        """The outline from the store's chapters and sections (``store/books.outline``)."""
+        """The outline from the store's chapters and sections (``store/book_rows.outline``)."""
         source = book_source(book)
         return cls(book.id, book.slug, book.name, [OutlineChapter(
             index, title, page_start, page_end, source.cite(title, page_start, page_end),

@@ -9,18 +9,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Config
-from ..errors import NoTextError
-from ..naming import unambiguous_slug
-from ..parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
-from ..store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
-from ..structure.book_index import page_texts, pages_of, resolve_entries
-from ..structure.chunks import chunk_section
-from ..structure.modes import chunk_mode_for
-from ..structure.roles import BODY, INDEX, section_role, whole_book
-from ..structure.sections import breadcrumb, shape_chapter
-from ..structure.tokens import approx_tokens
-from .progress import Progress
+from grimoire_beholder.config import Config
+from grimoire_beholder.errors import NoTextError
+from grimoire_beholder.ingest.progress import Progress
+from grimoire_beholder.naming import unambiguous_slug
+from grimoire_beholder.parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
+from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
+from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
+from grimoire_beholder.structure.chunks import chunk_section
+from grimoire_beholder.structure.modes import chunk_mode_for
+from grimoire_beholder.structure.roles import BODY, INDEX, section_role, whole_book
+from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
+from grimoire_beholder.structure.tokens import approx_tokens
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     all come through here, so they agree on what a file becomes and on which files fail.
     ``label`` names the file in warnings (sent to ``progress`` as they come) and errors.
     """
-    from ..parse import parse_file
+    from grimoire_beholder.parse import parse_file
 
     parsed = parse_file(path, parse_options(config))
     for warning in parsed.warnings:

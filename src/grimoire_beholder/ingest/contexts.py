@@ -21,10 +21,14 @@ from __future__ import annotations
 import re
 from typing import Protocol, runtime_checkable
 
-from ..models.extractive import split_sentences, summarize
-from ..models.protocols import Generator
-from ..text import clip
-from .prompts import SYSTEM_PROMPT, chunk_context_prompt, section_summary_prompt
+from grimoire_beholder.ingest.prompts import (
+    SYSTEM_PROMPT,
+    chunk_context_prompt,
+    section_summary_prompt,
+)
+from grimoire_beholder.models.extractive import split_sentences, summarize
+from grimoire_beholder.models.protocols import Generator
+from grimoire_beholder.text import clip
 
 SUMMARY_SENTENCES = 3
 MAX_SUMMARY_CHARS = 600

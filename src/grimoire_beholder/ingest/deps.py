@@ -12,12 +12,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..config import Config
-from ..models import Models
-from ..store import vectors
-from ..views import StageCounts
-from .pipeline import StageRunner
-from .progress import Progress
+from grimoire_beholder.config import Config
+from grimoire_beholder.ingest.pipeline import StageRunner
+from grimoire_beholder.ingest.progress import Progress
+from grimoire_beholder.models import Models
+from grimoire_beholder.store import vectors
+from grimoire_beholder.views import StageCounts
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class IngestDeps:
 
     def run_stages(self, book_id: int | None, progress: Progress) -> StageCounts:
         """Run (or resume) summaries → contexts → embeddings for one book or all."""
-        from .contexts import make_context_writer
+        from grimoire_beholder.ingest.contexts import make_context_writer
 
         writer = make_context_writer(self.models.generator)
         runner = StageRunner(self.conn, self.config, self.models.embedder, writer, progress)

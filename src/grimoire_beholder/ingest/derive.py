@@ -12,41 +12,39 @@ from __future__ import annotations
 
 import sqlite3
 
-from ..store import backindex as index_store
-from ..store import books as book_store
-from ..store import roles as role_store
-from ..store.db import transaction
-from ..store.records import NewIndexEntry
-from ..structure.book_index import page_texts, pages_of, resolve_entries
-from ..structure.roles import BODY, DERIVED_VERSION, INDEX, section_role, whole_book
+from grimoire_beholder.store import book_rows, index_entries, role_rows
+from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.records import NewIndexEntry
+from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
+from grimoire_beholder.structure.roles import BODY, DERIVED_VERSION, INDEX, section_role, whole_book
 
 
 def needed(conn: sqlite3.Connection) -> bool:
-    return role_store.derived_version(conn) != DERIVED_VERSION
+    return role_rows.derived_version(conn) != DERIVED_VERSION
 
 
 def refresh(conn: sqlite3.Connection) -> int:
     """Judge every book's section roles and index entries again; the number of books."""
-    books = book_store.list_books(conn)
+    books = book_rows.list_books(conn)
     for book in books:
         with transaction(conn):
-            stored = role_store.sections(conn, book.id)
+            stored = role_rows.sections(conn, book.id)
             judged = whole_book([section_role(s.chapter_title, s.title, s.text, s.hints)
                                  for s in stored])
             roles = [(s.id, role) for s, role in zip(stored, judged, strict=True)]
-            role_store.set_roles(conn, roles)
+            role_rows.set_roles(conn, roles)
             texts = [s.text for s, (_, role) in zip(stored, roles, strict=True)
                      if role == INDEX]
             entries = []
             if texts:
-                pages = page_texts(role_store.page_pieces(conn, book.id))
+                pages = page_texts(role_rows.page_pieces(conn, book.id))
                 back = pages_of((s.page_start, s.page_end)
                                 for s, (_, role) in zip(stored, roles, strict=True)
                                 if role != BODY)
                 entries = [NewIndexEntry(**vars(e)) for e in resolve_entries(
                     texts, book.page_labels, pages, paged=book.source_type == "pdf",
                     back_pages=back)]
-            index_store.replace_entries(conn, book.id, entries)
+            index_entries.replace_entries(conn, book.id, entries)
     with transaction(conn):
-        role_store.stamp_derived(conn, DERIVED_VERSION)
+        role_rows.stamp_derived(conn, DERIVED_VERSION)
     return len(books)

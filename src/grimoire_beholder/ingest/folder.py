@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..parse import SUPPORTED_EXTENSIONS
+from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 

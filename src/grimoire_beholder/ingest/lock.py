@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import LibraryBusyError, StorageError
+from grimoire_beholder.errors import LibraryBusyError, StorageError
 
 
 @contextmanager

@@ -18,15 +18,15 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from ..config import Config
-from ..models.protocols import Embedder
-from ..store import chunks as chunk_store
-from ..store.db import transaction
-from ..store.records import ChunkWork
-from ..views import StageCounts
-from . import faults
-from .contexts import ContextWriter
-from .progress import NullProgress, Progress
+from grimoire_beholder.config import Config
+from grimoire_beholder.ingest import faults
+from grimoire_beholder.ingest.contexts import ContextWriter
+from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.models.protocols import Embedder
+from grimoire_beholder.store import chunk_progress
+from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.records import ChunkWork
+from grimoire_beholder.views import StageCounts
 
 
 def embedding_text(work: ChunkWork) -> str:
@@ -59,7 +59,7 @@ class StageRunner:
         return report
 
     def summarize(self, book_id: int | None) -> int:
-        todo = chunk_store.sections_without_summary(self.conn, book_id)
+        todo = chunk_progress.sections_without_summary(self.conn, book_id)
         if not todo:
             return 0
         self.progress.stage("summaries", len(todo))
@@ -67,7 +67,7 @@ class StageRunner:
             summary = self.writer.summarize_section(book=book_name, breadcrumb=crumb,
                                                     text=text) if text.strip() else ""
             with transaction(self.conn):
-                chunk_store.set_summary(self.conn, section_id, summary)
+                chunk_progress.set_summary(self.conn, section_id, summary)
                 faults.reached("summaries.before_commit")
             faults.reached("summaries.commit")
             self.progress.advance()
@@ -78,13 +78,13 @@ class StageRunner:
         for work in todo:
             if work.section_id not in cache:
                 cache.clear()  # chunks come grouped by section; keep one section's text
-                cache[work.section_id] = chunk_store.section_info(self.conn, work.section_id)
+                cache[work.section_id] = chunk_progress.section_info(self.conn, work.section_id)
             book, crumb, summary, section_text = cache[work.section_id]
             yield work, {"book": book, "breadcrumb": crumb, "summary": summary,
                          "section_text": section_text, "chunk_text": work.text}
 
     def contextualize(self, book_id: int | None) -> int:
-        todo = chunk_store.pending_chunks(self.conn, book_id, "pending")
+        todo = chunk_progress.pending_chunks(self.conn, book_id, "pending")
         if not todo:
             return 0
         self.progress.stage("contexts", len(todo))
@@ -109,14 +109,14 @@ class StageRunner:
     def _commit_context(self, work: ChunkWork, future: Future[str]) -> int:
         context = future.result()
         with transaction(self.conn):
-            chunk_store.set_context(self.conn, work.id, context)
+            chunk_progress.set_context(self.conn, work.id, context)
             faults.reached("contexts.before_commit")
         faults.reached("contexts.commit")
         self.progress.advance()
         return 1
 
     def embed(self, book_id: int | None) -> int:
-        todo = chunk_store.pending_chunks(self.conn, book_id, "contextualized")
+        todo = chunk_progress.pending_chunks(self.conn, book_id, "contextualized")
         if not todo:
             return 0
         self.progress.stage("embeddings", len(todo))
@@ -125,7 +125,7 @@ class StageRunner:
             batch = todo[start:start + size]
             vectors = self.embedder.embed_documents([embedding_text(w) for w in batch])
             with transaction(self.conn):
-                chunk_store.mark_embedded(self.conn, list(zip(batch, vectors, strict=True)),
+                chunk_progress.mark_embedded(self.conn, list(zip(batch, vectors, strict=True)),
                                           self.embedder.identity, self.embedder.dimension)
                 faults.reached("embeddings.before_commit")
             faults.reached("embeddings.commit")

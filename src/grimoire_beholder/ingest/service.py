@@ -13,20 +13,19 @@ from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 
-from ..citation import relative_path
-from ..errors import SlugConflictError
-from ..parse.source import stat_source
-from ..store import books as book_store
-from ..store import folders
-from ..store.db import transaction
-from ..store.records import BookRow, NewBook
-from ..views import IngestReport, StageCounts
-from . import faults
-from .build import FileInfo, book_slug, file_info, prepare_book
-from .deps import IngestDeps
-from .folder import group_of
-from .lock import writer_lock
-from .progress import Progress
+from grimoire_beholder.citation import relative_path
+from grimoire_beholder.errors import SlugConflictError
+from grimoire_beholder.ingest import faults
+from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
+from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.folder import group_of
+from grimoire_beholder.ingest.lock import writer_lock
+from grimoire_beholder.ingest.progress import Progress
+from grimoire_beholder.parse.source import stat_source
+from grimoire_beholder.store import book_rows, folders
+from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.records import BookRow, NewBook
+from grimoire_beholder.views import IngestReport, StageCounts
 
 
 def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
@@ -41,12 +40,12 @@ def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
     reused = 0
     with transaction(deps.conn):
         for old in removing:
-            book_store.delete_book(deps.conn, old)
+            book_rows.delete_book(deps.conn, old)
         if in_place_of is not None:
             reused = folders.replace_book(deps.conn, in_place_of, book).vectors
             book_id = in_place_of
         else:
-            book_id = book_store.insert_book(deps.conn, book)
+            book_id = book_rows.insert_book(deps.conn, book)
         faults.reached("structure.before_commit")
     return book_id, reused, deps.run_stages(book_id, progress)
 
@@ -54,7 +53,7 @@ def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
 def _slug_owner(conn: sqlite3.Connection, slug: str, source_hash: str,
                 force: bool) -> BookRow | None:
     """The book a new file would replace (with ``force``), or None if the slug is free."""
-    existing = book_store.find_book(conn, slug)
+    existing = book_rows.find_book(conn, slug)
     if existing is None or existing.source_hash == source_hash:
         return existing
     if not force:
@@ -76,7 +75,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
     with writer_lock(deps.config.database_path):
         deps.check_models()
         edited = _edited_books(conn, info, path, force)
-        same = book_store.find_book_by_hash(conn, info.sha256)
+        same = book_rows.find_book_by_hash(conn, info.sha256)
         wanted_slug = book_slug(name, path, info.sha256) if name else None
         if same is not None and not force:
             if wanted_slug and wanted_slug != same.slug:
@@ -112,7 +111,7 @@ def _edited_books(conn: sqlite3.Connection, info: FileInfo, path: Path,
     """The books of this very file whose bytes have changed since: ``--force`` replaces them;
     without it, a refusal, never a second book of one file (its new title would otherwise
     give it a new slug, and both books would then follow the file)."""
-    edited = [b for b in book_store.books_of_file(conn, info.path)
+    edited = [b for b in book_rows.books_of_file(conn, info.path)
               if b.source_hash != info.sha256]
     if edited and not force:
         raise SlugConflictError(
@@ -133,7 +132,7 @@ def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) ->
     root = book.source_root
     relative = relative_path(info.path, root)
     with transaction(conn):
-        book_store.relocate_book(conn, book.id, source_path=info.path,
+        book_rows.relocate_book(conn, book.id, source_path=info.path,
                                  source_mtime=info.mtime,
                                  source_root=root if relative else None,
                                  source_group=group_of(relative) if relative else "")
@@ -142,7 +141,7 @@ def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) ->
 
 def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: bool,
             stages: StageCounts, warnings: list[str]) -> IngestReport:
-    book = book_store.find_book(conn, book_id)
+    book = book_rows.find_book(conn, book_id)
     assert book is not None
     return IngestReport(
         slug=book.slug, name=book.name, book_id=book.id, source_path=book.source_path,

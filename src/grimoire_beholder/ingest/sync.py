@@ -28,17 +28,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputFileError, LibraryBusyError, ModelError, NoTextError, StorageError
-from ..store import books as book_store
-from ..store import folders
-from ..store.db import transaction
-from ..views import FileOutcome, SyncReport
-from .build import FileInfo, book_slug, file_info, prepare_book, slugify
-from .deps import IngestDeps
-from .folder import FolderFile, library_files, scan
-from .lock import writer_lock
-from .progress import NullProgress, Progress
-from .service import store_book
+from grimoire_beholder.errors import (
+    InputFileError,
+    LibraryBusyError,
+    ModelError,
+    NoTextError,
+    StorageError,
+)
+from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book, slugify
+from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.folder import FolderFile, library_files, scan
+from grimoire_beholder.ingest.lock import writer_lock
+from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.store import book_rows, folders
+from grimoire_beholder.store.db import transaction
+from grimoire_beholder.views import FileOutcome, SyncReport
 
 # Errors that are about the library or the models, not about one file: they stop the run.
 FATAL = (ModelError, StorageError, LibraryBusyError)
@@ -197,7 +202,7 @@ class Syncer:
         for book_id, display in unfinished:
             stages = self.deps.run_stages(book_id, NullProgress())
             self._count(report, stages.summaries, stages.contexts, stages.embedded)
-            found = book_store.find_book(self.conn, book_id)
+            found = book_rows.find_book(self.conn, book_id)
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
                                   chunks=found.chunks if found else 0,
                                   embedded=stages.embedded)
@@ -221,7 +226,7 @@ class Syncer:
             st = step.path.stat()
             with transaction(self.conn):  # same bytes: remember the new stat and place
                 folders.update_file_stat(self.conn, stored.book_id, st.st_size, st.st_mtime)
-                book_store.relocate_book(self.conn, stored.book_id, source_path=stored.path,
+                book_rows.relocate_book(self.conn, stored.book_id, source_path=stored.path,
                                          source_mtime=st.st_mtime, source_root=step.root,
                                          source_group=step.group)
         return FileOutcome("unchanged", step.display, slug=stored.slug)
@@ -230,7 +235,7 @@ class Syncer:
         if step.action == "moved":
             assert step.stored and step.info
             with transaction(self.conn):
-                book_store.relocate_book(self.conn, step.stored.book_id,
+                book_rows.relocate_book(self.conn, step.stored.book_id,
                                          source_path=step.info.path,
                                          source_mtime=step.info.mtime,
                                          source_root=step.root, source_group=step.group)
@@ -239,7 +244,7 @@ class Syncer:
         if step.action == "removed":
             assert step.stored
             with transaction(self.conn):
-                book_store.delete_book(self.conn, step.stored.book_id)
+                book_rows.delete_book(self.conn, step.stored.book_id)
             return FileOutcome("removed", step.display, slug=step.stored.slug)
         return self._ingest(step, report)
 
@@ -253,7 +258,7 @@ class Syncer:
             if stored is not None:  # a changed file keeps its book's slug and name
                 return stored.slug, stored.name
             return _free_slug(book_slug(suggested, path, info.sha256), step.group,
-                              book_store.slugs(self.conn)), suggested
+                              book_rows.slugs(self.conn)), suggested
 
         prepared = prepare_book(path, info, self.deps.config, label=step.display,
                                 progress=self.progress, naming=naming, root=step.root,
@@ -276,7 +281,7 @@ class Syncer:
                        "the library")
             if remove:
                 with transaction(self.conn):
-                    book_store.delete_book(self.conn, step.stored.book_id)
+                    book_rows.delete_book(self.conn, step.stored.book_id)
         report.warnings.append(f"skipped {step.display}: {reason}")
         return FileOutcome("skipped", step.display, error=reason)
 
@@ -319,7 +324,7 @@ class Syncer:
                     report.reused += outcome.reused
             report.files.append(outcome)
         for book_id, display in self._unfinished(scope, steps):
-            found = book_store.find_book(self.conn, book_id)
+            found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 todo = found.chunks - found.status.get("embedded", 0)
                 report.files.append(FileOutcome("resumed", display, slug=found.slug,

@@ -24,14 +24,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import GrimoireError, LibraryBusyError, ModelError
-from ..parse import SUPPORTED_EXTENSIONS
-from ..store import folders
-from ..views import SyncReport
-from .deps import IngestDeps
-from .folder import ALWAYS_SKIPPED_DIRS, library_files
-from .progress import NullProgress, Progress
-from .sync import sync
+from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
+from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS, library_files
+from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.ingest.sync import sync
+from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
+from grimoire_beholder.store import folders
+from grimoire_beholder.views import SyncReport
 
 DEBOUNCE_MS = 1000
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..config import BACKEND_ENTRY_POINTS, Config
-from .protocols import Embedder, Generator, Reranker
+from grimoire_beholder.config import BACKEND_ENTRY_POINTS, Config
+from grimoire_beholder.models.protocols import Embedder, Generator, Reranker
 
 __all__ = ["Embedder", "Generator", "Models", "Reranker", "make_embedder", "make_generator",
            "make_reranker"]
@@ -45,11 +45,11 @@ class Models:
 def make_embedder(config: Config) -> Embedder:
     """The configured embedder. Cheap: backends load their model on first use or check()."""
     if config.embedding_backend == "embedded":
-        from .embedded import EmbeddedEmbedder
+        from grimoire_beholder.models.embedded import EmbeddedEmbedder
 
         return EmbeddedEmbedder(batch_size=config.embed_batch_size)
     if config.embedding_backend == "ollama":
-        from .ollama import OllamaEmbedder
+        from grimoire_beholder.models.ollama import OllamaEmbedder
 
         return OllamaEmbedder.from_config(config)
     return _from_entry_point("embedding_backend", config)
@@ -60,7 +60,7 @@ def make_generator(config: Config) -> Generator | None:
     if config.llm_backend == "none":
         return None
     if config.llm_backend == "ollama":
-        from .ollama import OllamaGenerator
+        from grimoire_beholder.models.ollama import OllamaGenerator
 
         return OllamaGenerator.from_config(config)
     return _from_entry_point("llm_backend", config)
@@ -77,7 +77,7 @@ def _from_entry_point(key: str, config: Config) -> Any:
 def make_reranker(config: Config) -> Reranker | None:
     """The configured reranker, or None (``reranker = "none"``). Cheap: models load lazily."""
     if config.reranker == "onnx":
-        from .rerank_onnx import OnnxReranker
+        from grimoire_beholder.models.rerank_onnx import OnnxReranker
 
         base = Path(config.base_dir)
         path = Path(config.reranker_path).expanduser() if config.reranker_path else None
@@ -85,7 +85,7 @@ def make_reranker(config: Config) -> Reranker | None:
             path = base / path
         return OnnxReranker(path or "")
     if config.reranker == "ollama":
-        from .rerank_ollama import OllamaReranker
+        from grimoire_beholder.models.rerank_ollama import OllamaReranker
 
         return OllamaReranker(config.reranker_model, host=config.ollama_host,
                               timeout=config.ollama_timeout, retries=config.ollama_retries,

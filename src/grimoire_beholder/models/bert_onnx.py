@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from . import onnx_proto
+from grimoire_beholder.models import onnx_proto
 
 OPSET = 17  # first opset with a standard LayerNormalization op
 

@@ -43,9 +43,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from .lazy import LoadsOnce
-from .wordpiece import WordPieceTokenizer
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models.lazy import LoadsOnce
+from grimoire_beholder.models.wordpiece import WordPieceTokenizer
 
 MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -268,7 +268,7 @@ class EmbeddedEmbedder(LoadsOnce):
             )
         _check_pipeline(model_dir)
         try:
-            from .bert_onnx import load_session
+            from grimoire_beholder.models.bert_onnx import load_session
         except ImportError as exc:
             raise ModelError(
                 f"the embedded backend needs onnxruntime and safetensors ({exc}); run `uv sync`"

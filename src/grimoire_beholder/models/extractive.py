@@ -15,7 +15,7 @@ import math
 import re
 from collections import Counter
 
-from ..text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS, clip
+from grimoire_beholder.text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS, clip
 
 MAX_INPUT_CHARS = 200_000
 MAX_SENTENCES = 400

@@ -30,14 +30,14 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ..errors import ModelError
-from ..structure.tokens import approx_tokens
-from ..text import NO_SPACE_CHARS
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.structure.tokens import approx_tokens
+from grimoire_beholder.text import NO_SPACE_CHARS
 
 if TYPE_CHECKING:
     import ollama
 
-    from ..config import Config
+    from grimoire_beholder.config import Config
 
 T = TypeVar("T")
 

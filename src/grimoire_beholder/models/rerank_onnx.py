@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ModelError
-from ..text import without_lone_surrogates
-from .lazy import LoadsOnce
-from .wordpiece import WordPieceTokenizer
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models.lazy import LoadsOnce
+from grimoire_beholder.models.wordpiece import WordPieceTokenizer
+from grimoire_beholder.text import without_lone_surrogates
 
 REQUIRED_FILES = ("model.onnx", "tokenizer.json")
 DEFAULT_MAX_LENGTH = 512
@@ -125,7 +125,7 @@ class OnnxReranker(LoadsOnce):
         # Looked up, not imported: cpu_session imports it once telemetry is switched off.
         if importlib.util.find_spec("onnxruntime") is None:
             raise ModelError("the onnx reranker needs onnxruntime; run `uv sync`")
-        from .bert_onnx import cpu_session
+        from grimoire_beholder.models.bert_onnx import cpu_session
 
         try:
             tokenizer = WordPieceTokenizer.from_file(self._dir / "tokenizer.json")

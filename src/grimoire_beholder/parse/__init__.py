@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputFileError, NoTextError
-from .document import ParsedBook, ParseOptions
-from .source import stat_source
+from grimoire_beholder.errors import InputFileError, NoTextError
+from grimoire_beholder.parse.document import ParsedBook, ParseOptions
+from grimoire_beholder.parse.source import stat_source
 
 _SOURCE_TYPES = {
     ".pdf": "pdf",
@@ -46,18 +46,18 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     # Each parser reads its bytes through parse/source.read_source, which refuses anything
     # but a regular file (a FIFO, a device, a folder) before reading a byte.
     if source_type == "pdf":
-        from .pdf import parse_pdf
+        from grimoire_beholder.parse.pdf import parse_pdf
 
         return parse_pdf(path, options or ParseOptions())
     if source_type == "epub":
-        from .epub import parse_epub
+        from grimoire_beholder.parse.epub import parse_epub
 
         return parse_epub(path)
     if source_type == "markdown":
-        from .markdown import parse_markdown
+        from grimoire_beholder.parse.markdown import parse_markdown
 
         return parse_markdown(path)
-    from .text import parse_text
+    from grimoire_beholder.parse.plain_text import parse_text
 
     return parse_text(path)
 

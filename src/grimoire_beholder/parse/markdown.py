@@ -31,9 +31,9 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..errors import NoTextError
-from .document import Block, ParsedBook, ParsedChapter, ParsedSection
-from .markdown_pieces import (
+from grimoire_beholder.errors import NoTextError
+from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
+from grimoire_beholder.parse.markdown_pieces import (
     Event,
     assign,
     cut,
@@ -42,7 +42,7 @@ from .markdown_pieces import (
     references,
     table_event,
 )
-from .text import line_count, read_text_file
+from grimoire_beholder.parse.plain_text import line_count, read_text_file
 
 # Deep enough for any real document (lists in quotes in lists), shallow enough that
 # markdown-it's recursive block parser stays far from Python's recursion limit.

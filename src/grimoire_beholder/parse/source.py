@@ -18,7 +18,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..errors import InputFileError, NoTextError
+from grimoire_beholder.errors import InputFileError, NoTextError
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..text import STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN
 
 FEATURES: tuple[str, ...] = ("fused_top", "fused_gap", "agreement", "cos_top", "cos_gap",
                              "kw_gap", "coverage", "coverage_all", "paged", "same_book")
@@ -105,7 +105,7 @@ def confidence(feats: Mapping[str, float], mode: str, fusion: str | None,
     With a reranker but no coefficients fit with it, the setting's plain model is used
     (the reranker score is then not part of the estimate).
     """
-    from .confidence_model import MODELS
+    from grimoire_beholder.search.confidence_model import MODELS
 
     model = MODELS.get(model_key(mode, fusion, reranker)) if reranker else None
     model = model or MODELS.get(model_key(mode, fusion))

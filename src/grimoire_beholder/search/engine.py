@@ -35,16 +35,23 @@ from concurrent import futures
 
 import numpy as np
 
-from ..config import CHOICES, Config
-from ..errors import GrimoireError, ModelError
-from ..models.protocols import Reranker
-from ..store import roles as role_store
-from ..store import search as store_search
-from ..structure.roles import ROLES
-from ..text import without_lone_surrogates
-from . import confidence, fusion, keyword, passages, position, ranking, rerank
-from .hits import SearchHit, SearchResults
-from .index import SearchIndex
+from grimoire_beholder.config import CHOICES, Config
+from grimoire_beholder.errors import GrimoireError, ModelError
+from grimoire_beholder.models.protocols import Reranker
+from grimoire_beholder.search import (
+    confidence,
+    fusion,
+    keyword,
+    passages,
+    position,
+    ranking,
+    rerank,
+)
+from grimoire_beholder.search.hits import SearchHit, SearchResults
+from grimoire_beholder.search.index import SearchIndex
+from grimoire_beholder.store import hit_queries, role_rows
+from grimoire_beholder.structure.roles import ROLES
+from grimoire_beholder.text import without_lone_surrogates
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]
@@ -133,7 +140,7 @@ class SearchEngine:
         If that raises (e.g. the library is now stamped with another model), the next
         search asks again.
         """
-        token = store_search.change_token(self._conn)
+        token = hit_queries.change_token(self._conn)
         if token != self._seen:
             self._embed = self._query_embedder()
             self._seen = token
@@ -184,14 +191,14 @@ class SearchEngine:
             fusion_name = self._config.fusion if mode == "hybrid" else None
             result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
             clock = _Clock()
-            allowed = store_search.resolve_books(self._conn, book, author, source_type,
+            allowed = hit_queries.resolve_books(self._conn, book, author, source_type,
                                                  group=group, path_prefix=path_prefix)
             scope = (None if until_chapter is None else position.until_scope(
                 self._conn, allowed, None if book is None else str(book), until_chapter))
             if wanted_roles is not None:
-                scope = _narrow(scope, role_store.chunk_ids_with_roles(
+                scope = _narrow(scope, role_rows.chunk_ids_with_roles(
                     self._conn, allowed, wanted_roles))
-            books, searchable = store_search.library_state(self._conn)
+            books, searchable = hit_queries.library_state(self._conn)
             clock.lap("filters")
             if not searchable:
                 result.note = ("the library is empty" if books == 0 else
@@ -207,7 +214,7 @@ class SearchEngine:
     def _run(self, result: SearchResults, k: int, allowed: list[int] | None,
              clock: _Clock, explain: bool, scope: list[int] | None = None) -> None:
         pool = max(self._config.candidate_pool_size, 3 * k)
-        with store_search.snapshot(self._conn):
+        with hit_queries.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}
             vector_arm = None
             wants_vectors = result.mode != "keyword" and self._embed is not None
@@ -234,12 +241,12 @@ class SearchEngine:
                 clock.timings.update(stage_ms)
             fused = ranking.adjust(self._conn, result.query, self._fuse(result.mode, arms, pool),
                                    allowed)
-            positions = store_search.chunk_positions(self._conn, [f.chunk_id for f in fused])
+            positions = hit_queries.chunk_positions(self._conn, [f.chunk_id for f in fused])
             kept = fusion.diversify(fused, positions, len(fused))
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], rerank.depth(
                 k, self._config.rerank_candidates, self._reranker))
             clock.lap("fusion")
-            rows = passages.apply(store_search.hit_rows(self._conn, chosen), chosen)
+            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
         fused_scores = [f.score for f in kept[:2]]

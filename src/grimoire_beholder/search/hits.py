@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..citation import Citation, Source, relative_path
-from ..store.search import HitRow
+from grimoire_beholder.citation import Citation, Source, relative_path
+from grimoire_beholder.store.hit_queries import HitRow
 
 ARMS: tuple[str, ...] = ("vector", "keyword")
 # Row fields that locate a chunk inside the store; the wire format leaves them out.

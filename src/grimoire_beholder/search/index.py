@@ -21,20 +21,19 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbeddingMismatchError
-from ..store import index_source, vectors
-from ..store import search as store_search
-from . import segments as seg
-from .index_writer import min_rows
-from .persisted import PersistedIndex
-from .vector import RefreshResult, VectorIndex
+from grimoire_beholder.errors import EmbeddingMismatchError
+from grimoire_beholder.search import segment_files
+from grimoire_beholder.search.index_writer import min_rows
+from grimoire_beholder.search.persisted import PersistedIndex
+from grimoire_beholder.search.vector import RefreshResult, VectorIndex
+from grimoire_beholder.store import hit_queries, index_source, vectors
 
 
 class SearchIndex:
     """The vector arm's index and the keyword arm's fast path for one library."""
 
     def __init__(self, db_path: Path | None = None) -> None:
-        self._folder = seg.folder_for(db_path) if db_path is not None else None
+        self._folder = segment_files.folder_for(db_path) if db_path is not None else None
         self._min_rows = min_rows()
         self._exact = VectorIndex()
         self._persisted: PersistedIndex | None = None
@@ -66,12 +65,12 @@ class SearchIndex:
         ``exact_vectors=False`` (keyword-only searches) skips loading the exact vector
         matrix when the persisted index cannot be used.
         """
-        token = store_search.change_token(conn)
-        manifest = seg.manifest_id(self._folder) if self._folder else None
+        token = hit_queries.change_token(conn)
+        manifest = segment_files.manifest_id(self._folder) if self._folder else None
         if token == self._token and manifest == self._manifest and (
                 self._persisted is not None or not exact_vectors or self._exact_fresh):
             return "unchanged"
-        with store_search.snapshot(conn):
+        with hit_queries.snapshot(conn):
             result = self._refresh(conn, manifest, exact_vectors)
         self._token, self._manifest = token, manifest
         self._exact_fresh = self._persisted is None and exact_vectors
@@ -130,7 +129,7 @@ class SearchIndex:
         terms = index.tokenizer.query_terms(tokens)
         if any(len(t) != 1 for t in terms):
             return None  # a token FTS5 reads as a phrase of several terms, or as none
-        return index.keyword_search([seg.term_hash(t[0]) for t in terms], limit,
+        return index.keyword_search([segment_files.term_hash(t[0]) for t in terms], limit,
                                     _ids(book_ids),
                                     index_source.fts_totals(conn))
 

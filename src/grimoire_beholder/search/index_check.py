@@ -14,22 +14,22 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from ..store import vectors
-from . import segments as seg
-from .index import SearchIndex
-from .index_writer import min_rows
+from grimoire_beholder.search import segment_files
+from grimoire_beholder.search.index import SearchIndex
+from grimoire_beholder.search.index_writer import min_rows
+from grimoire_beholder.store import vectors
 
 
 def inspect(conn: sqlite3.Connection, db_path: Path) -> tuple[str, list[str]]:
     """(the index's state in a few words, its problems)."""
-    folder = seg.folder_for(db_path)
+    folder = segment_files.folder_for(db_path)
     embedded = vectors.signature(conn).count
     if embedded < min_rows():
         return f"none (below {min_rows():,} embedded chunks, searches scan exactly)", []
-    manifest = seg.read_manifest(folder)
+    manifest = segment_files.read_manifest(folder)
     if manifest is None:
         try:
-            there = (folder / seg.MANIFEST).exists()
+            there = (folder / segment_files.MANIFEST).exists()
         except OSError:  # a folder this user may not read
             there = True
         what = "unreadable or of another version" if there else "missing"
@@ -37,7 +37,7 @@ def inspect(conn: sqlite3.Connection, db_path: Path) -> tuple[str, list[str]]:
     damaged: list[str] = []
     for entry in manifest["segments"]:
         try:
-            damaged += seg.load_segment(folder, entry["name"]).damaged()
+            damaged += segment_files.load_segment(folder, entry["name"]).damaged()
         except ValueError as exc:
             damaged.append(str(exc))
     if damaged:

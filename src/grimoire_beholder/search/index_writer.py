@@ -30,12 +30,11 @@ from typing import Any
 
 import numpy as np
 
-from ..ingest import faults
-from ..store import index_source, vectors
-from ..store import search as store_search
-from ..store.db import transaction
-from . import segments as seg
-from .persisted import PersistedIndex, normalise_rows, stamps
+from grimoire_beholder.ingest import faults
+from grimoire_beholder.search import segment_files
+from grimoire_beholder.search.persisted import PersistedIndex, normalise_rows, stamps
+from grimoire_beholder.store import hit_queries, index_source, vectors
+from grimoire_beholder.store.db import transaction
 
 MIN_ROWS = 10_000
 MIN_ROWS_ENV = "GRIMOIRE_BEHOLDER_INDEX_MIN_ROWS"  # tests and benches only: override MIN_ROWS
@@ -64,15 +63,15 @@ def min_rows() -> int:
 
 def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> str:
     """Bring the index beside ``db_path`` up to date; returns what was done."""
-    folder = seg.folder_for(db_path)
-    with store_search.snapshot(conn):
+    folder = segment_files.folder_for(db_path)
+    with hit_queries.snapshot(conn):
         sig = vectors.signature(conn)
         if sig.count < min_rows() or vectors.get_stamp(conn) is None:
             return "small"
         with _locked(folder) as mine:
             if not mine:
                 return "busy"
-            previous = seg.read_manifest(folder)
+            previous = segment_files.read_manifest(folder)
             index = PersistedIndex.open(folder, conn)
             if index is None or not index.catch_up(conn, sig):
                 manifest, result = _build(conn, folder, sig), "built"
@@ -83,7 +82,7 @@ def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> st
             else:
                 manifest, result = _fold(index, folder), "updated"
             faults.reached("search_index.before_publish")
-            seg.publish(folder, manifest)
+            segment_files.publish(folder, manifest)
             _collect_garbage(folder, manifest, previous)
     if previous is not None and index_source.log_size(conn) > max(sig.count, 100_000):
         with transaction(conn):
@@ -114,13 +113,13 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
     bounds = [int(ids[i]) for i in starts] + [int(ids[-1]) + 1]
     parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in starts]
     lengths = np.zeros(len(ids), dtype=np.int64)
-    postings_of = index_source.library_postings(conn, store_search.WORD_WEIGHTS)
+    postings_of = index_source.library_postings(conn, hit_queries.WORD_WEIGHTS)
     for terms, term_index, docs, tf, counts in postings_of:
         rows = np.searchsorted(ids, docs)
         known = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == docs)
         lengths += np.bincount(rows[known], weights=counts[known],
                                minlength=len(ids)).astype(np.int64)
-        hashes = np.array([seg.term_hash(t) for t in terms], dtype=np.uint64)[term_index]
+        hashes = np.array([segment_files.term_hash(t) for t in terms], dtype=np.uint64)[term_index]
         which = np.searchsorted(bounds, docs, side="right") - 1
         for i in range(len(parts)):
             mine = known & (which == i)
@@ -133,41 +132,42 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
         last = starts[i + 1] if i + 1 < len(starts) else len(ids)
         chunk_ids, books, matrix = index_source.vectors_of(conn, ids[first:last].tolist(),
                                                            stamp[1])
-        postings = seg.Postings(
+        postings = segment_files.Postings(
             (np.concatenate([p[0] for p in part]) - first).astype(np.int32) if part
             else np.zeros(0, np.int32),
             np.concatenate([p[1] for p in part]) if part else np.zeros(0, np.uint64),
             np.concatenate([p[2] for p in part]) if part else np.zeros(0, np.float32))
-        arrays, scale = seg.segment_arrays(chunk_ids, books, normalise_rows(matrix),
+        arrays, scale = segment_files.segment_arrays(chunk_ids, books, normalise_rows(matrix),
                                            lengths[first:last], postings)
-        entries.append({"name": seg.write_segment(folder, arrays, scale)})
+        entries.append({"name": segment_files.write_segment(folder, arrays, scale)})
     return _manifest(conn, seq, entries)
 
 
 def _fold(index: PersistedIndex, folder: Path) -> dict[str, Any]:
     """Append the delta as a segment, mark what it replaces dead, merge small segments."""
-    live: list[tuple[seg.Segment, np.ndarray, str | None]] = []
+    live: list[tuple[segment_files.Segment, np.ndarray, str | None]] = []
     for i, (segment, alive) in enumerate(zip(index.segments, index.alive, strict=True)):
         dead_name = index.manifest["segments"][i].get("dead")
         if not alive.all():
             gone = np.asarray(segment.arrays["chunk_ids"])[~alive]
             if gone.size != len(index._dead[i]):
-                dead_name = seg.dead_file(folder, segment.name, gone)
+                dead_name = segment_files.dead_file(folder, segment.name, gone)
         live.append((segment, alive, dead_name))
     if index.delta.size:
-        arrays, scale = seg.combine([(index.delta.arrays, np.ones(index.delta.size, bool))])
-        name = seg.write_segment(folder, arrays, scale)
-        fresh = seg.load_segment(folder, name)
+        everything = np.ones(index.delta.size, bool)
+        arrays, scale = segment_files.combine([(index.delta.arrays, everything)])
+        name = segment_files.write_segment(folder, arrays, scale)
+        fresh = segment_files.load_segment(folder, name)
         live.append((fresh, np.ones(fresh.size, dtype=bool), None))
     live = _merge_small(folder, live)
     entries = [{"name": s.name, "dead": dead} for s, _, dead in live]
     return {**index.manifest, "seq": index.seen_seq, "segments": entries}
 
 
-def _merge_small(folder: Path, live: list[tuple[seg.Segment, np.ndarray, str | None]]
-                 ) -> list[tuple[seg.Segment, np.ndarray, str | None]]:
+def _merge_small(folder: Path, live: list[tuple[segment_files.Segment, np.ndarray, str | None]]
+                 ) -> list[tuple[segment_files.Segment, np.ndarray, str | None]]:
     """Rewrite mostly-dead segments, and merge the newest two while they are comparable."""
-    out: list[tuple[seg.Segment, np.ndarray, str | None]] = []
+    out: list[tuple[segment_files.Segment, np.ndarray, str | None]] = []
     for segment, alive, dead in live:
         if alive.size and alive.mean() < 2 / 3:
             out.append(_rewrite(folder, [(segment, alive)]))
@@ -183,10 +183,10 @@ def _merge_small(folder: Path, live: list[tuple[seg.Segment, np.ndarray, str | N
     return [entry for entry in out if entry[1].any()]
 
 
-def _rewrite(folder: Path, parts: list[tuple[seg.Segment, np.ndarray]]
-             ) -> tuple[seg.Segment, np.ndarray, str | None]:
-    arrays, scale = seg.combine([(s.arrays, a) for s, a in parts])
-    fresh = seg.load_segment(folder, seg.write_segment(folder, arrays, scale))
+def _rewrite(folder: Path, parts: list[tuple[segment_files.Segment, np.ndarray]]
+             ) -> tuple[segment_files.Segment, np.ndarray, str | None]:
+    arrays, scale = segment_files.combine([(s.arrays, a) for s, a in parts])
+    fresh = segment_files.load_segment(folder, segment_files.write_segment(folder, arrays, scale))
     return fresh, np.ones(fresh.size, dtype=bool), None
 
 
@@ -202,11 +202,12 @@ def _collect_garbage(folder: Path, current: dict[str, Any],
             if entry.get("dead"):
                 keep.add(f"{entry['name']}/{entry['dead']}")
     for path in folder.iterdir():
-        if not (seg.SEGMENT_NAME.fullmatch(path.name) and path.is_dir()):
+        if not (segment_files.SEGMENT_NAME.fullmatch(path.name) and path.is_dir()):
             continue
         if path.name not in keep:
             shutil.rmtree(path, ignore_errors=True)
             continue
         for dead in path.iterdir():
-            if seg.DEAD_NAME.fullmatch(dead.name) and f"{path.name}/{dead.name}" not in keep:
+            known = f"{path.name}/{dead.name}" in keep
+            if segment_files.DEAD_NAME.fullmatch(dead.name) and not known:
                 dead.unlink(missing_ok=True)

@@ -33,11 +33,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..store import search as store_search
-from ..text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.store import hit_queries
+from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 if TYPE_CHECKING:
-    from .index import SearchIndex
+    from grimoire_beholder.search.index import SearchIndex
 
 MAX_TOKENS = 64
 MAX_TOKEN_CHARS = 100
@@ -134,10 +134,10 @@ def search(conn: sqlite3.Connection, text: str, limit: int,
         if index is not None and chunk_ids is None:
             rows = index.keyword(conn, query.word, limit, book_ids)
         if rows is None:
-            rows = store_search.word_match(conn, query.word, limit, book_ids, chunk_ids)
+            rows = hit_queries.word_match(conn, query.word, limit, book_ids, chunk_ids)
         lists.append(_scaled(rows))
     if query.trigram is not None:
-        lists.append(_scaled(store_search.trigram_match(conn, query.trigram, limit, book_ids,
+        lists.append(_scaled(hit_queries.trigram_match(conn, query.trigram, limit, book_ids,
                                                         chunk_ids)))
     merged: dict[int, float] = {}
     for scores in lists:

@@ -15,11 +15,11 @@ from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..citation import Citation
-from ..errors import GrimoireError
-from ..parse.backindex import normalize_term
-from ..store import backindex as index_store
-from ..store.backindex import IndexRow, PageSection
+from grimoire_beholder.citation import Citation
+from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.parse.backindex import normalize_term
+from grimoire_beholder.store import index_entries
+from grimoire_beholder.store.index_entries import IndexRow, PageSection
 
 MAX_ENTRIES = 50
 
@@ -70,14 +70,14 @@ def _section_dict(section: PageSection) -> dict[str, Any]:
 
 def _matching_rows(conn: sqlite3.Connection, norm: str,
                    book_ids: Collection[int] | None) -> list[IndexRow]:
-    rows = index_store.exact(conn, [norm], book_ids)
+    rows = index_entries.exact(conn, [norm], book_ids)
     if not rows:
-        rows = index_store.starting_with(conn, norm, MAX_ENTRIES * 4, book_ids)
+        rows = index_entries.starting_with(conn, norm, MAX_ENTRIES * 4, book_ids)
     referred = {normalize_term(target) for row in rows if row.printed is None
                 for target in row.see.split(";") if target.strip()}
     known = {row.norm for row in rows}
     if referred - known:
-        rows += index_store.exact(conn, referred - known, book_ids)
+        rows += index_entries.exact(conn, referred - known, book_ids)
     return rows
 
 
@@ -103,7 +103,7 @@ def lookup(conn: sqlite3.Connection, term: str, book_ids: Collection[int] | None
         spans = [(loc.page_start, loc.page_end) for e in entries.values()
                  if e.book_id == book_id for loc in e.locators
                  if loc.page_start is not None and loc.page_end is not None]
-        found = index_store.sections_on_pages(conn, book_id, spans)
+        found = index_entries.sections_on_pages(conn, book_id, spans)
         for entry in (e for e in entries.values() if e.book_id == book_id):
             for loc in entry.locators:
                 if loc.page_start is not None and loc.page_end is not None:

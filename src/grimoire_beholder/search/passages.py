@@ -16,9 +16,9 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ..store import passages as passage_store
-from ..store.passages import ChunkSpan
-from ..store.search import HitRow
+from grimoire_beholder.store import text_spans
+from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.store.text_spans import ChunkSpan
 
 PASSAGE_CHARS = 1150  # 0: return the chunk as it is
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s")
@@ -86,7 +86,7 @@ def _passage(conn: sqlite3.Connection, own: ChunkSpan, spans: list[ChunkSpan],
     """
     key = (own.book_id, own.chapter_index, own.section_index)
     low = max(0, own.char_start - target)
-    text = passage_store.section_slice(conn, *key, low, own.char_end + target)
+    text = text_spans.section_slice(conn, *key, low, own.char_end + target)
     start, end = window(text, own.char_start - low, own.char_end - low, target)
     start, end = start + low, end + low
     touched = [s for s in spans if s.char_start < end and s.char_end > start]
@@ -108,7 +108,7 @@ def select(conn: sqlite3.Connection, ranked: Sequence[int], limit: int,
     size = PASSAGE_CHARS if target is None else target
     if size <= 0:
         return {chunk_id: Passage(None) for chunk_id in ranked[:limit]}
-    spans = passage_store.chunk_spans(conn, ranked)
+    spans = text_spans.chunk_spans(conn, ranked)
     sections: dict[tuple[int, int, int], list[ChunkSpan]] = {}
     chosen: dict[int, Passage] = {}
     taken: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
@@ -120,7 +120,7 @@ def select(conn: sqlite3.Connection, ranked: Sequence[int], limit: int,
             continue  # deleted meanwhile
         key = (own.book_id, own.chapter_index, own.section_index)
         if key not in sections:
-            sections[key] = passage_store.section_spans(conn, *key)
+            sections[key] = text_spans.section_spans(conn, *key)
         passage, start, end = _passage(conn, own, sections[key], size)
         shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
         if shared * 2 > end - start:

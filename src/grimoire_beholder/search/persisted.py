@@ -1,6 +1,6 @@
 """The read side of the persisted search index: segments + an in-memory delta, searched.
 
-A :class:`PersistedIndex` is the manifest's segments (``search/segments.py``) plus
+A :class:`PersistedIndex` is the manifest's segments (``search/segment_files.py``) plus
 everything the change log (``search_log``) says happened since the manifest was written:
 those chunks are masked out of the segments and, when they still exist, read from the
 database into a small in-memory *delta* segment that is searched exactly. Before it is
@@ -30,9 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from ..store import index_source, vectors
-from ..store.search import WORD_WEIGHTS
-from . import segments as seg
+from grimoire_beholder.search import segment_files
+from grimoire_beholder.store import index_source, vectors
+from grimoire_beholder.store.hit_queries import WORD_WEIGHTS
 
 # bm25() constants of FTS5 (fts5_aux.c).
 _K1, _B = 1.2, 0.75
@@ -51,16 +51,16 @@ def read_docs(conn: sqlite3.Connection, tokenizer: index_source.Tokenizer,
     """Segment arrays (no int8 codes) for those of ``chunk_ids`` that have a vector."""
     ids, books, matrix = index_source.vectors_of(conn, chunk_ids, dimension)
     hashes, docs, tf, counts = tokenizer.postings(index_source.fts_rows(conn, ids.tolist()),
-                                                  seg.term_hash)
+                                                  segment_files.term_hash)
     rows = np.searchsorted(ids, docs)
     known = np.zeros(len(docs), dtype=bool)
     if ids.size:
         known = (rows < len(ids)) & (ids[np.minimum(rows, len(ids) - 1)] == docs)
     lengths = np.bincount(rows[known], weights=counts[known], minlength=len(ids))
-    postings = seg.Postings(rows[known].astype(np.int32), hashes[known],
+    postings = segment_files.Postings(rows[known].astype(np.int32), hashes[known],
                             tf[known].astype(np.float32))
-    return seg.segment_arrays(ids, books, normalise_rows(matrix), lengths.astype(np.int32),
-                              postings, codes=False)
+    return segment_files.segment_arrays(ids, books, normalise_rows(matrix),
+                                        lengths.astype(np.int32), postings, codes=False)
 
 
 def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -74,8 +74,9 @@ def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
 class PersistedIndex:
     """Segments from one manifest, caught up with the change log. Read-only."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any], segments: list[seg.Segment],
-                 dead: list[np.ndarray], tokenizer: index_source.Tokenizer) -> None:
+    def __init__(self, folder: Path, manifest: dict[str, Any],
+                 segments: list[segment_files.Segment], dead: list[np.ndarray],
+                 tokenizer: index_source.Tokenizer) -> None:
         self.folder = folder
         self.tokenizer = tokenizer
         self.manifest = manifest
@@ -86,12 +87,12 @@ class PersistedIndex:
         self.dimension = int(manifest["embedding"][1])
         self.touched: set[int] = set()
         self.alive = [self._alive(i) for i in range(len(segments))]
-        self.delta: seg.Segment = self._empty_delta()
+        self.delta: segment_files.Segment = self._empty_delta()
 
     @classmethod
     def open(cls, folder: Path, conn: sqlite3.Connection) -> PersistedIndex | None:
         """The index in ``folder`` if it exists and belongs to this library, else None."""
-        manifest = seg.read_manifest(folder)
+        manifest = segment_files.read_manifest(folder)
         if manifest is None or manifest.get("embedding") is None:
             return None
         if any(manifest.get(k) != v for k, v in stamps(conn).items()):
@@ -99,8 +100,8 @@ class PersistedIndex:
         if int(manifest["seq"]) > index_source.log_position(conn):
             return None  # written for a later state of the database than this one
         try:
-            parts = [(seg.load_segment(folder, s["name"]),
-                      seg.load_dead(folder, s["name"], s.get("dead")))
+            parts = [(segment_files.load_segment(folder, s["name"]),
+                      segment_files.load_dead(folder, s["name"], s.get("dead")))
                      for s in manifest["segments"]]
         except ValueError:  # a file missing, empty, cut short or of another shape
             return None
@@ -118,13 +119,13 @@ class PersistedIndex:
         gone = np.union1d(self._dead[i], np.fromiter(self.touched, dtype=np.int64))
         return ~np.isin(ids, gone) if gone.size else np.ones(len(ids), dtype=bool)
 
-    def _empty_delta(self) -> seg.Segment:
-        empty = seg.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64),
+    def _empty_delta(self) -> segment_files.Segment:
+        empty = segment_files.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64),
                              np.zeros(0, np.float32))
-        arrays, _ = seg.segment_arrays(np.zeros(0, np.int64), np.zeros(0, np.int64),
+        arrays, _ = segment_files.segment_arrays(np.zeros(0, np.int64), np.zeros(0, np.int64),
                                        np.zeros((0, self.dimension), np.float32),
                                        np.zeros(0, np.int32), empty, codes=False)
-        return seg.Segment("delta", 1.0, arrays)
+        return segment_files.Segment("delta", 1.0, arrays)
 
     def catch_up(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
         """Apply the changes logged since the last call; True if the result is consistent.
@@ -148,9 +149,9 @@ class PersistedIndex:
             self.alive = [self._alive(i) for i in range(len(self.segments))]
             fresh, _ = read_docs(conn, self.tokenizer, sorted(new), self.dimension)
             kept = ~np.isin(self.delta.arrays["chunk_ids"], np.fromiter(new, dtype=np.int64))
-            arrays, _ = seg.combine([(self.delta.arrays, kept),
+            arrays, _ = segment_files.combine([(self.delta.arrays, kept),
                                      (fresh, np.ones(len(fresh["chunk_ids"]), dtype=bool))])
-            self.delta = seg.Segment("delta", 1.0, arrays)
+            self.delta = segment_files.Segment("delta", 1.0, arrays)
         return self._consistent(conn, sig)
 
     def _log_gap(self, conn: sqlite3.Connection) -> bool:
@@ -182,7 +183,7 @@ class PersistedIndex:
             for (segment, _), rows in zip(parts, rows_of, strict=True):
                 found.append(_exact(segment, rows, query))
         else:
-            q8, _ = seg.quantize(query[None, :])  # one query: its scale changes no order
+            q8, _ = segment_files.quantize(query[None, :])  # one query: its scale changes no order
             for i, (segment, alive) in enumerate(parts):
                 mask = alive
                 if rows_of is not None:
@@ -199,8 +200,8 @@ class PersistedIndex:
         return _best(found, k, descending=True)
 
     @staticmethod
-    def _allowed_rows(segment: seg.Segment, alive: np.ndarray, book_ids: np.ndarray | None,
-                      chunk_ids: np.ndarray | None) -> np.ndarray:
+    def _allowed_rows(segment: segment_files.Segment, alive: np.ndarray,
+                      book_ids: np.ndarray | None, chunk_ids: np.ndarray | None) -> np.ndarray:
         """Live rows of ``segment`` within the books and chunks given (sorted)."""
         rows = (segment.rows_of_books(book_ids) if book_ids is not None
                 else np.arange(segment.size))
@@ -232,13 +233,13 @@ class PersistedIndex:
                  for (segment, allowed), posts in zip(parts, postings, strict=True)]
         return [(chunk_id, -score) for chunk_id, score in _best(found, limit, descending=True)]
 
-    def _parts(self) -> list[tuple[seg.Segment, np.ndarray]]:
+    def _parts(self) -> list[tuple[segment_files.Segment, np.ndarray]]:
         """(segment, live rows) of every segment and of the delta."""
         return [*zip(self.segments, self.alive, strict=True),
                 (self.delta, np.ones(self.delta.size, dtype=bool))]
 
 
-def _exact(segment: seg.Segment, rows: np.ndarray, query: np.ndarray
+def _exact(segment: segment_files.Segment, rows: np.ndarray, query: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray]:
     if rows.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
@@ -246,8 +247,8 @@ def _exact(segment: seg.Segment, rows: np.ndarray, query: np.ndarray
     return np.asarray(segment.arrays["chunk_ids"][rows]), scores
 
 
-def _approximate(segment: seg.Segment, mask: np.ndarray, q8: np.ndarray, query: np.ndarray,
-                 k: int) -> tuple[np.ndarray, np.ndarray]:
+def _approximate(segment: segment_files.Segment, mask: np.ndarray, q8: np.ndarray,
+                 query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """The int8 scan of one segment, then the best rows re-scored exactly."""
     import simsimd
 
@@ -264,7 +265,7 @@ def _approximate(segment: seg.Segment, mask: np.ndarray, q8: np.ndarray, query: 
     return _exact(segment, rows, query)
 
 
-def _bm25(segment: seg.Segment, allowed: np.ndarray,
+def _bm25(segment: segment_files.Segment, allowed: np.ndarray,
           posts: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avgdl: float,
           limit: int) -> tuple[np.ndarray, np.ndarray]:
     """FTS5's bm25 of every allowed row holding a query term, in its phrase order."""

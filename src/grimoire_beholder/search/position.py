@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 import sqlite3
 
-from ..errors import GrimoireError, NotFoundError
-from ..store import passages
+from grimoire_beholder.errors import GrimoireError, NotFoundError
+from grimoire_beholder.store import reading_positions
 
 
 def chapter_number(titles: list[str], until: int | str, slug: str) -> int:
@@ -58,6 +58,6 @@ def until_scope(conn: sqlite3.Connection, book_ids: list[int] | None, slug: str 
     if book_ids is None or len(book_ids) != 1 or slug is None:
         raise GrimoireError("until_chapter needs one book (chapter numbers belong to a book): "
                             "give the book too")
-    titles = passages.chapter_titles(conn, book_ids[0])
+    titles = reading_positions.chapter_titles(conn, book_ids[0])
     last = chapter_number(titles, until, slug)
-    return passages.chunk_ids_until(conn, book_ids, last)
+    return reading_positions.chunk_ids_until(conn, book_ids, last)

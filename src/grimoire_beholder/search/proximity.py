@@ -17,7 +17,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-from .keyword import STOP_WORDS
+from grimoire_beholder.search.keyword import STOP_WORDS
 
 WINDOW = 40  # words
 STEM = 5

@@ -25,11 +25,10 @@ import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from ..parse.backindex import normalize_term
-from ..store import backindex as index_store
-from ..store import roles as role_store
-from . import proximity
-from .fusion import Fused
+from grimoire_beholder.parse.backindex import normalize_term
+from grimoire_beholder.search import proximity
+from grimoire_beholder.search.fusion import Fused
+from grimoire_beholder.store import index_entries, role_rows
 
 ROLE_PRIOR: dict[str, float] = {
     "body": 1.0, "front_matter": 0.8, "contents": 0.6, "index": 0.6, "notes": 0.8,
@@ -60,7 +59,7 @@ def index_lifts(conn: sqlite3.Connection, query: str,
         return {}
     by_term: dict[tuple[int, str], list[tuple[int, int]]] = {}
     spread: dict[tuple[int, str], float] = {}
-    for row in index_store.exact(conn, terms, book_ids):
+    for row in index_entries.exact(conn, terms, book_ids):
         if row.page_start is not None and row.page_end is not None:
             by_term.setdefault((row.book_id, row.norm), []).append(
                 (row.page_start, row.page_end))
@@ -72,7 +71,7 @@ def index_lifts(conn: sqlite3.Connection, query: str,
         book_id = key[0]
         weight = 1.0 / len(spans)
         for start, end in spans:
-            for chunk_id in index_store.chunks_on_pages(conn, book_id, start, end):
+            for chunk_id in index_entries.chunks_on_pages(conn, book_id, start, end):
                 lifts[chunk_id] = max(lifts.get(chunk_id, 0.0), weight)
     return lifts
 
@@ -82,7 +81,7 @@ def adjust(conn: sqlite3.Connection, query: str, fused: Sequence[Fused],
     """The fused list re-scored by the role prior, the index lift and term proximity."""
     if not fused:
         return []
-    facts = role_store.roles_and_texts(conn, [f.chunk_id for f in fused])
+    facts = role_rows.roles_and_texts(conn, [f.chunk_id for f in fused])
     lifts = index_lifts(conn, query, book_ids)
     near: dict[int, float] = {}
     if PROXIMITY_WEIGHT > 0:

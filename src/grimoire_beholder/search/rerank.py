@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..errors import ModelError
-from ..models.protocols import Reranker
-from ..store.search import HitRow
-from .fusion import Fused
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models.protocols import Reranker
+from grimoire_beholder.search.fusion import Fused
+from grimoire_beholder.store.hit_queries import HitRow
 
 
 def depth(top_k: int, candidates: int, reranker: Reranker | None) -> int:

@@ -4,7 +4,7 @@ The comparison an assistant user cares about: without the library, answering fro
 means pasting the book (or large parts of it) into the context; with it, the assistant reads
 a few passages. Per search we count the characters served (each hit's text and context) and
 the full size of the distinct books those hits came from, and add both to running totals in
-``book.stats.db`` beside the library (see ``store/stats.py`` for why a separate file).
+``book.stats.db`` beside the library (see ``store/stat_queries.py`` for why a separate file).
 Tokens are estimated as characters / 4, the usual figure for English prose.
 
 Recording is best effort and never raises: the MCP server and the assistant hooks call it
@@ -18,9 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..store import search as store_search
-from ..store import stats as stats_store
-from .hits import SearchResults
+from grimoire_beholder.search.hits import SearchResults
+from grimoire_beholder.store import hit_queries, stat_queries
 
 log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 4
@@ -31,7 +30,7 @@ class SavingsRecorder:
 
     def __init__(self, conn: sqlite3.Connection, database_path: Path) -> None:
         self._conn = conn
-        self._path = stats_store.stats_path(database_path)
+        self._path = stat_queries.stats_path(database_path)
         self._sizes: dict[int, int] = {}
         self._token: tuple[int, int] | None = None
         self._disabled = False
@@ -40,12 +39,12 @@ class SavingsRecorder:
         """(characters served, characters of the distinct books they came from)."""
         served = sum(len(h.text) + len(h.context or "") for h in results.hits)
         books = {h.book_id for h in results.hits}
-        token = store_search.change_token(self._conn)
+        token = hit_queries.change_token(self._conn)
         if token != self._token:
             self._sizes, self._token = {}, token
         missing = books - self._sizes.keys()
         if missing:
-            self._sizes.update(stats_store.book_chars(self._conn, missing))
+            self._sizes.update(stat_queries.book_chars(self._conn, missing))
         return served, sum(self._sizes.get(b, 0) for b in books)
 
     def record(self, results: SearchResults) -> None:
@@ -54,7 +53,7 @@ class SavingsRecorder:
             return
         try:
             served, books = self.measure(results)
-            stats_store.record(self._path, served, books)
+            stat_queries.record(self._path, served, books)
         except (sqlite3.Error, OSError) as exc:
             self._disabled = True
             log.warning("not recording search statistics in %s: %s", self._path, exc)
@@ -62,12 +61,12 @@ class SavingsRecorder:
 
 def summary(database_path: Path) -> dict[str, Any]:
     """Cumulative savings for ``stats`` and the MCP ``book_status`` tool."""
-    path = stats_store.stats_path(database_path)
+    path = stat_queries.stats_path(database_path)
     try:
-        totals = stats_store.totals(path)
+        totals = stat_queries.totals(path)
     except sqlite3.Error as exc:
         log.warning("cannot read search statistics in %s: %s", path, exc)
-        totals = stats_store.totals(Path("/nonexistent"))
+        totals = stat_queries.totals(Path("/nonexistent"))
     served, books = totals["chars_served"], totals["chars_books"]
     return {
         **totals,

@@ -34,9 +34,8 @@ from typing import Literal
 
 import numpy as np
 
-from ..errors import EmbeddingMismatchError
-from ..store import search as store_search
-from ..store import vectors
+from grimoire_beholder.errors import EmbeddingMismatchError
+from grimoire_beholder.store import hit_queries, vectors
 
 RefreshResult = Literal["unchanged", "appended", "rebuilt", "cleared"]
 
@@ -123,10 +122,10 @@ class VectorIndex:
 
     def refresh(self, conn: sqlite3.Connection) -> RefreshResult:
         """Bring the index up to date with the database, as cheaply as possible."""
-        token = store_search.change_token(conn)
+        token = hit_queries.change_token(conn)
         if token == self._token:
             return "unchanged"
-        with store_search.snapshot(conn):
+        with hit_queries.snapshot(conn):
             result = self._refresh(conn)
         self._token = token
         return result

@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 
-from ..errors import StorageError
-from . import vectors
+from grimoire_beholder.errors import StorageError
+from grimoire_beholder.store import vectors
 
 _MAX_MESSAGES = 20
 

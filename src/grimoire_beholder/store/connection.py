@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import LibraryDamagedError, StorageError
+from grimoire_beholder.errors import LibraryDamagedError, StorageError
 
 T = TypeVar("T")
 

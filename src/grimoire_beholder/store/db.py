@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
-from ..errors import LibraryDamagedError, ReadOnlyLibraryError, StorageError
-from .connection import (
+from grimoire_beholder.errors import LibraryDamagedError, ReadOnlyLibraryError, StorageError
+from grimoire_beholder.store.connection import (
     LibraryConnection,
     open_read_only,
     require_fts5,
@@ -79,7 +79,7 @@ def _schema_v3(conn: sqlite3.Connection) -> None:
     ``book-1-2``… if taken), and a trigger refuses a new one. ``library_meta.last_book_id``
     starts the high-water mark that keeps a deleted book's id from being given again.
     """
-    from ..naming import unambiguous_slug
+    from grimoire_beholder.naming import unambiguous_slug
 
     taken = {r[0] for r in conn.execute("SELECT slug FROM books")}
     for book_id, slug in conn.execute(

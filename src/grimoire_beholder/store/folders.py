@@ -15,9 +15,8 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from . import books as book_store
-from . import fts, vectors
-from .records import NewBook
+from grimoire_beholder.store import book_rows, fts, vectors
+from grimoire_beholder.store.records import NewBook
 
 
 @dataclass(frozen=True)
@@ -117,8 +116,8 @@ def replace_book(conn: sqlite3.Connection, old_id: int, new_book: NewBook) -> Re
         old_summaries.setdefault((crumb, text), summary)
     added_at = conn.execute("SELECT added_at FROM books WHERE id = ?", (old_id,)).fetchone()
 
-    book_store.delete_book(conn, old_id)  # FTS rows too, and bumps the vector generation
-    book_id = book_store.insert_book(conn, new_book, book_id=old_id)
+    book_rows.delete_book(conn, old_id)  # FTS rows too, and bumps the vector generation
+    book_id = book_rows.insert_book(conn, new_book, book_id=old_id)
     if added_at is not None:
         conn.execute("UPDATE books SET added_at = ? WHERE id = ?", (added_at[0], book_id))
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from . import index_source, vectors
+from grimoire_beholder.store import index_source, vectors
 
 
 def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:

@@ -1,4 +1,4 @@
-"""What the persisted search index (``search/segments.py``) reads from the library.
+"""What the persisted search index (``search/segment_files.py``) reads from the library.
 
 * The change log (``search_log``, schema v3): the chunk ids whose vector or FTS rows were
   written or deleted, in the writer's own transaction, so a crash can never leave the log
@@ -246,7 +246,7 @@ def vectors_of(conn: sqlite3.Connection, chunk_ids: Sequence[int], dimension: in
     blob = b"".join(r[2] for r in rows)
     matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32)
     if matrix.size != len(rows) * dimension:
-        from ..errors import EmbeddingMismatchError
+        from grimoire_beholder.errors import EmbeddingMismatchError
 
         raise EmbeddingMismatchError(
             f"stored vectors do not all have the library's {dimension} dimensions")

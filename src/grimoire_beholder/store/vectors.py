@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..errors import EmbeddingMismatchError
-from .db import ids_param
+from grimoire_beholder.errors import EmbeddingMismatchError
+from grimoire_beholder.store.db import ids_param
 
 if TYPE_CHECKING:
     import numpy as np

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from ..parse.backindex import IndexEntry, normalize_term, parse_index
+from grimoire_beholder.parse.backindex import IndexEntry, normalize_term, parse_index
 
 MAX_OFFSET = 60  # physical − printed, for books without page labels
 _MIN_CONFIRMED = 5

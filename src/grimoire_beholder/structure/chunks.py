@@ -17,8 +17,8 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 
-from ..parse.document import Block, ParsedSection
-from .tokens import approx_tokens
+from grimoire_beholder.parse.document import Block, ParsedSection
+from grimoire_beholder.structure.tokens import approx_tokens
 
 # One approximate token is 3/4 of a whitespace-separated word (see tokens.py).
 _WORDS_PER_TOKEN = 0.75

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from ..parse.document import ParsedBook
+from grimoire_beholder.parse.document import ParsedBook
 
 _PROSE_TYPES = ("markdown", "text")
 

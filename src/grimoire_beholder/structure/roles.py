@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-from ..parse.backindex import shape
+from grimoire_beholder.parse.backindex import shape
 
 BODY = "body"
 FRONT_MATTER = "front_matter"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import NO_SPACE_CHARS
+from grimoire_beholder.text import NO_SPACE_CHARS
 
 _WORD = re.compile(r"\S+")
 _NO_SPACE = re.compile(f"[{NO_SPACE_CHARS}]")

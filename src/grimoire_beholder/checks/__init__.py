@@ -1,0 +1,1 @@
+"""Read-only checks of books against their files: quotations, page images, per-book health."""

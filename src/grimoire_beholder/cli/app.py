@@ -1,0 +1,134 @@
+"""The one Typer app and what every command shares: options, error mapping, opening the Library.
+
+Command modules (``library_commands``, ``tool_commands``, …) import this module and register
+on ``app``;
+it imports none of them, so there is a single ``app`` however the CLI is started. ``cli.py``
+imports the command modules and is the entry point.
+
+stdout carries results only (tables, hits, JSON); progress bars, warnings and errors go to
+stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from grimoire_beholder.errors import GrimoireError
+
+if TYPE_CHECKING:
+    from grimoire_beholder.mcp_server.allowed import Upkeep
+
+app = typer.Typer(
+    name="grimoire-beholder",
+    help="A local, offline library of books and documents, searchable by AI assistants.",
+    no_args_is_help=True,
+    # --install-completion / --show-completion: typer imports its completion modules either
+    # way, so offering them cost nothing measurable on `--help` (12 alternating cold runs).
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    # Plain click help: typer's rich help renderer imports rich.markdown, pygments and more,
+    # ~0.4-0.8 s of a cold `--help` on a 2-core machine (bench/cli_latency.py). Rich is still
+    # used for our own output (rendering), imported only by commands that print.
+    rich_markup_mode=None,
+)
+
+
+def _print_version(requested: bool) -> None:
+    if requested:
+        from importlib.metadata import version
+
+        print(f"grimoire-beholder {version('grimoire-beholder-mcp')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print the version and exit.")] = False) -> None:
+    """Options that apply before any command."""
+
+
+def _named_path(text: str) -> Path:
+    """A path option's value, refusing a blank one: ``Path("")`` is the working folder, so
+    ``--library "$LIB"`` with LIB unset would otherwise make it a library."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; name a path or leave the option out")
+    return Path(text)
+
+
+T = TypeVar("T")
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG, else the "
+    "library's own; see --library).", show_default=False, parser=_named_path)]
+LibraryOpt = Annotated[Path | None, typer.Option(
+    "--library", help="Library folder (default: $GRIMOIRE_BEHOLDER_LIBRARY, else the "
+    "nearest folder above with a config.toml holding [grimoire-beholder], else the per-user "
+    "library).", show_default=False, parser=_named_path)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+# What serve-mcp lets an assistant change (mcp-config writes the same into a client).
+AllowSyncOpt = Annotated[bool, typer.Option(
+    "--allow-sync", envvar="GRIMOIRE_BEHOLDER_ALLOW_SYNC", help="Add the sync_library "
+    "tool: the assistant may sync the library with its files (as `sync` does; books of "
+    "deleted files are removed).")]
+AllowAddOpt = Annotated[list[Path] | None, typer.Option(
+    # path_type=str: split like paths, but kept as typed, so "" is not read as "."
+    "--allow-add", metavar="DIR", envvar="GRIMOIRE_BEHOLDER_ALLOW_ADD", path_type=str,
+    help="Add the add_book tool for files and folders inside DIR (repeatable; in the "
+    "environment, folders separated by the path separator); any other path is refused.",
+    show_default=False)]
+AllowRemoveOpt = Annotated[bool, typer.Option(
+    "--allow-remove", envvar="GRIMOIRE_BEHOLDER_ALLOW_REMOVE",
+    help="Add the remove_book tool.")]
+
+
+def allowed_upkeep(sync: bool, add: list[Path] | None, remove: bool) -> Upkeep:
+    """The upkeep the --allow-* options ask for (allowed folders must exist)."""
+    from grimoire_beholder.mcp_server.allowed import AllowedFolders, Upkeep
+
+    return Upkeep(sync=sync, remove=remove, add=AllowedFolders.of(add) if add else None)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print one ``error:`` line on stderr and exit with ``code``."""
+    from grimoire_beholder.cli.rendering import err
+
+    err.print(f"error: {message}", markup=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def reported_errors() -> Iterator[None]:
+    """Turn a GrimoireError into its one-line error and exit code; Ctrl-C into exit 130."""
+    try:
+        yield
+    except GrimoireError as exc:
+        fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        from grimoire_beholder.cli.rendering import err
+
+        err.print("interrupted: committed work is kept; run the same command to resume",
+                  markup=False)
+        raise typer.Exit(130) from None
+
+
+def with_library(config: Path | None, fn: Callable[[Any], T], *, create: bool = False,
+                 **kwargs: Any) -> T:
+    """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),
+    run ``fn`` on it, close it; errors reported as above.
+
+    A library that does not exist is created only with ``create`` (``ingest`` asks for it):
+    every other command fails with the one line naming where it looked, creating nothing."""
+    from grimoire_beholder.library import Library
+
+    with reported_errors():
+        lib = Library.open(config, create=create, **kwargs)
+        try:
+            return fn(lib)
+        finally:
+            lib.close()
+    raise AssertionError("unreachable")

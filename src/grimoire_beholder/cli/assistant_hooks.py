@@ -1,0 +1,99 @@
+"""Context for AI-assistant hooks (Claude Code ``SessionStart`` and ``UserPromptSubmit``).
+
+Why hooks as well as the MCP server: the assistant only calls ``search_book`` when it thinks
+of it. A session-start table of contents tells it what the library holds; a per-prompt
+lookup puts the few best passages in front of it before it answers, at a bounded cost in
+context characters.
+
+Constraints, because a hook runs on every prompt: keyword search only (loading the
+embedding model would take a second), the library opened read-only, reranking off, short
+prompts (fewer than :data:`MIN_WORDS` words) and weak matches (confidence below
+``min_confidence``) skipped, output capped at a character budget. Callers turn every
+exception into silence (see ``cli/tool_commands.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from grimoire_beholder.library import Library
+from grimoire_beholder.text import clip, flat, plural
+
+MIN_WORDS = 4
+PROMPT_BUDGET = 1500
+SESSION_BUDGET = 2000
+PROMPT_HITS = 3
+HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
+
+
+def _open(config_path: str | os.PathLike[str] | None,
+          library: str | os.PathLike[str] | None) -> Library:
+    from grimoire_beholder.config import load_config
+
+    cfg = load_config(config_path, library=library).with_overrides(
+        retrieval_mode="keyword", reranker="none")
+    return Library.open(config=cfg, read_only=True)
+
+
+def prompt_text(raw: str) -> str:
+    """The prompt in a UserPromptSubmit payload (``{"prompt": ...}``); plain text as is."""
+    raw = raw.strip()
+    if raw.startswith("{"):
+        payload = json.loads(raw)
+        prompt = payload.get("prompt") if isinstance(payload, dict) else None
+        return prompt if isinstance(prompt, str) else ""
+    return raw
+
+
+def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
+                   budget: int | None = None,
+                   library: str | os.PathLike[str] | None = None) -> str:
+    """The best passages for the prompt in ``raw``, or "" when it is short or unmatched."""
+    prompt = prompt_text(raw)
+    if len(prompt.split()) < MIN_WORDS:
+        return ""
+    from grimoire_beholder.search.engine import MAX_QUERY_CHARS
+
+    limit = budget or PROMPT_BUDGET
+    with _open(config_path, library) as lib:  # a long prompt is searched by its beginning
+        found = lib.search(clip(prompt, MAX_QUERY_CHARS), top_k=PROMPT_HITS, mode="keyword")
+        if not found.hits or found.low_confidence:
+            return ""
+        lines = [HEADER]
+        used = len(HEADER)
+        per_hit = max(120, (limit - used) // len(found.hits))
+        for i, hit in enumerate(found.hits, start=1):
+            head = f"[{i}] {hit.citation}"
+            room = min(per_hit, limit - used) - len(head) - 2
+            if room < 60:
+                break
+            lines += [head, clip(flat(hit.text), room)]
+            used += len(head) + 2 + min(room, len(hit.text))
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def session_context(config_path: str | os.PathLike[str] | None = None,
+                    budget: int | None = None,
+                    library: str | os.PathLike[str] | None = None) -> str:
+    """A compact table of contents: each book with its chapters, within ``budget`` chars."""
+    limit = budget or SESSION_BUDGET
+    with _open(config_path, library) as lib:
+        books = lib.list_books()
+        if not books:
+            return ""
+        lines = [f"Local book library (grimoire-beholder, {plural(len(books), 'book')}; MCP tools "
+                 "search_book, get_book_outline, get_section):"]
+        used = len(lines[0])
+        for shown, book in enumerate(books):
+            chapters = [c.title for c in lib.outline(book.id).chapters]
+            by = f" — {book.author}" if book.author else ""
+            line = f"- {book.slug}: {book.name}{by} ({len(chapters)} ch.): " + "; ".join(
+                clip(flat(t), 60) for t in chapters)
+            line = clip(flat(line), max(80, min(400, limit - used - 1)))
+            if used + len(line) + 1 > limit:
+                lines.append(f"… and {len(books) - shown} more books (list_books)")
+                break
+            lines.append(line)
+            used += len(line) + 1
+    return "\n".join(lines)

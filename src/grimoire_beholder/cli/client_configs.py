@@ -1,0 +1,255 @@
+"""Setting up AI assistants: the MCP server entry each client needs, and merging it into the
+client's own config file (``grimoire-beholder mcp-config CLIENT [--write]``).
+
+The entry always names absolute paths — the installed ``grimoire-beholder`` executable and the
+library — because a client starts the server with its own environment: Claude Desktop on
+macOS does not see the shell's PATH, so a bare ``uv`` or ``grimoire-beholder`` fails there.
+
+Writing is careful with files that belong to someone else: the file is parsed first (a file
+that does not parse is left alone), copied to a timestamped backup, changed only under our
+server's name, checked by parsing the result, and replaced atomically. Writing the same entry
+twice changes nothing. Codex's TOML is edited as text, so its comments and layout survive.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grimoire_beholder.config import Config
+from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.locate import BY_CONFIG_ENV, BY_CONFIG_FLAG
+from grimoire_beholder.mcp_server.allowed import Upkeep
+
+CLIENTS = ("claude-desktop", "claude-code", "codex")
+SERVER_NAME = "grimoire-beholder"
+EXECUTABLE = "grimoire-beholder"
+
+
+def executable() -> list[str]:
+    """The absolute command that starts this installation's CLI.
+
+    The running script when started as ``grimoire-beholder``, else the one beside this Python
+    (the same environment's ``bin``), else the one on PATH, else this Python with
+    ``-m grimoire_beholder``.
+    """
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    found = shutil.which(EXECUTABLE)
+    candidates = [argv0 if argv0 is not None and argv0.stem == EXECUTABLE else None,
+                  Path(sys.executable).with_name(EXECUTABLE), Path(found) if found else None]
+    for candidate in candidates:
+        if candidate is not None and candidate.is_file():
+            return [str(candidate.resolve())]
+    return [str(Path(sys.executable).resolve()), "-m", "grimoire_beholder"]
+
+
+def in_a_cache(command: str) -> bool:
+    """Whether the environment of ``command`` (``ENV/bin/grimoire-beholder``) lies in a cache
+    folder (one tagged with ``CACHEDIR.TAG``, as uv's is): ``uvx`` runs the tool from there,
+    and the next cache clean breaks an entry naming it. (uv also tags every environment
+    itself, so the search starts above it.)"""
+    return any((folder / "CACHEDIR.TAG").is_file() for folder in Path(command).parents[2:])
+
+
+def server_args(config: Config) -> list[str]:
+    """``serve-mcp`` pinned to this library: its config file when one was named, else its
+    folder (which also finds the per-user library's config)."""
+    if config.origin in (BY_CONFIG_FLAG, BY_CONFIG_ENV) and config.source:
+        return ["serve-mcp", "--config", str(Path(config.source).resolve())]
+    return ["serve-mcp", "--library", str(Path(config.base_dir).resolve())]
+
+
+@dataclass(frozen=True)
+class ClientSetup:
+    """One client's server entry, where its config file is, and how to show it."""
+
+    client: str
+    name: str
+    entry: dict[str, Any]
+    path: Path
+
+    def snippet(self) -> str:
+        """What to paste into the client's config file."""
+        if self.client == "codex":
+            return _toml_table(self.name, self.entry)
+        return json.dumps({"mcpServers": {self.name: self.entry}}, indent=2,
+                          ensure_ascii=False)
+
+
+def client_config_path(client: str) -> Path:
+    """The client's own config file, in the place that client reads it from."""
+    if client == "claude-desktop":
+        import platformdirs
+
+        folder = platformdirs.user_config_path("Claude", appauthor=False, roaming=True)
+        return folder / "claude_desktop_config.json"
+    if client == "claude-code":  # user scope, as `claude mcp add --scope user` writes it
+        return Path(os.path.expanduser("~")) / ".claude.json"
+    if client == "codex":
+        home = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+        return Path(home) / "config.toml"
+    raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+
+
+def client_setup(client: str, config: Config, name: str = SERVER_NAME,
+                 upkeep: Upkeep | None = None) -> ClientSetup:
+    """The server entry for ``client`` serving the library ``config`` describes, with the
+    upkeep tools ``upkeep`` allows (none by default: a read-only server)."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        raise ConfigError(f"server name {name!r} may hold only letters, digits, '-' and '_'")
+    path = client_config_path(client)
+    command, *prefix = executable()
+    upkeep_args = upkeep.serve_args() if upkeep is not None else []
+    entry: dict[str, Any] = {"command": command,
+                             "args": [*prefix, *server_args(config), *upkeep_args]}
+    if client == "claude-code":
+        entry = {"type": "stdio", **entry}
+    return ClientSetup(client, name, entry, path)
+
+
+def write_setup(setup: ClientSetup) -> tuple[str, Path | None]:
+    """Merge the entry into the client's file: ``("added"|"replaced"|"unchanged", backup)``.
+
+    A symlinked file (dotfiles kept in a repository) is written through the link, which stays.
+    """
+    path = setup.path.resolve()
+    old_text = _read(path)
+    merge = _merge_toml if setup.client == "codex" else _merge_json
+    new_text, action = merge(old_text, setup, path)
+    if action == "unchanged":
+        return action, None
+    backup = None
+    if old_text is not None:
+        backup = _new_backup_path(setup.path)
+        shutil.copy2(path, backup)
+    _replace_atomically(path, new_text)
+    return action, backup
+
+
+def _new_backup_path(path: Path) -> Path:
+    """A timestamped name beside ``path`` that no earlier backup holds (two writes in one
+    second must not overwrite the backup of the original file)."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    backup, number = path.with_name(f"{path.name}.bak-{stamp}"), 1
+    while backup.exists():
+        number += 1
+        backup = path.with_name(f"{path.name}.bak-{stamp}-{number}")
+    return backup
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _replace_atomically(path: Path, text: str) -> None:
+    """Write ``text`` beside ``path`` and rename it over; keep the file's permissions."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, str]:
+    data = _parsed(text, path, json.loads, json.JSONDecodeError) if text and text.strip() \
+        else {}  # an empty file (made with `touch`) is an empty config
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} does not hold a JSON object; left as it is")
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f"'mcpServers' in {path} is not an object; left as it is")
+    previous = servers.get(setup.name)
+    if previous == setup.entry:
+        return text or "", "unchanged"
+    servers[setup.name] = setup.entry
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", \
+        "added" if previous is None else "replaced"
+
+
+def _toml_table(name: str, entry: dict[str, Any]) -> str:
+    # A JSON string or array of strings is also a valid TOML basic string or array.
+    return (f"[mcp_servers.{name}]\ncommand = {json.dumps(entry['command'])}\n"
+            f"args = {json.dumps(entry['args'], ensure_ascii=False)}\n")
+
+
+def _merge_toml(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, str]:
+    text = text or ""
+    before = _parsed(text, path, tomllib.loads, tomllib.TOMLDecodeError)
+    servers = before.get("mcp_servers", {})
+    previous = servers.get(setup.name) if isinstance(servers, dict) else None
+    if previous == setup.entry:
+        return text, "unchanged"
+    table = _toml_table(setup.name, setup.entry)
+    if previous is None:
+        new_text = text + ("\n" if text and not text.endswith("\n") else "") + \
+            ("\n" if text.strip() else "") + table
+    else:
+        new_text = _replace_toml_table(text, setup.name, table, path)
+    expected = {**before, "mcp_servers": {**servers, setup.name: setup.entry}}
+    try:
+        merged_safely = tomllib.loads(new_text) == expected
+    except tomllib.TOMLDecodeError:
+        merged_safely = False
+    if not merged_safely:
+        raise ConfigError(f"could not merge the entry into {path} safely (left as it is); "
+                          f"add [mcp_servers.{setup.name}] by hand (see mcp-config without "
+                          "--write)")
+    return new_text, "added" if previous is None else "replaced"
+
+
+def _replace_toml_table(text: str, name: str, table: str, path: Path) -> str:
+    """``text`` with the ``[mcp_servers.NAME]`` table (and its sub-tables) swapped for
+    ``table``; other lines are kept byte for byte, as are the comments just above the table
+    that follows ours (they describe that one)."""
+    own = re.compile(rf'^\s*\[\s*mcp_servers\s*\.\s*("?){re.escape(name)}\1\s*[\].]')
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if own.match(line)]
+    if not starts:
+        raise ConfigError(f"{path} defines [mcp_servers.{name}] in a form mcp-config does not "
+                          "edit; remove that entry and run it again")
+    kept: list[str] = []
+    trailing: list[str] = []  # comments and blank lines at the end of our table so far
+    inside, placed = False, False
+    for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = bool(own.match(line))
+            if not inside:
+                kept.append("".join(trailing).lstrip("\r\n"))
+            elif not placed:
+                kept.append(table + "\n")
+                placed = True
+            trailing = []
+        elif inside:
+            is_note = not stripped or stripped.startswith("#")
+            trailing = [*trailing, line] if is_note else []
+            continue
+        if not inside:
+            kept.append(line)
+    return "".join(kept)
+
+
+def _parsed(text: str, path: Path, parse: Callable[[str], Any], error: type[Exception]) -> Any:
+    try:
+        return parse(text)
+    except error as exc:
+        raise ConfigError(f"{path} is not valid ({exc}); left as it is") from exc

@@ -1,0 +1,47 @@
+"""The CLI's entry point (the ``grimoire-beholder`` script, ``python -m grimoire_beholder`` and
+``python -m grimoire_beholder.cli.entry``).
+
+Importing the command modules registers their commands on the one ``app.app``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from grimoire_beholder.cli import (  # noqa: F401  (they register their commands)
+    extra_commands,
+    library_commands,
+    reading_commands,
+    setup_commands,
+    tool_commands,
+)
+from grimoire_beholder.cli.app import app
+
+__all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Run the CLI: usage mistakes become one ``error:`` line, exit code 2."""
+    from typer import Abort
+    from typer._click.exceptions import ClickException, UsageError
+
+    from grimoire_beholder.cli.terminal import install
+
+    install()  # no control character from a book or a file name reaches the terminal raw
+    try:
+        code = app(standalone_mode=False)
+    except UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
+        sys.exit(2)
+    except ClickException as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,380 @@
+"""The library's core verbs on the command line: ingest, sync, list, delete, status,
+check, reindex-fts, query and serve-mcp.
+
+Each command parses its arguments, calls the Library, renders (``rendering``) and lets
+``app`` map errors. Commands register on ``app.app``; ``cli.py`` imports this module.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from grimoire_beholder.cli.app import (
+    AllowAddOpt,
+    AllowRemoveOpt,
+    AllowSyncOpt,
+    ConfigOpt,
+    JsonOpt,
+    LibraryOpt,
+    allowed_upkeep,
+    app,
+    fail,
+    reported_errors,
+    with_library,
+)
+from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.text import plural
+
+GlobOpt = Annotated[list[str] | None, typer.Option(
+    help="Glob (repeatable) matched against the path under the folder or the file name.",
+    show_default=False)]
+
+
+@app.command()
+def ingest(
+    path: Annotated[Path, typer.Argument(
+        help="A .pdf, .epub, .md/.markdown or .txt file, or a folder (recursive).")],
+    name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
+    force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]
+    = False,
+    include: GlobOpt = None,
+    exclude: GlobOpt = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Parse a file (or every file under a folder) into chapters, sections and chunks, then
+    contextualize and embed them. A folder is remembered for `sync`."""
+    from grimoire_beholder.cli.rendering import RichProgress, err, print_json
+
+    if path.is_dir():
+        if name or force:
+            fail("--name and --force apply to a single file, not a folder")
+
+        def run_folder(lib: Any) -> Any:
+            with RichProgress(quiet=quiet) as progress:
+                return lib.ingest_folder(path, include=tuple(include or ()),
+                                         exclude=tuple(exclude or ()), progress=progress)
+
+        _finish_sync(with_library(config, run_folder, library=library, create=True).to_dict(),
+                     json_out)
+        return
+    if include or exclude:
+        fail("--include and --exclude apply to a folder, not a single file")
+
+    def run(lib: Any) -> Any:
+        with RichProgress(quiet=quiet) as progress:
+            return lib.ingest(path, name=name, force=force, progress=progress)
+
+    report = with_library(config, run, library=library, create=True)
+    if json_out:
+        print_json(report.to_dict())
+        return
+    # Model work on a file that was already there is an interrupted ingest being finished.
+    resumed = report.summaries or report.contexts or report.embedded
+    status = "resumed" if resumed else "already in the library"
+    verb = ("replaced" if report.replaced else "added") if report.created else (
+        f"{status}; its file moved from {report.moved_from} and the book follows it"
+        if report.moved_from else
+        f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
+        if report.copy_of else status)
+    if report.windowed:
+        was = "was" if report.windowed == 1 else "were"
+        err.print(f"note: {plural(report.windowed, 'chunk')} {was} longer than the embedding "
+                  f"model's window and {was} embedded as averaged windows", markup=False)
+    print(f"{report.slug}: {verb} — {plural(report.chapters, 'chapter')}, "
+          f"{plural(report.sections, 'section')}, {plural(report.chunks, 'chunk')}; "
+          f"{report.embedded} embedded in {report.seconds:.1f}s"
+          + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
+
+
+def _print_problems(data: dict[str, Any]) -> None:
+    """A sync report's warnings (skipped files among them) and failed files, on stderr."""
+    from grimoire_beholder.cli.rendering import err
+
+    for warning in data["warnings"]:
+        err.print(f"warning: {warning}", markup=False)
+    for f in data["files"]:
+        if f["action"] == "failed":
+            err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+
+
+def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
+    """Print a folder ingest/sync report; exit 1 when any file failed."""
+    from grimoire_beholder.cli.rendering import print_json
+    from grimoire_beholder.views import sync_summary
+
+    if json_out:
+        print_json(data)
+    else:
+        _print_problems(data)
+        print(sync_summary(data))
+    if data["counts"]["failed"]:
+        raise typer.Exit(1)
+
+
+@app.command("sync")
+def sync_(
+    folders: Annotated[list[Path] | None, typer.Argument(
+        help="Only books under these folders (default: every ingested file and folder).",
+        show_default=False)] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would happen.")]
+    = False,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Keep syncing as files change, until Ctrl-C.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Bring the library in line with the files: re-embed only changed chunks, drop deleted
+    files, follow moves, add new files under ingested folders."""
+    import json
+
+    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, err
+    from grimoire_beholder.views import sync_summary
+
+    if watch and dry_run:
+        fail("--watch and --dry-run cannot be combined")
+    if watch:
+        def show(report: Any) -> None:
+            data = report.to_dict()
+            if json_out:
+                print(json.dumps(data, ensure_ascii=False), flush=True)
+            else:
+                _print_problems(data)
+                print(sync_summary(data), flush=True)
+
+        def run_watch(lib: Any) -> None:
+            if not quiet:
+                err.print("watching for changes (Ctrl-C to stop)", markup=False)
+            lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
+
+        with_library(config, run_watch, library=library)
+        return
+
+    def run(lib: Any) -> Any:
+        if dry_run:
+            return lib.sync(folders or None, dry_run=True)
+        with RichProgress(quiet=quiet) as progress:
+            return lib.sync(folders or None, progress=progress)
+
+    data = with_library(config, run, library=library).to_dict()
+    if dry_run and not json_out:
+        from grimoire_beholder.views import FileOutcome
+
+        for f in data["files"]:  # failed and skipped files follow on stderr
+            if f["action"] not in ("unchanged", "failed", "skipped"):
+                print(FileOutcome(**f).describe())
+    _finish_sync(data, json_out)
+
+
+@app.command("list")
+def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
+          library: LibraryOpt = None) -> None:
+    """Every book with author, type, pages, chapters, sections and chunk status counts."""
+    from grimoire_beholder.views import book_dict
+
+    books = with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()],
+                         library=library, read_only=True)
+    from grimoire_beholder.cli.rendering import books_table, err, out, print_json
+
+    if json_out:
+        print_json(books)
+    elif not books:
+        err.print("The library is empty: add a book with `grimoire-beholder ingest FILE`.")
+    else:
+        print(books_table(books, out.width))
+
+
+@app.command()
+def delete(
+    book: Annotated[str, typer.Argument(help="Slug or id of the book to remove.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+    = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Remove a book and everything under it (one transaction)."""
+
+    def run(lib: Any) -> Any:
+        found = lib.book(book)
+        if not yes:
+            if not sys.stdin.isatty():
+                raise GrimoireError("refusing to delete without confirmation; pass --yes")
+            typer.confirm(f"Delete '{found.slug}' ({found.name}, "
+                          f"{plural(found.chunks, 'chunk')})?",
+                          abort=True, err=True)
+        return lib.delete(found.id)
+
+    removed = with_library(config, run, library=library)
+    print(f"deleted {removed.slug}")
+
+
+@app.command()
+def status(json_out: JsonOpt = False, config: ConfigOpt = None,
+           library: LibraryOpt = None) -> None:
+    """Configured models, database path, and per-book counts by status."""
+    from grimoire_beholder.cli.rendering import out, print_json
+
+    info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
+    if json_out:
+        print_json(info)
+        return
+    out.print(f"database:   {info['database']}")
+    out.print(f"config:     {info['config_file'] or '(none: built-in defaults)'}")
+    out.print(f"chosen by:  {info['chosen_by']}")
+    out.print(f"embeddings: {info['embedding_backend']} · {info['embedding_model']}")
+    out.print(f"contexts:   {info['llm_backend']}"
+              + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"))
+    c = info["chunks"]
+    out.print(f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "
+              f"{c['pending']} pending")
+    for b in info["books"]:
+        s = b["status"]
+        state = "complete" if b["complete"] else "incomplete — run ingest again to resume"
+        out.print(f"  {b['slug']}: {plural(b['chunks'], 'chunk')} ({s['embedded']} embedded, "
+                  f"{s['contextualized']} contextualized, {s['pending']} pending), "
+                  f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
+
+
+@app.command()
+def check(json_out: JsonOpt = False, config: ConfigOpt = None,
+          library: LibraryOpt = None) -> None:
+    """Check the library file: SQLite's integrity check and the index consistency rules."""
+    from grimoire_beholder.cli.rendering import out, print_json
+
+    result = with_library(config, lambda lib: lib.check(), library=library, read_only=True)
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        for problem in result.problems:
+            out.print(f"problem: {problem}", markup=False)
+        out.print(f"search index: {result.search_index}", markup=False)
+        figures = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.figures.items())
+        verdict = "ok" if result.ok else plural(len(result.problems), "problem")
+        out.print(f"{result.database}: {verdict} · {figures}", markup=False)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command("reindex-fts")
+def reindex_fts(
+    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
+    count = with_library(config, lambda lib: lib.reindex_fts(book), library=library)
+    print(f"reindexed {plural(count, 'chunk')}")
+
+
+@app.command()
+def query(
+    question: Annotated[str, typer.Argument(help="What to look for, in your own words.")],
+    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    author: Annotated[str | None, typer.Option(help="Only books by this author.")] = None,
+    source_type: Annotated[str | None, typer.Option(
+        "--type", help="Only pdf, epub, markdown or text.")] = None,
+    mode: Annotated[str | None, typer.Option(
+        help="hybrid, vector or keyword (default: retrieval_mode).")] = None,
+    group: Annotated[str | None, typer.Option(
+        help="Only files in this top-level folder of an ingested folder.")] = None,
+    path_prefix: Annotated[str | None, typer.Option(
+        "--path-prefix", help="Only files whose absolute path, or path under the ingested "
+        "folder, starts with this.")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", help="Only up to and including this chapter of --book (its index from "
+        "the outline, or its title): no spoilers past where you are.")] = None,
+    role: Annotated[list[str] | None, typer.Option(
+        help="Only sections of this role (repeatable): body, front_matter, contents, index, "
+        "notes, bibliography or glossary. Default: all, body text first.",
+        show_default=False)] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
+    expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
+    explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
+    = False,
+    min_confidence: Annotated[float | None, typer.Option(
+        "--min-confidence", min=0.0, max=1.0, help="Below this confidence, say the library "
+        "probably does not cover the question (default: min_confidence).",
+        show_default=False)] = None,
+    json_out: JsonOpt = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Hybrid search over the library, with book · chapter · section · page citations."""
+
+    def run(lib: Any) -> Any:
+        results = lib.search(question, top_k=top_k, book=book, author=author,
+                             source_type=source_type, mode=mode, group=group,
+                             path_prefix=path_prefix, until_chapter=until, role=role)
+        data = results.to_dict()
+        if expand:
+            for hit in data["results"]:
+                hit["section_text"] = lib.section(
+                    hit["book_id"], hit["chapter_index"], hit["section_index"]).text
+        if min_confidence is not None and data["confidence"] is not None:
+            data["low_confidence"] = data["confidence"] < min_confidence
+        return data
+
+    data = with_library(config, run, library=library, read_only=True)
+    from grimoire_beholder.cli.rendering import err, excerpt, out, print_json
+
+    if json_out:
+        print_json(data)
+        return
+    hits = data["results"]
+    if not hits:
+        err.print(data.get("note") or "No match in the library.", markup=False)
+        return
+    if data.get("low_confidence"):
+        err.print(f"The library probably does not cover this question (confidence "
+                  f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
+    if data.get("note"):
+        err.print(data["note"], markup=False)
+    for hit in hits:
+        tag = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
+        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{tag}")
+        if explain:
+            ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
+                              for arm, r in hit["ranks"].items())
+            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]")
+        body = hit.get("section_text") if expand else excerpt(hit["text"])
+        out.print(_indent(body or ""), markup=False)
+        out.print()
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("   " + line for line in text.splitlines())
+
+
+@app.command("serve-mcp")
+def serve_mcp(
+    allow_sync: AllowSyncOpt = False,
+    allow_add: AllowAddOpt = None,
+    allow_remove: AllowRemoveOpt = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Serve the library to AI assistants over MCP (stdio), read-only unless an --allow-*
+    option adds an upkeep tool.
+
+    stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
+    file or library database fails here, before the protocol starts, with a non-zero exit.
+    """
+    from grimoire_beholder.mcp_server.server import serve
+
+    with reported_errors():
+        upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
+        serve(config, upkeep if upkeep.any else None, library)

@@ -1,0 +1,171 @@
+"""Rendering for the CLI: rich tables and cited hits on stdout, progress bars on stderr.
+
+Text from books and file names may hold terminal escape sequences: the consoles escape
+control characters in everything they print (``cli/terminal.py`` has the rule and the
+plain-stream half of it).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from grimoire_beholder.citation import extent
+from grimoire_beholder.cli.terminal import terminal_safe
+from grimoire_beholder.text import clip, flat
+
+if TYPE_CHECKING:  # rich.progress costs ~80 ms to import; only ingest/sync draw bars
+    from rich.progress import Progress, TaskID
+
+
+
+class _SafeConsole(Console):
+    """A rich console that escapes control characters in the text it is given.
+
+    ``render_str`` is where rich turns every string it prints (a ``print`` argument, a
+    table cell) into styled text, before measuring it, so tables stay aligned."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        return super().render_str(terminal_safe(text), **kwargs)
+
+
+out = _SafeConsole(highlight=False, soft_wrap=True)
+err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True)
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout, unstyled, for scripts."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.flush()
+
+
+class RichProgress:
+    """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.enabled = not quiet and err.is_terminal
+        self.quiet = quiet
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+        self._started = time.perf_counter()
+        self._stage_started = self._started
+
+    def __enter__(self) -> RichProgress:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(
+                TextColumn("[bold]{task.description:<11}"), BarColumn(),
+                MofNCompleteColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
+                TextColumn("eta"), TimeRemainingColumn(),
+                console=err, transient=False,
+            )
+            self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+    def stage(self, name: str, total: int) -> None:
+        if self._bar is not None:
+            if self._task is not None:
+                self._bar.update(self._task, completed=self._bar.tasks[-1].total)
+            self._task = self._bar.add_task(name, total=total, rate="")
+            self._stage_started = time.perf_counter()
+
+    def advance(self, n: int = 1) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.advance(self._task, n)
+            done = self._bar.tasks[-1].completed
+            elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
+            self._bar.update(self._task, rate=f"{done / elapsed:6.1f}/s")
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            err.print(text, markup=False)
+
+
+class MessageProgress:
+    """Per-file lines on stderr and no bar: for ``sync --watch``, which runs many syncs."""
+
+    def __init__(self, *, quiet: bool = False) -> None:
+        self.quiet = quiet
+
+    def stage(self, name: str, total: int) -> None:
+        return None
+
+    def advance(self, n: int = 1) -> None:
+        return None
+
+    def message(self, text: str) -> None:
+        if not self.quiet:
+            err.print(text, markup=False)
+
+
+# Columns of `list`, and which go first when the terminal is too narrow for all of them.
+BOOK_COLUMNS = ("id", "slug", "name", "author", "type", "size", "ch/sec", "embedded")
+DROP_WHEN_NARROW = ("author", "type", "ch/sec", "name", "size")
+NAME_MIN_WIDTH = 16
+AUTHOR_MAX_WIDTH = 24
+COLUMN_GAP = 2
+
+
+def _book_cells(b: dict[str, Any]) -> dict[str, str]:
+    return {"id": str(b["id"]), "slug": b["slug"], "name": b["name"],
+            "author": b["author"] or "", "type": b["source_type"],
+            "size": extent(b["source_type"], b["page_count"], b.get("line_count")),
+            "ch/sec": f"{b['chapters']}/{b['sections']}",
+            "embedded": f"{b['status'].get('embedded', 0)}/{b['chunks']}"}
+
+
+def books_table(books: list[dict[str, Any]], width: int) -> str:
+    """One row per book, fitted to ``width`` columns: a slug (what the other commands take)
+    is never broken, the name wraps at words, a long author is cut with "…"; author, type,
+    chapter/section counts, name and size are left out, in that order, when they would not
+    fit (``list --json`` has everything). A slug is at most ~62 characters, so 80 columns
+    always fit. Lines carry no trailing blanks."""
+    rows = [_book_cells(b) for b in books]
+    natural = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in BOOK_COLUMNS}
+    natural["author"] = min(natural["author"], AUTHOR_MAX_WIDTH)
+    columns = list(BOOK_COLUMNS)
+
+    def needed() -> int:
+        return sum(min(natural[c], NAME_MIN_WIDTH) if c == "name" else natural[c]
+                   for c in columns) + COLUMN_GAP * (len(columns) - 1)
+
+    for column in DROP_WHEN_NARROW:
+        if needed() <= width:
+            break
+        columns.remove(column)
+    table = Table(box=None, pad_edge=False, padding=(0, COLUMN_GAP // 2))
+    for column in columns:
+        table.add_column(column, no_wrap=column != "name",
+                         max_width=AUTHOR_MAX_WIDTH if column == "author" else None,
+                         overflow="ellipsis" if column == "author" else "fold",
+                         justify="right" if column in ("id", "ch/sec", "embedded") else "left")
+    for row in rows:
+        table.add_row(*(row[c] for c in columns))
+    # Too narrow even so: the lines overflow (the terminal wraps them) rather than cut slugs.
+    buffer = io.StringIO()
+    _SafeConsole(file=buffer, width=max(width, needed()), color_system=None).print(table)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def excerpt(text: str, limit: int = 600) -> str:
+    """A hit's text on one line, clipped at a word boundary."""
+    return clip(flat(text), limit)

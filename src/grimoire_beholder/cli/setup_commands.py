@@ -1,0 +1,73 @@
+"""``mcp-config``: set up an AI assistant (Claude Desktop, Claude Code, Codex) to use this
+library, by printing its server entry or merging it into the client's config file.
+
+The entry and the merging are ``cli/client_configs.py``'s; this module parses the arguments,
+reports what happened, and registers on ``app.app`` (``cli.py`` imports it).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from grimoire_beholder.cli.app import (
+    AllowAddOpt,
+    AllowRemoveOpt,
+    AllowSyncOpt,
+    ConfigOpt,
+    LibraryOpt,
+    allowed_upkeep,
+    app,
+    fail,
+    reported_errors,
+)
+
+
+@app.command("mcp-config")
+def mcp_config(
+    client: Annotated[str, typer.Argument(
+        help="claude-desktop, claude-code or codex.",
+        autocompletion=lambda: ["claude-desktop", "claude-code", "codex"])],
+    write: Annotated[bool, typer.Option(
+        "--write", help="Merge the entry into the client's config file (a backup is made "
+        "first; other servers are untouched).")] = False,
+    name: Annotated[str, typer.Option(help="The server's name in the client.")]
+    = "grimoire-beholder",
+    allow_sync: AllowSyncOpt = False,
+    allow_add: AllowAddOpt = None,
+    allow_remove: AllowRemoveOpt = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Print the MCP server entry for an assistant, with absolute paths to this installation
+    and the library; --write merges it into the assistant's config file. The --allow-*
+    options go into the entry as they are given to serve-mcp."""
+    from grimoire_beholder.cli.client_configs import CLIENTS, client_setup, in_a_cache, write_setup
+    from grimoire_beholder.cli.rendering import err
+    from grimoire_beholder.config import load_config
+
+    if client not in CLIENTS:
+        fail(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}", 2)
+    with reported_errors():
+        cfg = load_config(config, library=library)
+        setup = client_setup(client, cfg, name,
+                             allowed_upkeep(allow_sync, allow_add, allow_remove))
+        if in_a_cache(setup.entry["command"]):
+            err.print(f"warning: {setup.entry['command']} is in a cache (uvx runs from one) "
+                      "that `uv cache clean` deletes; install the tool with `uv tool install` "
+                      "and run mcp-config from there", markup=False)
+        if not cfg.database_path.exists():
+            err.print(f"note: there is no library at {cfg.database_path} yet; fill it with "
+                      "`grimoire-beholder ingest FILE` first", markup=False)
+        if not write:
+            print(setup.snippet())
+            err.print(f"(goes in {setup.path}; --write merges it there)", markup=False)
+            return
+        action, backup = write_setup(setup)
+    if action == "unchanged":
+        print(f"{setup.path} already has this '{setup.name}' entry; nothing changed")
+        return
+    print(f"{action} '{setup.name}' in {setup.path}"
+          + (f" (backup: {backup})" if backup else ""))
+    err.print(f"restart {client} to load it", markup=False)

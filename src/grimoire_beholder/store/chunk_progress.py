@@ -1,0 +1,108 @@
+"""The model stages' view of the store: what is left to do, and checkpoint writes.
+
+Each stage only reads rows in the state it cares about and only moves them forward:
+section summary NULL → set; chunk pending → contextualized (context set) → embedded (vector and
+FTS rows written in the same transaction). So a rerun after a crash resumes exactly where the
+last commit left off.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from grimoire_beholder.errors import EmbeddingMismatchError
+from grimoire_beholder.store import fts, vectors
+from grimoire_beholder.store.records import ChunkWork
+
+if TYPE_CHECKING:  # numpy is imported on use: `list` and `--help` must not load it
+    import numpy as np
+
+
+def sections_without_summary(conn: sqlite3.Connection, book_id: int | None = None
+                             ) -> list[tuple[int, int, str, str, str]]:
+    """(section id, book id, book name, breadcrumb, text) of sections still to summarise."""
+    sql = ("SELECT s.id, s.book_id, b.name, s.breadcrumb, s.text FROM sections s "
+           "JOIN books b ON b.id = s.book_id WHERE s.summary IS NULL")
+    args: tuple[int, ...] = ()
+    if book_id is not None:
+        sql += " AND s.book_id = ?"
+        args = (book_id,)
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql + " ORDER BY s.id", args)]
+
+
+def set_summary(conn: sqlite3.Connection, section_id: int, summary: str) -> None:
+    conn.execute("UPDATE sections SET summary = ? WHERE id = ? AND summary IS NULL",
+                 (summary, section_id))
+
+
+def pending_chunks(conn: sqlite3.Connection, book_id: int | None = None,
+                   status: str = "pending") -> list[ChunkWork]:
+    """Chunks in ``status``, in section order (so a section's chunks come together)."""
+    sql = ("SELECT id, book_id, section_id, text, context, content_hash FROM chunks "
+           "WHERE status = ?")
+    args: list[object] = [status]
+    if book_id is not None:
+        sql += " AND book_id = ?"
+        args.append(book_id)
+    sql += " ORDER BY book_id, chapter_index, section_index, chunk_index"
+    return [ChunkWork(id=r[0], book_id=r[1], section_id=r[2], text=r[3], context=r[4],
+                      content_hash=r[5]) for r in conn.execute(sql, args)]
+
+
+def section_info(conn: sqlite3.Connection, section_id: int) -> tuple[str, str, str, str]:
+    """(book name, breadcrumb, summary, text) of a section, for chunk contexts."""
+    r = conn.execute(
+        "SELECT b.name, s.breadcrumb, COALESCE(s.summary, ''), s.text FROM sections s "
+        "JOIN books b ON b.id = s.book_id WHERE s.id = ?", (section_id,)).fetchone()
+    return r[0], r[1], r[2], r[3]
+
+
+def set_context(conn: sqlite3.Connection, chunk_id: int, context: str) -> None:
+    """Checkpoint one chunk's context: pending → contextualized."""
+    conn.execute("UPDATE chunks SET context = ?, status = 'contextualized' "
+                 "WHERE id = ? AND status = 'pending'", (context, chunk_id))
+
+
+def mark_embedded(conn: sqlite3.Connection, items: Sequence[tuple[ChunkWork, np.ndarray]],
+                  identity: str, dimension: int) -> None:
+    """Write vectors and FTS rows of a batch and mark it embedded. Call in one transaction."""
+    import numpy as np
+
+    vectors.ensure_stamp(conn, identity, dimension)
+    for _, vec in items:
+        if np.shape(vec) != (dimension,) or not np.all(np.isfinite(vec)):
+            raise EmbeddingMismatchError(
+                f"the embedder returned a vector of shape {np.shape(vec)} (expected "
+                f"({dimension},), finite); nothing from this batch was stored"
+            )
+    vectors.write_vectors(conn, [(w.id, w.book_id, v) for w, v in items])
+    ids = [w.id for w, _ in items]
+    conn.executemany("UPDATE chunks SET status = 'embedded' WHERE id = ?", [(i,) for i in ids])
+    fts.index_chunks(conn, ids)
+
+
+def status_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """Library-wide chunk counts by status."""
+    out = {"pending": 0, "contextualized": 0, "embedded": 0}
+    for status, n in conn.execute("SELECT status, count(*) FROM chunks GROUP BY status"):
+        out[status] = n
+    return out
+
+
+def summary_counts(conn: sqlite3.Connection) -> dict[int, tuple[int, int]]:
+    """Per book: (sections summarised, sections total)."""
+    return {r[0]: (r[1], r[2]) for r in conn.execute(
+        "SELECT book_id, count(summary), count(*) FROM sections GROUP BY book_id")}
+
+
+def integrity(conn: sqlite3.Connection) -> dict[str, object]:
+    """Consistency figures: SQLite's integrity check and FTS rows vs embedded chunks."""
+    return {
+        "integrity_check": conn.execute("PRAGMA integrity_check").fetchone()[0],
+        "fts_rows": fts.count_rows(conn),
+        "embedded_chunks": int(conn.execute(
+            "SELECT count(*) FROM chunks WHERE status = 'embedded'").fetchone()[0]),
+        "vectors": int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
+    }

@@ -1,0 +1,263 @@
+"""The read side of search: filter resolution, FTS5 MATCH queries, hit metadata.
+
+Every query here takes user-derived values only as bound parameters. The FTS5 ``MATCH``
+expressions come from ``search.keyword``, which builds them from sanitised, double-quoted
+tokens; this module never looks inside them. Lists of ids travel as one JSON parameter
+(``IN (SELECT value FROM json_each(?))``) so no SQL text depends on their length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.naming import parse_book_ref
+from grimoire_beholder.store.book_rows import not_found
+from grimoire_beholder.store.db import ids_param
+from grimoire_beholder.store.records import SectionPlace
+
+# Mirrors the CHECK constraint on books.source_type in schema.sql.
+SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text")
+
+# bm25() column weights of chunks_fts, in column order: text, context, section, chapter, book.
+# The chunk text is the evidence (1.0); the generated context restates it in other words
+# (0.5). Titles are short (BM25's length normalisation already favours short fields) and
+# they stack: the section breadcrumb repeats the chapter title, and the book title is in
+# every chunk of the book. At 0.3 + 0.2 + 0.1 a term found only in all three titles still
+# ranks below the same term in the text, so titles act as tie-breakers and topic hints.
+WORD_WEIGHTS: tuple[float, float, float, float, float] = (1.0, 0.5, 0.3, 0.2, 0.1)
+
+
+class ChunkPosition(NamedTuple):
+    """Where a chunk sits, enough to spot overlapping neighbours."""
+
+    book_id: int
+    chapter_index: int
+    section_index: int
+    chunk_index: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class HitRow(SectionPlace):
+    """Everything a search hit shows about one chunk and its book."""
+
+    chunk_id: int
+    page_labels: dict[int, str]
+    chunk_index: int
+    page_start: int | None
+    page_end: int | None
+    line_start: int | None
+    line_end: int | None
+    text: str
+    context: str | None
+    source_root: str | None = None
+    group: str = ""
+    role: str = "body"  # the section's role (structure.roles.ROLES)
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Run several reads against one consistent snapshot (a deferred read transaction).
+
+    Inside a caller's transaction the reads already share one view, so nothing is started.
+    """
+    if conn.in_transaction:
+        yield conn
+        return
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")
+
+
+def change_token(conn: sqlite3.Connection) -> tuple[int, int]:
+    """A free "did anything change?" token: (PRAGMA data_version, this connection's changes).
+
+    ``data_version`` moves when another connection commits; ``total_changes`` when this one
+    writes. Equal tokens mean the database is unchanged as seen from ``conn``.
+    """
+    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+    return version, int(conn.total_changes)
+
+
+def library_state(conn: sqlite3.Connection) -> tuple[int, bool]:
+    """(number of books, whether any chunk is embedded — hence searchable)."""
+    books = int(conn.execute("SELECT count(*) FROM books").fetchone()[0])
+    searchable = conn.execute(
+        "SELECT 1 FROM chunks WHERE status = 'embedded' LIMIT 1").fetchone() is not None
+    return books, searchable
+
+
+def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:
+    """Plain string prefix of the absolute source path, or of the path relative to the
+    folder root it was ingested from (with "/" separators)."""
+    if source_path.startswith(prefix) or source_path.startswith(
+            os.path.normpath(os.path.expanduser(prefix))):
+        return True
+    if root and source_path.startswith(root.rstrip(os.sep) + os.sep):
+        relative = Path(os.path.relpath(source_path, root)).as_posix()
+        return relative.startswith(prefix.removeprefix("./"))
+    return False
+
+
+def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
+                  author: str | None = None, source_type: str | None = None, *,
+                  group: str | None = None, path_prefix: str | None = None
+                  ) -> list[int] | None:
+    """The ids of books passing every given filter, or None when no filter is given.
+
+    ``book`` is a book id or slug, read by ``naming.parse_book_ref`` (an int is an id, never
+    a slug); unknown → BookNotFoundError naming known slugs.
+    ``author`` matches a case-insensitive substring of the author (``casefold``, so it
+    works beyond ASCII): "tolkien" finds "J. R. R. Tolkien". ``source_type`` must be one of
+    SOURCE_TYPES. ``group`` is the exact top-level folder under an ingested root ("" for
+    files directly in a root). ``path_prefix`` is a plain string prefix (not a glob, no
+    component rule: "notes" also matches "notes-old/"; end it with "/" to mean a folder)
+    of either the absolute source path or the path relative to the book's root, e.g.
+    "/home/me/wiki/ops/" or "ops/". Filters compose with AND; the result may be empty.
+    """
+    if (book is None and author is None and source_type is None and group is None
+            and path_prefix is None):
+        return None
+    rows = conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
+                        "source_group FROM books").fetchall()
+    candidates = {int(r[0]) for r in rows}
+    if book is not None:
+        key = parse_book_ref(book)
+        named = {int(r[0]) for r in rows if (r[0] if isinstance(key, int) else r[1]) == key}
+        if not named:
+            raise not_found(conn, key)
+        candidates &= named
+    if author is not None:
+        needle = author.strip().casefold()
+        candidates &= {int(r[0]) for r in rows if needle in (r[2] or "").casefold()}
+    if source_type is not None:
+        kind = source_type.strip().lower()
+        if kind not in SOURCE_TYPES:
+            raise GrimoireError(
+                f"unknown source_type {source_type!r}; use one of {', '.join(SOURCE_TYPES)}"
+            )
+        candidates &= {int(r[0]) for r in rows if r[3] == kind}
+    if group is not None:
+        wanted_group = group.strip().strip("/")
+        candidates &= {int(r[0]) for r in rows if (r[6] or "") == wanted_group}
+    if path_prefix is not None and path_prefix.strip():
+        prefix = path_prefix.strip()
+        candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
+    return sorted(candidates)
+
+
+def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
+                 args: list[object], chunk_ids: Collection[int] | None = None) -> str:
+    """The JOIN and WHERE text restricting an FTS5 match to ``book_ids`` (None: no filter).
+
+    Without a filter there is no join at all: joining every match to ``chunks`` reads the
+    chunk rows (text included) and doubled the keyword arm's cost at 100k chunks. With one,
+    the allowed books' chunk-id span is added as an FTS5 ``rowid`` range, which FTS5 uses to
+    skip the rest of each posting list: a book's chunks are inserted together, so one
+    book's span is small, and a one-book filter on a common word went from 52 to 2.5 CPU-ms
+    at 100k chunks (bench/scale.py). The join on ``book_id`` stays as the exact test.
+    ``chunk_ids`` (a reading position) is one more exact test, with its own id span.
+    """
+    if chunk_ids is not None:
+        ids = ids_param(chunk_ids)
+        args.extend([ids, min(chunk_ids, default=0), max(chunk_ids, default=-1)])
+        return (" JOIN chunks c ON c.id = f.rowid WHERE {table} MATCH ?"
+                " AND c.id IN (SELECT value FROM json_each(?)) AND f.rowid BETWEEN ? AND ?")
+    if book_ids is None:
+        return ""
+    ids = ids_param(book_ids)
+    low, high = conn.execute(
+        "SELECT min(id), max(id) FROM chunks WHERE book_id IN (SELECT value FROM json_each(?))",
+        (ids,),
+    ).fetchone()
+    args.extend([ids, low if low is not None else 0, high if high is not None else -1])
+    return (" JOIN chunks c ON c.id = f.rowid WHERE {table} MATCH ?"
+            " AND c.book_id IN (SELECT value FROM json_each(?)) AND f.rowid BETWEEN ? AND ?")
+
+
+def _ranked(conn: sqlite3.Connection, table: str, weights: tuple[float, ...],
+            expression: str, limit: int, book_ids: Collection[int] | None,
+            chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from one FTS5 table, best first. ``table`` is one of our two fixed
+    names, never user text; the expression, weights and filter are bound parameters.
+    ``chunk_ids`` is a subset of ``book_ids``' chunks (a reading position)."""
+    args: list[object] = [*weights, expression]
+    clause = _book_clause(conn, book_ids, args, chunk_ids) or " WHERE {table} MATCH ?"
+    args.append(limit)
+    marks = ", ".join("?" * len(weights))
+    rows = conn.execute(
+        f"SELECT f.rowid, bm25({table}{', ' + marks if marks else ''}) AS score FROM {table} f"
+        + clause.format(table=table) + " ORDER BY score, f.rowid LIMIT ?",
+        args,
+    ).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows]
+
+
+def word_match(conn: sqlite3.Connection, expression: str, limit: int,
+               book_ids: Collection[int] | None = None,
+               chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from the word index, best first; bm25 is negative, lower is better.
+
+    The book filter is part of the query, so ``limit`` rows come from the allowed books.
+    """
+    return _ranked(conn, "chunks_fts", tuple(WORD_WEIGHTS), expression, limit, book_ids,
+                   chunk_ids)
+
+
+def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
+                  book_ids: Collection[int] | None = None,
+                  chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
+    """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
+    return _ranked(conn, "chunks_fts_trigram", (), expression, limit, book_ids, chunk_ids)
+
+
+def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
+                    ) -> dict[int, ChunkPosition]:
+    """Positions of these chunks (missing ids — e.g. deleted meanwhile — are left out)."""
+    rows = conn.execute(
+        "SELECT id, book_id, chapter_index, section_index, chunk_index FROM chunks "
+        "WHERE id IN (SELECT value FROM json_each(?))",
+        (ids_param(chunk_ids),),
+    ).fetchall()
+    return {int(r[0]): ChunkPosition(r[1], r[2], r[3], r[4]) for r in rows}
+
+
+def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
+    """Full hit metadata of these chunks, keyed by chunk id."""
+    rows = conn.execute(
+        """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
+                  b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
+                  s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
+                  c.line_end, c.text, c.context, b.source_root, b.source_group, s.role
+           FROM chunks c
+           JOIN sections s ON s.id = c.section_id
+           JOIN chapters ch ON ch.id = s.chapter_id
+           JOIN books b ON b.id = c.book_id
+           WHERE c.id IN (SELECT value FROM json_each(?))""",
+        (ids_param(chunk_ids),),
+    ).fetchall()
+    labels_cache: dict[int, dict[int, str]] = {}
+    out: dict[int, HitRow] = {}
+    for r in rows:
+        book_id = int(r[1])
+        if book_id not in labels_cache:
+            raw = json.loads(r[7] or "{}")
+            labels_cache[book_id] = {int(k): str(v) for k, v in raw.items()}
+        out[int(r[0])] = HitRow(
+            chunk_id=int(r[0]), book_id=book_id, slug=r[2], book=r[3], author=r[4],
+            source_type=r[5], source_path=r[6], page_labels=labels_cache[book_id],
+            chapter_index=r[8], chapter=r[9], section_index=r[10], section=r[11],
+            chunk_index=r[12], page_start=r[13], page_end=r[14], line_start=r[15],
+            line_end=r[16], text=r[17], context=r[18] or None, source_root=r[19],
+            group=r[20] or "", role=r[21],
+        )
+    return out

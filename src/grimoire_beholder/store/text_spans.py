@@ -1,0 +1,109 @@
+"""Reads of chunk spans and section text for quotation checks, passages and health checks:
+chunk spans, slices of section text, whole sections of one book, chapter titles.
+
+All values arrive as bound parameters; id lists travel as one JSON parameter.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from grimoire_beholder.store.db import ids_param
+
+
+@dataclass(frozen=True)
+class ChunkSpan:
+    """Where one chunk sits: its section and its span of the section's text and source."""
+
+    chunk_id: int
+    book_id: int
+    chapter_index: int
+    section_index: int
+    char_start: int
+    char_end: int
+    page_start: int | None
+    page_end: int | None
+    line_start: int | None
+    line_end: int | None
+
+
+@dataclass(frozen=True)
+class SectionHead:
+    """A section's place and titles, without its text."""
+
+    book_id: int
+    chapter_index: int
+    section_index: int
+    chapter: str
+    title: str
+    breadcrumb: str
+    length: int  # characters of text
+
+
+_SPAN_COLUMNS = ("c.id, c.book_id, c.chapter_index, c.section_index, c.char_start, c.char_end, "
+                 "c.page_start, c.page_end, c.line_start, c.line_end")
+
+
+def _span(row: sqlite3.Row | tuple[object, ...]) -> ChunkSpan:
+    return ChunkSpan(*row)
+
+
+def chunk_spans(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, ChunkSpan]:
+    """The spans of these chunks, keyed by id (missing ids are left out)."""
+    rows = conn.execute(f"SELECT {_SPAN_COLUMNS} FROM chunks c "
+                        "WHERE c.id IN (SELECT value FROM json_each(?))",
+                        (ids_param(chunk_ids),)).fetchall()
+    return {int(r[0]): _span(tuple(r)) for r in rows}
+
+
+def section_spans(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+                  section_index: int) -> list[ChunkSpan]:
+    """Every chunk span of one section, in order."""
+    rows = conn.execute(
+        f"SELECT {_SPAN_COLUMNS} FROM chunks c WHERE c.book_id = ? AND c.chapter_index = ? "
+        "AND c.section_index = ? ORDER BY c.chunk_index",
+        (book_id, chapter_index, section_index)).fetchall()
+    return [_span(tuple(r)) for r in rows]
+
+
+def section_slice(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+                  section_index: int, start: int, end: int) -> str:
+    """Characters ``[start, end)`` of a section's text, without reading the rest of it."""
+    row = conn.execute(
+        "SELECT substr(text, ?, ?) FROM sections WHERE book_id = ? AND chapter_index = ? "
+        "AND section_index = ?",
+        (max(start, 0) + 1, max(end - max(start, 0), 0), book_id, chapter_index,
+         section_index)).fetchone()
+    return str(row[0]) if row else ""
+
+
+def section_head(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+                 section_index: int) -> SectionHead | None:
+    row = conn.execute(
+        "SELECT s.book_id, s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
+        "length(s.text) FROM sections s JOIN chapters ch ON ch.id = s.chapter_id "
+        "WHERE s.book_id = ? AND s.chapter_index = ? AND s.section_index = ?",
+        (book_id, chapter_index, section_index)).fetchone()
+    return SectionHead(*tuple(row)) if row else None
+
+
+def book_sections(conn: sqlite3.Connection, book_id: int
+                  ) -> Iterator[tuple[SectionHead, str, int, str]]:
+    """(head, text, approx_tokens, role) of every section of a book, in reading order."""
+    cursor = conn.execute(
+        "SELECT s.book_id, s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
+        "length(s.text), s.text, s.approx_tokens, s.role FROM sections s "
+        "JOIN chapters ch ON ch.id = s.chapter_id WHERE s.book_id = ? "
+        "ORDER BY s.chapter_index, s.section_index", (book_id,))
+    for row in cursor:
+        yield SectionHead(*tuple(row)[:7]), str(row[7]), int(row[8]), str(row[9])
+
+
+def book_spans(conn: sqlite3.Connection, book_id: int) -> list[tuple[ChunkSpan, str]]:
+    """Every chunk span of a book with its status, in reading order."""
+    rows = conn.execute(
+        f"SELECT {_SPAN_COLUMNS}, c.status FROM chunks c WHERE c.book_id = ? "
+        "ORDER BY c.chapter_index, c.section_index, c.chunk_index", (book_id,)).fetchall()
+    return [(_span(tuple(r)[:10]), str(r[10])) for r in rows]
