@@ -121,17 +121,18 @@ def _index_answers_exactly(db: Path) -> bool:
     from grimoire_beholder.search import keyword
     from grimoire_beholder.search.index import SearchIndex
     from grimoire_beholder.search.vector import VectorIndex
-    from grimoire_beholder.store import db, hit_queries
+    from grimoire_beholder.store import db as store_db
+    from grimoire_beholder.store import hit_queries as store_search
 
-    conn = db.connect(db, read_only=True)
+    conn = store_db.connect(db, read_only=True)
     try:
         index, exact = SearchIndex(db), VectorIndex()
         used = index.refresh(conn) == "persisted"
         exact.refresh(conn)
         query = keyword.build_query("rivers stone flow mountains sentence").word
         assert query is not None
-        word = index.keyword(conn, query, 10, None) or hit_queries.word_match(conn, query, 10)
-        fts5 = hit_queries.word_match(conn, query, 10)
+        word = index.keyword(conn, query, 10, None) or store_search.word_match(conn, query, 10)
+        fts5 = store_search.word_match(conn, query, 10)
         assert [c for c, _ in word] == [c for c, _ in fts5]
         assert np.allclose([s for _, s in word], [s for _, s in fts5], rtol=1e-6)
         probe = np.ones(exact.dimension, dtype=np.float32)

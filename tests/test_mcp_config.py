@@ -158,12 +158,12 @@ def test_writes_within_one_second_keep_every_backup(
     """Re-pointing the entry twice in a row keeps the backup of the user's original file."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import client_configs
+    from grimoire_beholder.cli import client_configs as clients
     from grimoire_beholder.cli.entry import app
 
     for key, value in environ(home).items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setattr(client_configs.time, "strftime", lambda _format: "20260101-120000")
+    monkeypatch.setattr(clients.time, "strftime", lambda _format: "20260101-120000")
     path = home / ".claude.json"
     original = json.dumps({"numStartups": 3})
     path.write_text(original)
@@ -180,7 +180,7 @@ def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
     """``uvx --from … grimoire-beholder mcp-config`` would pin a path in uv's cache."""
     from typer.testing import CliRunner
 
-    from grimoire_beholder.cli import client_configs
+    from grimoire_beholder.cli import client_configs as clients
     from grimoire_beholder.cli.entry import app
 
     cache = tmp_path / "uv-cache"
@@ -190,7 +190,7 @@ def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
     for key, value in environ(home).items():
         monkeypatch.setenv(key, value)
     args = ["mcp-config", "codex", "--library", str(tmp_path)]
-    monkeypatch.setattr(client_configs, "executable", lambda: [str(command)])
+    monkeypatch.setattr(clients, "executable", lambda: [str(command)])
     assert "warning" not in CliRunner().invoke(app, args).stderr
     (cache / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     result = CliRunner().invoke(app, args)

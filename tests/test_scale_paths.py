@@ -72,14 +72,14 @@ def test_help_and_list_paths_do_not_import_numpy() -> None:
 def test_one_book_counts_only_its_own_rows(tmp_path: Path) -> None:
     """Naming one book (a search filter, an outline) counts through the book_id indexes; its
     counts must still equal what the whole-library listing says for that book."""
-    from grimoire_beholder.store import book_rows
+    from grimoire_beholder.store import book_rows as book_store
 
     conn = open_library(tmp_path)
     add_book(conn, "small", [("C", "S", ["one chunk only"])])
     add_book(conn, "large", [("C1", "S1", ["a", "b", "c"]), ("C2", "S2", ["d", "e"])])
-    listed = {b.slug: b for b in book_rows.list_books(conn)}
+    listed = {b.slug: b for b in book_store.list_books(conn)}
     for slug in ("small", "large"):
-        one = book_rows.find_book(conn, slug)
+        one = book_store.find_book(conn, slug)
         assert one is not None
         whole = listed[slug]
         assert (one.chapters, one.sections, one.chunks, one.status, one.approx_tokens) == (

@@ -15,11 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grimoire_beholder.search import index_writer, keyword, segment_files
+from grimoire_beholder.search import index_writer, keyword
+from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import book_rows as books
-from grimoire_beholder.store import db, fts, hit_queries
+from grimoire_beholder.store import db, fts
+from grimoire_beholder.store import hit_queries as store_search
 from test_search_engine import EMBEDDER, add_book, open_library
 
 WORDS = [
@@ -65,7 +67,7 @@ def _assert_matches_exact(conn: sqlite3.Connection, index: SearchIndex,
             expression = keyword.build_query(query).word
             assert expression is not None
             got = index.keyword(conn, expression, 20, books_allowed)
-            want = hit_queries.word_match(conn, expression, 20, books_allowed)
+            want = store_search.word_match(conn, expression, 20, books_allowed)
             assert got is not None
             assert [c for c, _ in got] == [c for c, _ in want], query
             assert np.allclose([s for _, s in got], [s for _, s in want], rtol=1e-9)
@@ -113,7 +115,7 @@ def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
     conn, path, _ = _library(tmp_path / "a")
     other, other_path, _ = _library(tmp_path / "b", n_books=2)
     index_writer.update(conn, path)
-    shutil.copytree(segment_files.folder_for(path), segment_files.folder_for(other_path))
+    shutil.copytree(seg.folder_for(path), seg.folder_for(other_path))
     foreign = SearchIndex(other_path)
     assert foreign.refresh(other) != "persisted"  # another library's id
     assert index_writer.update(other, other_path) == "built"
@@ -125,12 +127,12 @@ def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
     _add(conn, "later", seed=5)
     index_writer.update(conn, path)  # the index now covers a later state than the backup
     restored = db.connect(backup)
-    shutil.copytree(segment_files.folder_for(path), segment_files.folder_for(backup))
+    shutil.copytree(seg.folder_for(path), seg.folder_for(backup))
     assert SearchIndex(backup).refresh(restored) != "persisted"
 
-    manifest = segment_files.read_manifest(segment_files.folder_for(path))
+    manifest = seg.read_manifest(seg.folder_for(path))
     assert manifest is not None
-    victim = segment_files.folder_for(path) / manifest["segments"][0]["name"] / "lengths.npy"
+    victim = seg.folder_for(path) / manifest["segments"][0]["name"] / "lengths.npy"
     victim.write_bytes(victim.read_bytes()[:-8])  # a damaged file
     damaged = SearchIndex(path)
     assert damaged.refresh(conn) != "persisted"
@@ -153,10 +155,10 @@ def test_read_only_reader_and_small_library_write_no_index(
     reader = db.connect(path, read_only=True)
     index = SearchIndex(path)
     assert index.refresh(reader) != "persisted"
-    assert not segment_files.folder_for(path).exists()
+    assert not seg.folder_for(path).exists()
     monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "100000")
     assert index_writer.update(conn, path) == "small"
-    assert not segment_files.folder_for(path).exists()
+    assert not seg.folder_for(path).exists()
 
 
 def test_reading_position_scope_matches_the_exact_scan(tmp_path: Path) -> None:

@@ -23,7 +23,8 @@ from typer.testing import CliRunner
 
 from conftest import write_markdown_book
 from grimoire_beholder.cli.entry import app
-from grimoire_beholder.search import index_writer, segment_files
+from grimoire_beholder.search import index_writer
+from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import db, fts
 from mcp_helpers import write_config
@@ -53,7 +54,7 @@ def library(tmp_path: Path) -> Path:
                 f"{topic} {c}.{s}.{i} and the sea of words." for i in range(12))
                 for s in range(4)} for c in range(3)})
         assert _cli(config, "ingest", str(book), "--quiet").exit_code == 0
-    assert segment_files.read_manifest(segment_files.folder_for(lib / "book.db")) is not None
+    assert seg.read_manifest(seg.folder_for(lib / "book.db")) is not None
     return config
 
 
@@ -88,15 +89,15 @@ def _index_used(config: Path) -> bool:
 
 
 def _first_segment(config: Path) -> Path:
-    folder = segment_files.folder_for(config.parent / "book.db")
-    manifest = segment_files.read_manifest(folder)
+    folder = seg.folder_for(config.parent / "book.db")
+    manifest = seg.read_manifest(folder)
     assert manifest is not None
     return folder / manifest["segments"][0]["name"]
 
 
 def _edit_manifest(change: Callable[[dict[str, Any]], object]) -> Callable[[Path], None]:
     def damage(config: Path) -> None:
-        path = segment_files.folder_for(config.parent / "book.db") / segment_files.MANIFEST
+        path = seg.folder_for(config.parent / "book.db") / seg.MANIFEST
         manifest = json.loads(path.read_text())
         change(manifest)
         path.write_text(json.dumps(manifest))
@@ -130,7 +131,7 @@ def test_a_damaged_index_never_breaks_a_command_and_is_rebuilt(
 
 def test_cleaning_the_index_folder_never_deletes_what_it_did_not_write(
         library: Path, tmp_path: Path) -> None:
-    folder = segment_files.folder_for(library.parent / "book.db")
+    folder = seg.folder_for(library.parent / "book.db")
     shutil.rmtree(folder)
     mine = tmp_path / "fast-disk"  # the user keeps the index on another disk, beside
     (mine / "photos").mkdir(parents=True)  # things of their own
@@ -155,7 +156,7 @@ def test_check_finds_damaged_index_bytes_that_opening_cannot(library: Path) -> N
     problems = json.loads(result.stdout)["problems"]
     assert len(problems) == 1 and "vectors.npy" in problems[0], problems
     assert "book.db.search" in problems[0] and "delete" in problems[0]
-    shutil.rmtree(segment_files.folder_for(library.parent / "book.db"))  # as the problem says
+    shutil.rmtree(seg.folder_for(library.parent / "book.db"))  # as the problem says
     result = _cli(library, "check")
     assert result.exit_code == 0 and "search index: missing" in result.output, result.output
     assert _cli(library, "sync").exit_code == 0  # any writing command rebuilds it

@@ -11,7 +11,7 @@ import pytest
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.search import keyword
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS
-from grimoire_beholder.store import hit_queries
+from grimoire_beholder.store import hit_queries as store_search
 from test_search_engine import add_book, engine_for, open_library
 
 HOSTILE = [
@@ -79,7 +79,7 @@ def test_query_shape_stop_words_and_cap() -> None:
 
 def test_all_stop_word_query_still_finds(library: sqlite3.Connection) -> None:
     ids = [cid for cid, _ in keyword.search(library, "To be, or not to be", 5)]
-    texts = [hit_queries.hit_rows(library, ids)[i].text for i in ids]
+    texts = [store_search.hit_rows(library, ids)[i].text for i in ids]
     assert texts[0] == "to be or not to be"
 
 
@@ -91,7 +91,7 @@ def test_all_stop_word_query_still_finds(library: sqlite3.Connection) -> None:
 ])
 def test_accents_fold(library: sqlite3.Connection, query: str, expected: str) -> None:
     ids = [cid for cid, _ in keyword.search(library, query, 5)]
-    assert ids and hit_queries.hit_rows(library, ids[:1])[ids[0]].text == expected
+    assert ids and store_search.hit_rows(library, ids[:1])[ids[0]].text == expected
 
 
 @pytest.mark.parametrize(("query", "expected"), [
@@ -103,7 +103,7 @@ def test_accents_fold(library: sqlite3.Connection, query: str, expected: str) ->
 ])
 def test_japanese_text_is_found(library: sqlite3.Connection, query: str, expected: str) -> None:
     ids = [cid for cid, _ in keyword.search(library, query, 5)]
-    rows = hit_queries.hit_rows(library, ids)
+    rows = store_search.hit_rows(library, ids)
     assert expected in [rows[i].text for i in ids]
 
 
@@ -118,13 +118,13 @@ def test_cjk_query_shapes() -> None:
 
 def test_mixed_query_merges_both_tables(library: sqlite3.Connection) -> None:
     ids = [cid for cid, _ in keyword.search(library, "猫である dragon", 10)]
-    slugs = {r.slug for r in hit_queries.hit_rows(library, ids).values()}
+    slugs = {r.slug for r in store_search.hit_rows(library, ids).values()}
     assert slugs == {"bestiary", "neko"}
 
 
 def test_english_query_does_not_hit_japanese(library: sqlite3.Connection) -> None:
     ids = [cid for cid, _ in keyword.search(library, "dragon", 10)]
-    assert {r.slug for r in hit_queries.hit_rows(library, ids).values()} == {"bestiary"}
+    assert {r.slug for r in store_search.hit_rows(library, ids).values()} == {"bestiary"}
 
 
 def test_text_outweighs_titles(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_text_outweighs_titles(tmp_path: Path) -> None:
     add_book(conn, "filler", [("Misc", f"S{i}", [f"filler text {i} about gardens and kitchens"])
                               for i in range(20)])
     ids = [cid for cid, _ in keyword.search(conn, "dragon", 5)]
-    rows = hit_queries.hit_rows(conn, ids)
+    rows = store_search.hit_rows(conn, ids)
     assert [rows[i].slug for i in ids] == ["tales", "lore"]  # both found, text first
 
 
