@@ -7,8 +7,8 @@ distribution (English stop words at the top ranks, then pseudo-words), which giv
 realistic posting-list lengths, and the vectors are random 384-d unit vectors stamped as the
 embedded MiniLM model, so the real model can embed queries against them.
 
-Everything is written through the storage layer — ``store.books.insert_book`` then
-``store.chunks.mark_embedded`` (vectors, status and both FTS5 tables) inside
+Everything is written through the storage layer — ``store.book_rows.insert_book`` then
+``store.chunk_progress.mark_embedded`` (vectors, status and both FTS5 tables) inside
 ``store.db.transaction``, one book per transaction — so the files have exactly the layout
 an ingest produces. Built files are cached in ``bench/out/scale-<N>.db`` (gitignored), or in
 the folder named by ``GRIMOIRE_BEHOLDER_SCALE_DIR`` (a 1M library is ~11 GB: keep it out of

@@ -1,6 +1,6 @@
 """Crash safety: SIGKILL a real `ingest` subprocess at chosen points, rerun, compare.
 
-The kill points come from ingest/faults.py (``GRIMOIRE_BEHOLDER_KILL_AT``): after a commit,
+The kill points come from faults.py (``GRIMOIRE_BEHOLDER_KILL_AT``): after a commit,
 and inside a transaction before its commit, in every stage. After the rerun the library must
 equal one built without interruption: same rows, contexts and vectors byte for byte, no
 duplicates, FTS rows = embedded chunks, and ``PRAGMA integrity_check`` = ok.

@@ -1,4 +1,5 @@
-"""The modules of src/ import each other without a cycle — counting every import.
+"""The modules of src/ import each other without a cycle — counting every import — and only
+``store/`` runs SQL.
 
 A cycle hidden behind an import inside a function or under ``TYPE_CHECKING`` is still a
 cycle: it means two modules each know the other's insides, and it breaks the day someone
@@ -129,3 +130,27 @@ def test_cycle_finder_finds_a_cycle() -> None:
 def test_no_import_cycles_among_src_modules() -> None:
     found = [sorted(c) for c in cycles(import_graph())]
     assert not found, f"import cycles: {found}"
+
+
+SQL_CALLS = frozenset({"execute", "executemany", "executescript", "cursor", "create_function"})
+
+
+def sql_calls(source: str) -> list[int]:
+    """Lines of ``source`` that call a DB-API method running SQL (``conn.execute(...)``…)."""
+    return sorted(node.lineno for node in ast.walk(ast.parse(source))
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in SQL_CALLS)
+
+
+def test_the_sql_finder_sees_a_query_in_a_method() -> None:
+    source = ("class Index:\n    def gap(self, conn):\n"
+              "        return conn.execute('SELECT min(seq) FROM search_log').fetchone()\n")
+    assert sql_calls(source) == [3]
+
+
+def test_no_sql_outside_store() -> None:
+    """ARCHITECTURE.md's rule: ``store/`` is the only place with SQL."""
+    found = {name: lines for name, path in _module_names().items()
+             if not (name == "store" or name.startswith("store."))
+             and (lines := sql_calls(path.read_text(encoding="utf-8")))}
+    assert not found, f"SQL outside store/: {found}"

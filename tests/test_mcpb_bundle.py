@@ -73,7 +73,7 @@ def test_the_bundle_carries_the_project_source_and_nothing_heavy(packed: Path) -
     with zipfile.ZipFile(packed) as archive:
         names = archive.namelist()
     assert {"manifest.json", "server.py", "pyproject.toml", "uv.lock",
-            "minilm/pyproject.toml", "src/grimoire_beholder/mcp_server.py"} <= set(names)
+            "minilm/pyproject.toml", "src/grimoire_beholder/mcp_server/server.py"} <= set(names)
     heavy = [n for n in names if n.startswith(("tests/", "bench/", "samples/", ".venv/"))
              or n.endswith((".safetensors", ".onnx", ".db", ".whl", ".pyc"))]
     assert heavy == []

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from grimoire_beholder import faults
 from grimoire_beholder.config import Config, load_config
 from grimoire_beholder.errors import (
     GrimoireError,
@@ -23,7 +24,6 @@ from grimoire_beholder.errors import (
     ReadOnlyLibraryError,
     StorageError,
 )
-from grimoire_beholder.ingest import faults
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref

@@ -3,7 +3,7 @@
 A book has two names, and no name can mean two books:
 
 * its **id**, a positive integer the library assigns and never gives to another book, not
-  even after this one is deleted (``store.books.insert_book`` keeps a high-water mark);
+  even after this one is deleted (``store.book_rows.insert_book`` keeps a high-water mark);
 * its **slug**, a short ascii name (``art-of-war``) that is never all digits: a file
   ``12.md`` becomes ``book-12`` (``unambiguous_slug``), schema migration 3 renamed the
   all-digit slugs of older libraries, and a trigger refuses one in the database itself.

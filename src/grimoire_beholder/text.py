@@ -52,6 +52,9 @@ SUMMARY_STOP_WORDS = STOP_WORDS | frozenset({
     "through", "too", "under", "until", "up", "us", "very", "while", "yours",
 })
 
+# A question, not a document: the embedding model reads ~1,000 characters of it, and every
+# surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
+MAX_QUERY_CHARS = 2_000
 
 ELLIPSIS = "…"
 _SENTENCE_ENDS = (". ", "! ", "? ", "。")
@@ -131,3 +134,14 @@ def split_parts(text: str, limit: int = PART_CHARS) -> list[str]:
                 current = piece
     parts.append(current or "")
     return parts
+
+
+def page_ranges(pages: list[int]) -> str:
+    """``[1, 2, 3, 7]`` → ``"1–3, 7"``: a list of skipped pages short enough for one line."""
+    spans: list[list[int]] = []
+    for page in sorted(pages):
+        if spans and page == spans[-1][1] + 1:
+            spans[-1][1] = page
+        else:
+            spans.append([page, page])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)

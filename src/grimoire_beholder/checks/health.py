@@ -30,11 +30,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from grimoire_beholder.parse.pdf_ocr import page_ranges
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.records import BookRow
 from grimoire_beholder.store.text_spans import SectionHead
-from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN, page_ranges
 
 MAX_PROBES = 300
 PROBE_WORDS = 16

@@ -2,7 +2,7 @@
 
 Command modules (``library_commands``, ``tool_commands``, …) import this module and register
 on ``app``;
-it imports none of them, so there is a single ``app`` however the CLI is started. ``cli.py``
+it imports none of them, so there is a single ``app`` however the CLI is started. ``cli/entry.py``
 imports the command modules and is the entry point.
 
 stdout carries results only (tables, hits, JSON); progress bars, warnings and errors go to

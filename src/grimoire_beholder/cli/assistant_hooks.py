@@ -18,7 +18,7 @@ import json
 import os
 
 from grimoire_beholder.library import Library
-from grimoire_beholder.text import clip, flat, plural
+from grimoire_beholder.text import MAX_QUERY_CHARS, clip, flat, plural
 
 MIN_WORDS = 4
 PROMPT_BUDGET = 1500
@@ -53,7 +53,6 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
     prompt = prompt_text(raw)
     if len(prompt.split()) < MIN_WORDS:
         return ""
-    from grimoire_beholder.search.engine import MAX_QUERY_CHARS
 
     limit = budget or PROMPT_BUDGET
     with _open(config_path, library) as lib:  # a long prompt is searched by its beginning

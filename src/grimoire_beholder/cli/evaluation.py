@@ -31,8 +31,8 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import plural
 
 if TYPE_CHECKING:
+    from grimoire_beholder import SearchHit
     from grimoire_beholder.library import Library
-    from grimoire_beholder.search.hits import SearchHit
 
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 BREADCRUMB_SEPARATOR = " › "

@@ -3,7 +3,7 @@
 ``lookup`` (a term in the books' printed indexes).
 
 Like the other command modules they parse, call the Library, render and let ``app`` map
-errors; they register on the one Typer app (``cli.py`` imports this module).
+errors; they register on the one Typer app (``cli/entry.py`` imports this module).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 check, reindex-fts, query and serve-mcp.
 
 Each command parses its arguments, calls the Library, renders (``rendering``) and lets
-``app`` map errors. Commands register on ``app.app``; ``cli.py`` imports this module.
+``app`` map errors. Commands register on ``app.app``; ``cli/entry.py`` imports this module.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ indices ``show`` takes, like MCP ``get_book_outline``) and ``show BOOK CHAPTER S
 [--part N]`` (a section's citation, summary and text, in the same parts as ``get_section``).
 
 Both call the core (``Library.outline``, ``Library.section_part``) on a read-only library and
-register on ``app.app``; ``cli.py`` imports this module.
+register on ``app.app``; ``cli/entry.py`` imports this module.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 library, by printing its server entry or merging it into the client's config file.
 
 The entry and the merging are ``cli/client_configs.py``'s; this module parses the arguments,
-reports what happened, and registers on ``app.app`` (``cli.py`` imports it).
+reports what happened, and registers on ``app.app`` (``cli/entry.py`` imports it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """CLI commands around search quality and assistants: ``eval``, ``stats`` and ``hook``.
 
 Kept apart from ``cli/library_commands.py`` so that file stays about the library's core verbs; the
-commands register on the one Typer app of ``app`` (``cli.py`` imports this module).
+commands register on the one Typer app of ``app`` (``cli/entry.py`` imports this module).
 
 The two ``hook`` commands are for Claude Code's hooks (see README.md). A hook runs on every
 session start or prompt, so they must be fast and must never break the assistant: no model

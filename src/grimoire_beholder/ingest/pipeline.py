@@ -18,8 +18,8 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
+from grimoire_beholder import faults
 from grimoire_beholder.config import Config
-from grimoire_beholder.ingest import faults
 from grimoire_beholder.ingest.contexts import ContextWriter
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models.protocols import Embedder

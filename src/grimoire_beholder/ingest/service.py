@@ -13,9 +13,9 @@ from collections.abc import Collection
 from dataclasses import asdict
 from pathlib import Path
 
+from grimoire_beholder import faults
 from grimoire_beholder.citation import relative_path
 from grimoire_beholder.errors import SlugConflictError
-from grimoire_beholder.ingest import faults
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import group_of

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grimoire_beholder.text import page_ranges
+
 _DPI = 300  # Tesseract's accuracy drops sharply below ~300 dpi on book-sized type
 # A textless page "draws text" when its vector paths have at least _MIN_STROKES segments
 # (a word outlined as glyphs has dozens; a header rule or a frame one to four) and a quick
@@ -51,17 +53,6 @@ class OcrOutcome:
     blocks: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # page → dict blocks
     warnings: list[str] = field(default_factory=list)
     not_run: str | None = None  # why scanned pages were skipped (OCR off / no Tesseract)
-
-
-def page_ranges(pages: list[int]) -> str:
-    """``[1, 2, 3, 7]`` → ``"1–3, 7"``: a list of skipped pages short enough for one line."""
-    spans: list[list[int]] = []
-    for page in sorted(pages):
-        if spans and page == spans[-1][1] + 1:
-            spans[-1][1] = page
-        else:
-            spans.append([page, page])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
 def _pages(pages: list[int]) -> str:

@@ -7,7 +7,7 @@ Modes (``retrieval_mode`` or the ``mode`` argument):
 
 The engine follows the data by itself: whenever anything was committed since its last
 search (``PRAGMA data_version`` or this connection's changes, see
-``store.search.change_token``), it asks ``query_embedder`` again — the library may have
+``store.hit_queries.change_token``), it asks ``query_embedder`` again — the library may have
 gained its first vectors, or been re-stamped by another process — and the vector index
 refreshes (``vector.py``). Nobody outside has to reset it after writing.
 
@@ -51,13 +51,10 @@ from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import hit_queries, role_rows
 from grimoire_beholder.structure.roles import ROLES
-from grimoire_beholder.text import without_lone_surrogates
+from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]
-# A question, not a document: the embedding model reads ~1,000 characters of it, and every
-# surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
-MAX_QUERY_CHARS = 2_000
 _ARM_POOL: futures.ThreadPoolExecutor | None = None
 _ARM_POOL_LOCK = threading.Lock()
 
@@ -176,7 +173,7 @@ class SearchEngine:
                roles: Collection[str] | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
 
-        ``group``/``path_prefix`` narrow folder libraries (see ``store.search.resolve_books``).
+        ``group``/``path_prefix`` narrow folder libraries (see ``store.hit_queries.resolve_books``).
         ``until_chapter`` keeps one book's chapters up to and including that one (an index or
         a title, see ``position.py``): a set of chunk ids both arms apply before their top-k.
         ``roles`` keeps chunks of sections with those roles (``structure.roles.ROLES``), the

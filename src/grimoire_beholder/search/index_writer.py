@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder.ingest import faults
+from grimoire_beholder import faults
 from grimoire_beholder.search import segment_files
 from grimoire_beholder.search.persisted import PersistedIndex, normalise_rows, stamps
 from grimoire_beholder.store import hit_queries, index_source, vectors

@@ -156,8 +156,8 @@ class PersistedIndex:
 
     def _log_gap(self, conn: sqlite3.Connection) -> bool:
         """Entries this index still needs were pruned (a newer manifest must be loaded)."""
-        row = conn.execute("SELECT min(seq) FROM search_log").fetchone()
-        return row[0] is not None and int(row[0]) > self.seen_seq + 1
+        start = index_source.log_start(conn)
+        return start is not None and start > self.seen_seq + 1
 
     def _consistent(self, conn: sqlite3.Connection, sig: vectors.VectorSignature) -> bool:
         count, id_sum, tokens = 0, 0, 0

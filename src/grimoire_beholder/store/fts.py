@@ -4,7 +4,7 @@ Both FTS5 tables use ``rowid = chunks.id``. ``chunks_fts`` holds the chunk text,
 generated context and the section/chapter/book titles (word tokenizer, stemmed, accents
 folded); ``chunks_fts_trigram`` holds the chunk text again under the trigram tokenizer so
 text in scripts without spaces is findable. The read side (MATCH queries) lives in
-``store.search``. Every write here is also logged in ``search_log`` (``store.index_source``)
+``store.hit_queries``. Every write here is also logged in ``search_log`` (``store.index_source``)
 so the persisted search index can catch up with it.
 """
 

@@ -1,6 +1,6 @@
 """What the persisted search index (``search/segment_files.py``) reads from the library.
 
-* The change log (``search_log``, schema v3): the chunk ids whose vector or FTS rows were
+* The change log (``search_log``, schema v4): the chunk ids whose vector or FTS rows were
   written or deleted, in the writer's own transaction, so a crash can never leave the log
   and the data disagreeing. The index remembers the last ``seq`` it covers and catches up
   from there.
@@ -25,13 +25,13 @@ WORD_TABLE = "chunks_fts"
 
 def _weights(given: Sequence[float], columns: int) -> list[float]:
     """bm25() weights per word-table column (FTS5 gives unweighted columns 1.0). Callers
-    pass ``store.search.WORD_WEIGHTS``: importing it here would close an import cycle
-    (``store.search`` → ``store.books`` → ``store.fts`` → here)."""
+    pass ``store.hit_queries.WORD_WEIGHTS``: importing it here would close an import cycle
+    (``store.hit_queries`` → ``store.book_rows`` → ``store.fts`` → here)."""
     return (list(given) + [1.0] * columns)[:columns]
 
 
 def library_id(conn: sqlite3.Connection) -> str:
-    """A random id made when the library was created (or migrated to schema v3)."""
+    """A random id made when the library was created (or migrated to schema v4)."""
     row = conn.execute("SELECT value FROM library_meta WHERE key = 'library_id'").fetchone()
     return str(row[0]) if row else ""
 
@@ -61,6 +61,12 @@ def prune_log(conn: sqlite3.Connection, through: int) -> None:
 
 def log_size(conn: sqlite3.Connection) -> int:
     return int(conn.execute("SELECT count(*) FROM search_log").fetchone()[0])
+
+
+def log_start(conn: sqlite3.Connection) -> int | None:
+    """The lowest ``seq`` still in the log (None when it is empty)."""
+    row = conn.execute("SELECT min(seq) FROM search_log").fetchone()
+    return None if row[0] is None else int(row[0])
 
 
 def _varints(blob: bytes) -> list[int]:
