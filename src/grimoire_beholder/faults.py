@@ -10,7 +10,8 @@ lost". Unset (always, outside tests), ``reached`` is one dictionary lookup.
 from __future__ import annotations
 
 import os
-import signal
+
+from grimoire_beholder import portable
 
 _ENV = "GRIMOIRE_BEHOLDER_KILL_AT"
 _target: tuple[str, int] | None = None
@@ -34,4 +35,4 @@ def reached(point: str) -> None:
         return
     _counts[point] = _counts.get(point, 0) + 1
     if _counts[point] == _target[1]:
-        os.kill(os.getpid(), signal.SIGKILL)
+        portable.kill_self()

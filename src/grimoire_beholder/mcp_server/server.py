@@ -259,4 +259,9 @@ def serve(config_path: str | os.PathLike[str] | None = None,
     library = open_library(config_path, library_dir)
     log.info("serving %s (searches read-only%s)", library.config.database_path,
              ", upkeep tools on" if upkeep is not None and upkeep.any else "")
-    create_server(lambda: library, upkeep).run("stdio")
+    from grimoire_beholder.mcp_server import stdio_wire
+
+    server = create_server(lambda: library, upkeep)
+    # The SDK's own stdio reader drops lines it cannot validate (stdio_wire answers them);
+    # the low-level server is reached as the SDK's examples do, to run it on that transport.
+    anyio.run(stdio_wire.serve, server._lowlevel_server)

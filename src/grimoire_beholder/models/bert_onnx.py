@@ -204,10 +204,9 @@ def _encoder_layers(g: _GraphBuilder, w: dict[str, np.ndarray], shape: BertShape
 
 def default_threads() -> int:
     """CPUs this process may actually run on (container- and affinity-aware), at least 1."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+    from grimoire_beholder import portable
+
+    return portable.cpu_count()
 
 
 def load_session(model_dir: Path, threads: int | None = None) -> Any:

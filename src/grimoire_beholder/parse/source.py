@@ -18,6 +18,7 @@ import os
 import stat
 from pathlib import Path
 
+from grimoire_beholder import portable
 from grimoire_beholder.errors import InputFileError, NoTextError
 
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
@@ -66,7 +67,7 @@ def read_source(path: Path) -> bytes:
     a regular file — before a single byte is read from it.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | portable.NONBLOCK | portable.CLOEXEC)
     except FileNotFoundError:
         raise InputFileError(f"{_named(path)}: file not found") from None
     except OSError as exc:

@@ -19,7 +19,6 @@ chunks there is no index: the exact arms are faster there (bench/scale.py).
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import sqlite3
@@ -30,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder import faults
+from grimoire_beholder import faults, portable
 from grimoire_beholder.search import segment_files
 from grimoire_beholder.search.persisted import PersistedIndex, normalise_rows, stamps
 from grimoire_beholder.store import hit_queries, index_source, vectors
@@ -44,15 +43,11 @@ FOLD_MIN = 2_000  # a smaller change waits for the end of the command (``force``
 
 @contextmanager
 def _locked(folder: Path) -> Iterator[bool]:
-    """One index writer at a time (a second one skips: the first will catch up)."""
+    """One index writer at a time (a second one skips: the first will catch up). The lock
+    file is never truncated, nor followed if it is a link."""
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            yield False
-            return
-        yield True
+    with portable.exclusive(folder / "lock") as held:
+        yield held
 
 
 def min_rows() -> int:

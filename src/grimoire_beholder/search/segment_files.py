@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from grimoire_beholder import portable
+
 FORMAT = 2  # 2: segment.json holds each array's CRC-32
 MANIFEST = "manifest.json"
 # Every array of a segment: its dtype and number of dimensions.
@@ -97,7 +99,7 @@ class Segment:
         return len(self.arrays["chunk_ids"])
 
     def vectors_of(self, rows: np.ndarray) -> np.ndarray:
-        """float32 vectors of ``rows`` (ascending). On disk they are read with ``pread``,
+        """float32 vectors of ``rows`` (ascending). On disk they are read with a seek and a read,
         one call per run of consecutive rows, not through the memory map: mapped pages
         count as resident and the kernel maps neighbours of every touched page too, so
         re-scoring 256 random rows a query had mapped most of a 100k-row file within 120
@@ -110,13 +112,11 @@ class Segment:
         out = np.empty((len(rows), dim), dtype=np.float32)
         breaks = np.flatnonzero(np.diff(rows) != 1) + 1
         starts, ends = np.concatenate([[0], breaks]), np.append(breaks, len(rows))
-        fd = os.open(str(vectors.filename), os.O_RDONLY)
-        try:
+        with open(str(vectors.filename), "rb", buffering=0) as handle:
             for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-                data = os.pread(fd, (b - a) * row_bytes, vectors.offset + int(rows[a]) * row_bytes)
+                handle.seek(vectors.offset + int(rows[a]) * row_bytes)
+                data = handle.read((b - a) * row_bytes)
                 out[a:b] = np.frombuffer(data, dtype="<f4").reshape(b - a, dim)
-        finally:
-            os.close(fd)
         return out
 
     def postings(self, term_hash: int) -> tuple[np.ndarray, np.ndarray]:
@@ -202,7 +202,7 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
     checksums = {key: _save(path / f"{key}.npy", array) for key, array in arrays.items()}
     _write_json(path / "segment.json", {"scale": scale, "size": len(arrays["chunk_ids"]),
                                         "crc32": checksums})
-    _fsync_dir(path)
+    portable.fsync_folder(path)
     return name
 
 
@@ -253,14 +253,6 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def read_manifest(folder: Path) -> dict[str, Any] | None:
     """The manifest, or None if missing, unreadable or not of the shape written here (a
     reader then ignores the index; a writer rebuilds it)."""
@@ -301,7 +293,7 @@ def publish(folder: Path, manifest: dict[str, Any]) -> None:
     tmp = folder / (MANIFEST + ".tmp")
     _write_json(tmp, {**manifest, "format": FORMAT})
     os.replace(tmp, folder / MANIFEST)
-    _fsync_dir(folder)
+    portable.fsync_folder(folder)
 
 
 def dead_file(folder: Path, segment: str, ids: np.ndarray) -> str:

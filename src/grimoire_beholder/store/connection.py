@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+from grimoire_beholder import portable
 from grimoire_beholder.errors import LibraryDamagedError, StorageError
 
 T = TypeVar("T")
@@ -136,11 +137,8 @@ def unwritable_reason(path: Path) -> str | None:
     folder = path.parent
     if not folder.is_dir() or (may_write(folder) and (not path.exists() or may_write(path))):
         return None
-    try:
-        if os.statvfs(folder).f_flag & os.ST_RDONLY:
-            return "it is on a read-only file system"
-    except OSError:
-        pass
+    if portable.on_read_only_mount(folder):
+        return "it is on a read-only file system"
     if path.exists() and not may_write(path):
         return "this user may not write the file"
     return "this user may not write its folder, where SQLite keeps its -wal and -shm files"

@@ -1,0 +1,164 @@
+"""serve-mcp's stdio transport: one JSON-RPC message per line each way, and an answer to
+every line that asks for one.
+
+The SDK's reader drops a line it cannot validate, so the client waits for its own timeout:
+a lone surrogate escape (``"\\ud800"``, half an emoji from ``JSON.stringify``), an integer
+longer than Python parses (4,300 digits), malformed JSON, a batch array, bytes that are not
+UTF-8. Here each line is tried as the SDK would; a line it rejects is parsed by ``json`` and
+repaired where the request is still clear (a lone surrogate becomes U+FFFD, an over-long
+integer its digits as a string, which no argument accepts), or answered with ``-32700``
+(not JSON, not UTF-8) or ``-32600`` (a batch, not a JSON-RPC message).
+
+While serving, fd 0 reads the null device and fd 1 writes to stderr (as the SDK does), so
+stray output of a library cannot corrupt the protocol; the wire uses private duplicates.
+Only ``os.dup``/``os.dup2``: nothing POSIX-only, so the same code serves on Windows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO
+
+import anyio
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectSendStream
+from mcp.server.lowlevel import Server
+from mcp.shared.message import SessionMessage
+from mcp.types import (
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    ErrorData,
+    JSONRPCError,
+    jsonrpc_message_adapter,
+)
+from pydantic import ValidationError
+
+MAX_INT_DIGITS = 4_000  # below Python's int_max_str_digits (4,300)
+
+
+def _int_or_digits(digits: str) -> int | str:
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else digits
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8") if _has_surrogate(value) else value
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    return value
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _error(request_id: Any, code: int, message: str) -> SessionMessage:
+    valid_id = request_id if isinstance(request_id, str | int) and not isinstance(
+        request_id, bool) else None
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=valid_id,
+                                       error=ErrorData(code=code, message=message)))
+
+
+def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """One line of input → (the message for the server, the answer to write at once);
+    either or both None (a blank line is neither)."""
+    line = line.strip()
+    if not line:
+        return None, None
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False)), None
+    except ValueError:
+        pass
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, _error(None, PARSE_ERROR, "Parse error: the line is not UTF-8")
+    try:
+        data = json.loads(text, parse_int=_int_or_digits)
+    except (ValueError, RecursionError):
+        return None, _error(None, PARSE_ERROR, "Parse error: the line is not JSON")
+    if isinstance(data, list):
+        return None, _error(None, INVALID_REQUEST,
+                            "Invalid Request: batches are not supported; send one message a line")
+    if not isinstance(data, dict):
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC object")
+    data = _scrub(data)
+    try:
+        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
+    except ValidationError:
+        if "method" not in data or "id" in data:  # a notification is never answered
+            return None, _error(data.get("id"), INVALID_REQUEST,
+                                "Invalid Request: not a valid JSON-RPC 2.0 message")
+        return None, None
+
+
+def _encode(message: SessionMessage) -> bytes:
+    return (message.message.model_dump_json(by_alias=True, exclude_unset=True)
+            + "\n").encode("utf-8")
+
+
+@contextmanager
+def _claimed_std() -> Iterator[tuple[BinaryIO, BinaryIO]]:
+    """Private duplicates of fd 0 and 1 for the wire; fd 0 → null device, fd 1 → stderr
+    while serving (restored after)."""
+    sys.stdout.flush()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    try:
+        with os.fdopen(wire_in, "rb", buffering=0, closefd=False) as reader, \
+                os.fdopen(wire_out, "wb", closefd=False) as writer:
+            yield reader, writer
+    finally:
+        os.dup2(wire_in, 0)
+        os.dup2(wire_out, 1)
+        os.close(wire_in)
+        os.close(wire_out)
+
+
+async def _pump_in(reader: BinaryIO, to_server: MemoryObjectSendStream[Any],
+                   answers: MemoryObjectSendStream[SessionMessage]) -> None:
+    async with to_server, answers:
+        while line := await anyio.to_thread.run_sync(reader.readline, abandon_on_cancel=True):
+            message, answer = read_line(line)
+            if message is not None:
+                await to_server.send(message)
+            if answer is not None:
+                await answers.send(answer)
+
+
+async def serve(server: Server[Any]) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin ends."""
+    to_server, server_reads = anyio.create_memory_object_stream[Any](0)
+    out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](16)
+    with _claimed_std() as (reader, writer):
+
+        async def pump_out() -> None:
+            async with out_receive:
+                async for message in out_receive:
+                    await anyio.to_thread.run_sync(_write, writer, _encode(message))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(pump_out)
+            tasks.start_soon(_pump_in, reader, to_server, out_send.clone())
+            async with out_send:
+                await server.run(server_reads, out_send,
+                                 server.create_initialization_options())
+
+
+def _write(writer: BinaryIO, data: bytes) -> None:
+    writer.write(data)
+    writer.flush()

@@ -1,0 +1,160 @@
+"""The one place for what differs between Linux, macOS and Windows.
+
+Every other module uses these functions instead of a POSIX-only (or Windows-only) call, so
+no module imports ``fcntl``, calls ``os.pread``/``os.pwrite``, or reads ``st_uid`` on a path
+that Windows takes. Locks are ``filelock``'s (``flock`` on Unix, ``LockFileEx`` on Windows);
+where neither primitive exists, its ``SoftFileLock`` (a marker file whose dead owner is
+recovered) stands in. Imports nothing heavy: ``filelock`` is imported on first lock.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from grimoire_beholder.errors import StorageError
+
+# Opened without truncating and, where the OS can, without following a link in the last
+# component: a lock file must never clobber a file it happens to be or point to.
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+@contextmanager
+def exclusive(lock_path: Path, *, owner: str = "") -> Iterator[bool]:
+    """Hold an exclusive lock on ``lock_path`` for the block, without waiting: yields True
+    when held, False when another process holds it. The lock dies with its process.
+
+    The file is created if missing and never truncated; ``owner`` (a pid) is written into it
+    once held, for :func:`lock_owner`. StorageError when the file cannot be opened (a link,
+    a folder, no permission)."""
+    try:
+        fd = os.open(lock_path, _LOCK_FLAGS, 0o644)
+    except OSError as exc:
+        reason = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise StorageError(f"cannot open lock file {lock_path}: {reason}") from exc
+    try:
+        import filelock
+
+        try:
+            held = filelock.lock_descriptor(fd, blocking=False)
+        except OSError as exc:
+            if exc.errno != errno.ENOSYS:
+                raise StorageError(f"cannot lock {lock_path}: {exc.strerror}") from exc
+            with _soft_lock(lock_path) as soft:
+                yield soft
+            return
+        if not held:
+            yield False
+            return
+        try:
+            if owner:
+                _write_owner(fd, owner)
+            yield True
+        finally:
+            filelock.unlock_descriptor(fd)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _soft_lock(lock_path: Path) -> Iterator[bool]:
+    """Where no native lock exists: filelock's marker-file lock beside ``lock_path``."""
+    import filelock
+
+    soft = filelock.SoftFileLock(str(lock_path) + ".soft", blocking=False)
+    try:
+        soft.acquire()
+    except filelock.Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        soft.release()
+
+
+def _write_owner(fd: int, owner: str) -> None:
+    """Write ``owner`` after byte 0 (the byte Windows locks, which no other process may read)."""
+    os.ftruncate(fd, 1)
+    os.lseek(fd, 1, os.SEEK_SET)
+    os.write(fd, owner.encode())
+
+
+def lock_owner(lock_path: Path) -> str:
+    """What :func:`exclusive` wrote as the holder of ``lock_path``, or "another process"."""
+    try:
+        with open(lock_path, "rb") as handle:
+            handle.seek(1)
+            text = handle.read(32).decode(errors="replace").strip()
+    except OSError:
+        text = ""
+    return text or "another process"
+
+
+def cpu_count() -> int:
+    """CPUs this process may actually run on (affinity-aware where the OS says), at least 1."""
+    if sys.platform == "linux":
+        try:
+            return max(1, len(os.sched_getaffinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)
+
+
+def on_read_only_mount(folder: Path) -> bool:
+    """Whether ``folder`` is on a read-only file system (never known on Windows: False)."""
+    if sys.platform == "win32":
+        return False
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+def owned_by_someone_else(path: Path) -> bool:
+    """Whether ``path`` belongs to another user than this process's (as git asks before
+    trusting a repository). On Windows, where files have no numeric owner, False."""
+    if sys.platform == "win32":
+        return False
+    try:
+        return os.stat(path).st_uid != os.geteuid()
+    except OSError:
+        return True
+
+
+def fsync_folder(path: Path) -> None:
+    """Make a rename in ``path`` durable (Windows cannot open a folder: NTFS journals it)."""
+    if sys.platform == "win32":
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def kill_self() -> None:
+    """End this process at once, as a crash would (SIGKILL; TerminateProcess on Windows)."""
+    if sys.platform == "win32":
+        os.kill(os.getpid(), signal.SIGTERM)
+    else:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def case_insensitive(folder: Path) -> bool:
+    """Whether names in ``folder`` compare without case (macOS's and Windows's default): the
+    folder is looked up by its own path with the case of its letters swapped."""
+    swapped = str(folder).swapcase()
+    if swapped == str(folder):
+        return sys.platform in ("win32", "darwin")
+    try:
+        return os.path.samefile(folder, swapped)
+    except OSError:
+        return False
