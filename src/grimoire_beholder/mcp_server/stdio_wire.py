@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -40,8 +41,16 @@ from pydantic import ValidationError
 MAX_INT_DIGITS = 4_000  # below Python's int_max_str_digits (4,300)
 
 
+# A ``\uD800``–``\uDFFF`` escape: the SDK takes a lone one, then cannot write the reply.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+class _Digits(str):
+    """An integer too long to parse, kept as its digits."""
+
+
 def _int_or_digits(digits: str) -> int | str:
-    return int(digits) if len(digits) <= MAX_INT_DIGITS else digits
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else _Digits(digits)
 
 
 def _scrub(value: Any) -> Any:
@@ -76,10 +85,11 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
     line = line.strip()
     if not line:
         return None, None
-    try:
-        return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False)), None
-    except ValueError:
-        pass
+    if not _SURROGATE_ESCAPE.search(line):
+        try:
+            return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False)), None
+        except ValueError:
+            pass
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError:
@@ -93,19 +103,25 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
                             "Invalid Request: batches are not supported; send one message a line")
     if not isinstance(data, dict):
         return None, _error(None, INVALID_REQUEST, "Invalid Request: not a JSON-RPC object")
+    if isinstance(data.get("id"), _Digits):
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: the id is too long")
     data = _scrub(data)
     try:
         return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
-    except ValidationError:
-        if "method" not in data or "id" in data:  # a notification is never answered
-            return None, _error(data.get("id"), INVALID_REQUEST,
-                                "Invalid Request: not a valid JSON-RPC 2.0 message")
-        return None, None
+    except ValidationError:  # answered even without an id, as JSON-RPC 2.0 asks
+        return None, _error(data.get("id"), INVALID_REQUEST,
+                            "Invalid Request: not a valid JSON-RPC 2.0 message")
 
 
 def _encode(message: SessionMessage) -> bytes:
-    return (message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            + "\n").encode("utf-8")
+    """The wire line of ``message``; a string the SDK cannot encode (a lone surrogate from
+    a book or a file name) is written with U+FFFD instead, never dropped."""
+    try:
+        text = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+    except ValueError:
+        data = message.message.model_dump(mode="python", by_alias=True, exclude_unset=True)
+        text = json.dumps(_scrub(data), ensure_ascii=False, default=str)
+    return (text + "\n").encode("utf-8")
 
 
 @contextmanager

@@ -1,0 +1,85 @@
+"""Every line sent to ``serve-mcp`` gets an answer: the SDK's stdio reader dropped lines it
+could not validate (a lone surrogate, a 5,000-digit integer, malformed JSON, a batch, bytes
+that are not UTF-8), and the client waited for its own timeout. Raw bytes over a real pipe."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import GARDEN_CHAPTERS, write_markdown_book
+from grimoire_beholder.library import Library
+from grimoire_beholder.mcp_server.stdio_wire import read_line
+from mcp_helpers import cli_command, write_config
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "test", "version": "0"}}}
+
+
+@pytest.fixture(scope="module")
+def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("wire")
+    with Library.open(write_config(root)) as lib:
+        lib.ingest(write_markdown_book(root / "garden.md", "The Garden Book", GARDEN_CHAPTERS))
+    return root
+
+
+def _search(request_id: int, question: str) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                       "params": {"name": "search_book", "arguments": {"question": question}}})
+
+
+def _exchange(cwd: Path, lines: list[bytes]) -> list[dict[str, Any]]:
+    """Send the initialize handshake and ``lines``; read one reply per request line (the
+    test's timeout ends a wait for a reply that never comes), then close stdin."""
+    head = [json.dumps(INIT).encode(),
+            b'{"jsonrpc": "2.0", "method": "notifications/initialized"}']
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=cwd, env=dict(os.environ),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"\n".join(head + lines) + b"\n")
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline()) for _ in range(1 + len(lines))]
+    _out, err = proc.communicate(timeout=30)
+    assert b"Traceback" not in err, err.decode(errors="replace")
+    return replies
+
+
+@pytest.mark.timeout(90)
+def test_every_line_is_answered(library_dir: Path) -> None:
+    huge = "9" * 5000
+    lines = [
+        _search(1, "aphids").replace("aphids", "aphids \\ud800").encode(),  # half an emoji
+        ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+         '"search_book", "arguments": {"question": "aphids", "top_k": ' + huge + "}}}").encode(),
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list"',  # cut short
+        b"[" + _search(4, "aphids").encode() + b"]",  # a batch
+        b'{"jsonrpc": "2.0", "id": 5, "method": "caf\xe9"}',  # Latin-1, not UTF-8
+        b'{"jsonrpc": "2.0", "id": ' + huge.encode() + b', "method": "ping"}',
+        b'"just a string"',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "ping"}',
+    ]
+    replies = _exchange(library_dir, lines)
+    by_id = {r.get("id"): r for r in replies}
+    assert replies[0]["id"] == 0 and "result" in replies[0]
+    assert "result" in by_id[1] and not by_id[1]["result"]["isError"], by_id[1]
+    assert by_id[2].get("error") or by_id[2]["result"]["isError"], by_id[2]
+    nulls = [r["error"]["code"] for r in replies if r.get("id") is None]
+    # cut short and Latin-1 → parse errors; the batch, a huge id, a bare string → invalid
+    assert sorted(nulls) == [-32700, -32700, -32600, -32600, -32600], replies
+    assert by_id[8]["result"] == {}
+    assert len(replies) == 1 + len(lines)
+
+
+def test_an_invalid_object_is_answered_even_without_an_id() -> None:
+    message, answer = read_line(b'{"jsonrpc": "2.0", "method": 7}')  # JSON-RPC's own example
+    assert message is None and answer is not None
+    assert answer.message.model_dump(by_alias=True)["error"]["code"] == -32600
+    assert read_line(b"   \n") == (None, None)
