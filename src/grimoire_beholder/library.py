@@ -335,11 +335,16 @@ class Library:
         self.update_search_index(force=False)  # between books: small changes wait
 
     def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
-               force: bool = False, progress: Progress | None = None) -> IngestReport:
-        """Parse, store and run the model stages for one file; idempotent and resumable."""
+               force: bool = False, follow_links: bool = True,
+               progress: Progress | None = None) -> IngestReport:
+        """Parse, store and run the model stages for one file; idempotent and resumable.
+        ``follow_links=False``: ``path`` is a real path already checked (MCP ``add_book``);
+        it is read through no link, so one swapped in after the check is refused."""
         from grimoire_beholder.ingest.service import ingest_file
+        from grimoire_beholder.parse.source import links_not_followed
 
-        with self._then_update_index():
+        with self._then_update_index(), (
+                links_not_followed() if not follow_links else contextlib.nullcontext()):
             return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
                                progress=progress or NullProgress())
 

@@ -98,6 +98,44 @@ def lock_owner(lock_path: Path) -> str:
     return text or "another process"
 
 
+def open_without_links(path: Path) -> int:
+    """A read-only descriptor of the file at the absolute, already resolved ``path``,
+    reached without following any link (OSError ELOOP when a part of it is one now).
+
+    Each folder on the way is opened relative to the one before with ``O_NOFOLLOW``, so a
+    link swapped in between a check and the open cannot redirect it. Where ``open`` takes
+    no ``dir_fd`` (Windows), the file is opened and then must be the one its path names
+    with no link on the way (``realpath`` and the file identity agree)."""
+    flags = os.O_RDONLY | NONBLOCK | CLOEXEC | getattr(os, "O_BINARY", 0)
+    nofollow, directory = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_DIRECTORY", 0)
+    if os.open in os.supports_dir_fd and nofollow and directory:
+        parts = Path(path).parts
+        fd = os.open(parts[0], os.O_RDONLY | directory | CLOEXEC)
+        try:
+            for i, part in enumerate(parts[1:-1], start=1):
+                try:
+                    inner = os.open(part, os.O_RDONLY | directory | nofollow | CLOEXEC,
+                                    dir_fd=fd)
+                except NotADirectoryError:  # what Linux says of a link opened this way
+                    if os.path.islink(os.path.join(*parts[:i + 1])):
+                        raise OSError(errno.ELOOP, "a link on the way", str(path)) from None
+                    raise
+                os.close(fd)
+                fd = inner
+            return os.open(parts[-1], flags | nofollow, dir_fd=fd)
+        finally:
+            os.close(fd)
+    fd = os.open(path, flags)
+    try:
+        same = os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False))
+        if not same or os.path.realpath(path) != os.path.normpath(path):
+            raise OSError(errno.ELOOP, "a link on the way", str(path))
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def cpu_count() -> int:
     """CPUs this process may actually run on (affinity-aware where the OS says), at least 1."""
     if sys.platform == "linux":

@@ -18,6 +18,7 @@ Imports nothing heavy: every command, ``--help`` included, goes through ``instal
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Iterable
@@ -55,8 +56,21 @@ class TerminalSafeStream:
         return getattr(self._inner, name)
 
 
+def _never_fail_encoding(stream: TextIO) -> None:
+    """A character the stream's encoding lacks (``·`` on an ASCII or C-locale terminal) is
+    written as its ``\\xb7`` escape instead of raising UnicodeEncodeError mid-command."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    if reconfigure is not None and (stream.encoding or "").lower().replace("-", "") != "utf8":
+        with contextlib.suppress(ValueError, OSError):  # one that cannot change: leave it
+            reconfigure(errors="backslashreplace")
+
+
 def install() -> None:
-    """Escape control characters in all further writes to stdout and stderr."""
+    """Escape control characters in all further writes to stdout and stderr, and make
+    neither raise for a character its encoding cannot write."""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None and not isinstance(stream, TerminalSafeStream):
+            _never_fail_encoding(stream)
     if sys.stdout is not None and not isinstance(sys.stdout, TerminalSafeStream):
         sys.stdout = TerminalSafeStream(sys.stdout)
     if sys.stderr is not None and not isinstance(sys.stderr, TerminalSafeStream):

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
+from grimoire_beholder.parse.source import unstorable_name
 
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 
@@ -108,6 +109,9 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
                     subdirs.append((Path(entry.path), relative + "/"))
                 continue
             if not is_file or not is_candidate(relative, include=include, exclude=exclude):
+                continue
+            if (unstorable := unstorable_name(entry.path)) is not None:
+                result.warnings.append(f"{unstorable}; skipped")
                 continue
             try:
                 resolved = Path(entry.path).resolve(strict=True)

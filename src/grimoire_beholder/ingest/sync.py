@@ -23,6 +23,7 @@ sync; a book whose file changed into such a file is removed. A dry run says the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from grimoire_beholder.ingest.folder import FolderFile, library_files, scan
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
@@ -404,7 +406,7 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
     started = time.perf_counter()
     root = folders.FolderRoot(str(_resolve_dir(folder)), tuple(include), tuple(exclude))
     report = SyncReport()
-    with writer_lock(deps.config.database_path):
+    with writer_lock(deps.config.database_path), _reading(within is not None):
         with transaction(deps.conn):
             folders.save_root(deps.conn, root)
         syncer = Syncer(deps, progress)
@@ -427,11 +429,23 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
                  or any(_under(d, [r.path]) for d in scope)]
     report = SyncReport(dry_run=dry_run)
     syncer = Syncer(deps, progress)
+    with _reading(confined):
+        _sync_planned(syncer, deps, scope, roots, report, dry_run=dry_run, confined=confined)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _reading(confined: bool) -> contextlib.AbstractContextManager[None]:
+    """Confined (MCP write tools): files are read through no link (parse.source)."""
+    return links_not_followed() if confined else contextlib.nullcontext()
+
+
+def _sync_planned(syncer: Syncer, deps: IngestDeps, scope: list[str] | None,
+                  roots: list[folders.FolderRoot], report: SyncReport, *, dry_run: bool,
+                  confined: bool) -> None:
     if dry_run:
         syncer.preview(syncer.plan(scope, roots, report, confined=confined), report, scope)
     else:
         with writer_lock(deps.config.database_path):
             syncer.apply(syncer.plan(scope, roots, report, confined=confined), report,
                          scope)
-    report.seconds = time.perf_counter() - started
-    return report

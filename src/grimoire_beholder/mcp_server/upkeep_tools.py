@@ -213,7 +213,7 @@ def add_book(
                                              progress=ToolProgress(ctx)),
                            note="The folder is remembered: sync_library keeps it current.")
     with _library(ctx) as lib:
-        one = lib.ingest(target, name=name, progress=ToolProgress(ctx))
+        one = lib.ingest(target, name=name, follow_links=False, progress=ToolProgress(ctx))
     return _report(_as_sync_report(one, str(target)))
 
 

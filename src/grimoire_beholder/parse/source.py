@@ -13,9 +13,13 @@ and reads no more than the size it reported, however the file grows meanwhile.
 
 from __future__ import annotations
 
+import contextvars
 import errno
 import os
 import stat
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from grimoire_beholder import portable
@@ -24,6 +28,7 @@ from grimoire_beholder.errors import InputFileError, NoTextError
 _KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
 _LOOP = "a link loop, not a file"
+_NOW_A_LINK = "it, or a folder on its way, is now a link; not read (links are not followed here)"
 
 
 def _named(path: Path) -> str:
@@ -43,8 +48,25 @@ def _refusal(path: Path, mode: int) -> InputFileError | None:
     return InputFileError(f"{_named(path)}: is {kind}, not a regular file")
 
 
+def unstorable_name(path: Path | str) -> str | None:
+    """Why the library cannot keep ``path`` (a name that is not valid text in the file
+    system's encoding, e.g. Latin-1 ``caf\\xe9.txt`` on a UTF-8 system: it could be neither
+    stored nor cited), or None."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(text).decode("utf-8", "backslashreplace")
+        return (f"{shown}: the file name is not valid {sys.getfilesystemencoding()} text; "
+                "rename the file to add it")
+    return None
+
+
 def stat_source(path: Path) -> os.stat_result:
-    """The stat of the file ``path`` leads to; InputFileError unless it can be read."""
+    """The stat of the file ``path`` leads to; InputFileError unless it can be read (or
+    its name cannot be kept, see unstorable_name)."""
+    if (unstorable := unstorable_name(path)) is not None:
+        raise InputFileError(unstorable)
     try:
         st = Path(path).resolve(strict=True).stat()
     except FileNotFoundError:
@@ -60,18 +82,38 @@ def stat_source(path: Path) -> os.stat_result:
     return st
 
 
+_NO_LINKS: contextvars.ContextVar[bool] = contextvars.ContextVar("no_links", default=False)
+
+
+@contextmanager
+def links_not_followed() -> Iterator[None]:
+    """Within the block, read_source opens a file only through no link at all (its path
+    must be the real one the caller checked): a link swapped in after the check cannot
+    make it read a file elsewhere (the MCP write tools, confined to allowed folders)."""
+    token = _NO_LINKS.set(True)
+    try:
+        yield
+    finally:
+        _NO_LINKS.reset(token)
+
+
 def read_source(path: Path) -> bytes:
     """The bytes of the regular file at ``path`` (links followed), at most its size.
 
     Raises InputFileError, naming the file, for anything missing, unreadable, empty or not
     a regular file — before a single byte is read from it.
     """
+    no_links = _NO_LINKS.get()
     try:
-        fd = os.open(path, os.O_RDONLY | portable.NONBLOCK | portable.CLOEXEC)
+        if no_links:
+            fd = portable.open_without_links(path)
+        else:
+            fd = os.open(path, os.O_RDONLY | portable.NONBLOCK | portable.CLOEXEC)
     except FileNotFoundError:
         raise InputFileError(f"{_named(path)}: file not found") from None
     except OSError as exc:
-        reason = _LOOP if exc.errno == errno.ELOOP else f"cannot read file ({exc.strerror})"
+        reason = (_NOW_A_LINK if no_links else _LOOP) if exc.errno == errno.ELOOP else (
+            f"cannot read file ({exc.strerror})")
         raise InputFileError(f"{path}: {reason}") from None
     try:
         info = os.fstat(fd)
