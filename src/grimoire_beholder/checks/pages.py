@@ -29,7 +29,8 @@ MAX_ZOOM = 3.0
 MAX_PNG_BYTES = 1_500_000
 MIN_DENSITY = 0.75  # share of a highlighted span that must agree with the passage
 MIN_AGREE = 24  # letters that must agree (fewer: a coincidence, unless that is all of it)
-FORMAT_NAMES = {"epub": "an EPUB", "markdown": "a Markdown file", "text": "a text file"}
+FORMAT_NAMES = {"epub": "an EPUB", "markdown": "a Markdown file", "text": "a text file",
+                "html": "an HTML page", "docx": "a Word document"}
 
 
 class NoPageImagesError(GrimoireError):

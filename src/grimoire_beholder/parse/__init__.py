@@ -18,12 +18,17 @@ _SOURCE_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".docx": "docx",
 }
 SUPPORTED_EXTENSIONS: tuple[str, ...] = tuple(sorted(_SOURCE_TYPES))
 
 
 def source_type_for(path: Path) -> str | None:
-    """The source type ("pdf", "epub", "markdown", "text") a path would be parsed as."""
+    """The source type ("pdf", "epub", "markdown", "text", "html", "docx") a path would be
+    parsed as."""
     return _SOURCE_TYPES.get(Path(path).suffix.lower())
 
 
@@ -53,6 +58,14 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
         from grimoire_beholder.parse.epub import parse_epub
 
         return parse_epub(path)
+    if source_type == "html":
+        from grimoire_beholder.parse.html import parse_html
+
+        return parse_html(path)
+    if source_type == "docx":
+        from grimoire_beholder.parse.docx import parse_docx
+
+        return parse_docx(path)
     if source_type == "markdown":
         from grimoire_beholder.parse.markdown import parse_markdown
 

@@ -152,9 +152,69 @@ def _schema_v5(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS index_entries_book ON index_entries (book_id)")
 
 
+_OLD_TYPES = "CHECK (source_type IN ('pdf', 'epub', 'markdown', 'text'))"
+_NEW_TYPES = "CHECK (source_type IN ('pdf', 'epub', 'markdown', 'text', 'html', 'docx'))"
+
+
+def _schema_v6(conn: sqlite3.Connection) -> None:
+    """HTML and Word books; books from a Calibre library or a Zotero data folder.
+
+    ``books.source_type`` also allows 'html' and 'docx'. SQLite cannot alter a CHECK
+    constraint, and rebuilding ``books`` would cascade-delete every chapter under the
+    foreign keys, so the table's stored definition is edited in place the way SQLite's
+    ALTER TABLE documentation describes for constraint changes that leave the stored rows
+    valid (``writable_schema``, a bumped ``schema_version``, then an integrity check).
+    ``source_libraries`` remembers each external library ingested (so ``sync`` follows
+    it); ``book_sources`` ties a book to its item there (Calibre book id, Zotero item key),
+    the link that opens it, its metadata as JSON and that metadata's hash (what a sync
+    compares); ``book_labels`` holds its tags, collections and series for the filters.
+    """
+    sql = conn.execute("SELECT sql FROM sqlite_schema WHERE type = 'table' "
+                       "AND name = 'books'").fetchone()[0]
+    if _NEW_TYPES not in sql:
+        if _OLD_TYPES not in sql:
+            raise StorageError("cannot upgrade the library: its books table is not the "
+                               "one this version wrote")
+        version = int(conn.execute("PRAGMA schema_version").fetchone()[0])
+        conn.execute("PRAGMA writable_schema = ON")
+        try:
+            conn.execute("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' "
+                         "AND name = 'books'", (sql.replace(_OLD_TYPES, _NEW_TYPES),))
+            conn.execute(f"PRAGMA schema_version = {version + 1}")
+        finally:
+            conn.execute("PRAGMA writable_schema = OFF")
+        if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+            raise StorageError("cannot upgrade the library: integrity check failed")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS source_libraries (
+               path     TEXT PRIMARY KEY,    -- the library folder, resolved
+               kind     TEXT NOT NULL CHECK (kind IN ('calibre', 'zotero')),
+               added_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+           )""")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS book_sources (
+               book_id  INTEGER PRIMARY KEY REFERENCES books(id) ON DELETE CASCADE,
+               library  TEXT NOT NULL REFERENCES source_libraries(path) ON DELETE CASCADE,
+               item     TEXT NOT NULL,              -- Calibre book id, Zotero item key
+               link     TEXT NOT NULL,              -- calibre://… or zotero://…
+               metadata TEXT NOT NULL DEFAULT '{}', -- JSON, see sources/items.py
+               metadata_hash TEXT NOT NULL DEFAULT '',
+               UNIQUE (library, item)
+           )""")
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS book_labels (
+               book_id INTEGER NOT NULL REFERENCES books(id) ON DELETE CASCADE,
+               kind    TEXT NOT NULL CHECK (kind IN ('tag', 'collection', 'series')),
+               value   TEXT NOT NULL,
+               PRIMARY KEY (book_id, kind, value)
+           )""")
+    conn.execute("CREATE INDEX IF NOT EXISTS book_labels_value "
+                 "ON book_labels (kind, value COLLATE NOCASE)")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5]
+    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

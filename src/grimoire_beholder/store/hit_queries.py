@@ -23,8 +23,8 @@ from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
 from grimoire_beholder.store.records import SectionPlace
 
-# Mirrors the CHECK constraint on books.source_type in schema.sql.
-SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text")
+# Mirrors the CHECK constraint on books.source_type (schema.sql, widened by migration 6).
+SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "docx")
 
 # bm25() column weights of chunks_fts, in column order: text, context, section, chapter, book.
 # The chunk text is the evidence (1.0); the generated context restates it in other words
