@@ -85,6 +85,8 @@ class Config:
     pdf_tables: bool = True
     ocr: str = "auto"
     ocr_language: str = "eng"
+    # Calibre and Zotero libraries (sources/): which of an item's formats is read, in order
+    source_formats: str = "epub,pdf,docx,html,htm,txt,md"
     # retrieval
     top_k: int = 5
     retrieval_mode: str = "hybrid"
@@ -223,6 +225,9 @@ def _check_paths_and_names(cfg: Config, fail: Any) -> None:
     if not re.fullmatch(r"[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*", cfg.ocr_language):
         raise fail("config key 'ocr_language' must be Tesseract language codes joined by '+', "
                    f"e.g. 'eng' or 'eng+deu' (got {cfg.ocr_language!r})")
+    if not re.fullmatch(r"\s*[A-Za-z0-9]+\s*(,\s*[A-Za-z0-9]+\s*)*", cfg.source_formats):
+        raise fail("config key 'source_formats' must be format names joined by commas, e.g. "
+                   f"\"epub,pdf,docx\" (got {cfg.source_formats!r})")
 
 
 def config_from_mapping(data: dict[str, Any], *, source: str | None = None,

@@ -27,7 +27,7 @@ from grimoire_beholder.errors import (
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
-from grimoire_beholder.store import book_rows, chunk_progress, fts, vectors
+from grimoire_beholder.store import book_rows, chunk_progress, fts, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow
 from grimoire_beholder.views import IngestReport, Outline, SectionText, SyncReport, status_view
@@ -116,7 +116,9 @@ class Library:
 
     # -- reading -------------------------------------------------------------------------
     def list_books(self) -> list[BookRow]:
-        return book_rows.list_books(self.conn)
+        """Every book, with the tags, collections, series and link of those that came from
+        a Calibre or Zotero library."""
+        return source_rows.attach_origins(self.conn, book_rows.list_books(self.conn))
 
     def book(self, book: str | int) -> BookRow:
         """The book a reference names — an int or a string of digits is an id, any other
@@ -128,7 +130,7 @@ class Library:
         found = book_rows.find_book(self.conn, key)
         if found is None:
             raise book_rows.not_found(self.conn, key)
-        return found
+        return source_rows.attach_origins(self.conn, [found])[0]
 
     def outline(self, book: str | int) -> Outline:
         found = self.book(book)
@@ -192,9 +194,12 @@ class Library:
                mode: str | None = None, group: str | None = None,
                path_prefix: str | None = None,
                until_chapter: int | str | None = None,
-               role: str | Collection[str] | None = None) -> SearchResults:
+               role: str | Collection[str] | None = None, *, tag: str | None = None,
+               collection: str | None = None, series: str | None = None) -> SearchResults:
         """Hybrid (or vector/keyword) search with citations; see search/engine.py.
 
+        ``tag``, ``collection`` and ``series`` keep books from Calibre and Zotero libraries
+        that carry that label (case-insensitive; ``store/source_rows.py``).
         ``group`` and ``path_prefix`` narrow a folder library (see store/hit_queries.py);
         ``until_chapter`` keeps ``book`` up to that chapter (search/position.py); ``role``
         keeps sections of that role or roles (body, front_matter, contents, index, notes,
@@ -205,7 +210,9 @@ class Library:
         results = self._search_engine().search(query, top_k=top_k, book=book_id, author=author,
                                                source_type=source_type, mode=mode, group=group,
                                                path_prefix=path_prefix,
-                                               until_chapter=until_chapter, roles=roles)
+                                               until_chapter=until_chapter, roles=roles,
+                                               labels={"tag": tag, "collection": collection,
+                                                       "series": series})
         if self.config.record_stats:
             if self._savings is None:
                 from grimoire_beholder.search.savings import SavingsRecorder
@@ -354,8 +361,13 @@ class Library:
         """Ingest every supported file under a folder (recursively) and remember the folder
         for ``sync``; per-file failures are in the report, not raised. With ``within``,
         files whose real path (links followed) is outside those folders are skipped."""
+        from grimoire_beholder.ingest.external import ingest_library, is_library
         from grimoire_beholder.ingest.sync import ingest_folder
 
+        if is_library(Path(folder)):  # a Calibre library or a Zotero data folder
+            with self._then_update_index():
+                return ingest_library(self._ingest_deps(), Path(folder),
+                                      progress=progress or NullProgress())
         with self._then_update_index():
             return ingest_folder(self._ingest_deps(), Path(folder), include=include,
                                  exclude=exclude, within=within,
@@ -369,13 +381,22 @@ class Library:
 
         ``folders`` narrows it to synced folders, folders or files inside them, or books'
         files; a path the library knows nothing about is an InputFileError. ``confined``:
-        no new file is added through a link leading out of its synced folder (MCP)."""
+        no new file is added through a link leading out of its synced folder (MCP).
+        Calibre libraries and Zotero data folders ingested are followed too
+        (ingest/external.py): added and removed items, replaced files, edited metadata."""
+        from grimoire_beholder.ingest.external import split_scope, sync_libraries
         from grimoire_beholder.ingest.sync import sync
 
+        deps = self._ingest_deps(writes=not dry_run)
         dirs = [Path(f) for f in folders] if folders else None
+        in_libraries, elsewhere = split_scope(deps, dirs)
         with self._then_update_index(enabled=not dry_run):
-            return sync(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
-                        confined=confined, progress=progress or NullProgress())
+            report = (sync(deps, elsewhere, dry_run=dry_run, confined=confined,
+                           progress=progress or NullProgress())
+                      if dirs is None or elsewhere else SyncReport(dry_run=dry_run))
+            sync_libraries(deps, in_libraries, report, dry_run=dry_run,
+                           progress=progress or NullProgress())
+            return report
 
     def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,

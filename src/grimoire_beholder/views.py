@@ -139,8 +139,9 @@ class IngestReport(StageCounts):
         return out
 
 
+# "updated": a Calibre or Zotero book whose metadata alone was edited (nothing re-embedded).
 SYNC_ACTIONS: tuple[str, ...] = ("added", "changed", "removed", "moved", "unchanged",
-                                 "resumed", "skipped", "failed")
+                                 "resumed", "skipped", "failed", "updated")
 
 
 @dataclass
@@ -165,7 +166,8 @@ class FileOutcome:
         line = f"{self.action:<9} {self.path}"
         if self.action == "moved" and self.old_path:
             line += f" (from {self.old_path})"
-        elif self.action in ("failed", "skipped"):
+        elif self.action in ("failed", "skipped") or (self.action == "removed"
+                                                       and self.error):
             line += f": {self.error}"
         elif self.action in ("added", "changed", "resumed"):
             line += f" ({plural(self.chunks, 'chunk')}: {self.embedded} embedded"
@@ -211,7 +213,7 @@ def sync_summary(report: dict[str, Any]) -> str:
     counts = report["counts"]
     shown = [f"{name} {counts[name]}" for name in
              ("added", "changed", "removed", "moved", "unchanged")]
-    shown += [f"{name} {counts[name]}" for name in ("resumed", "skipped", "failed")
+    shown += [f"{name} {counts[name]}" for name in ("updated", "resumed", "skipped", "failed")
               if counts[name]]
     verb = "would re-embed" if report["dry_run"] else "re-embedded"
     return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)

@@ -180,16 +180,20 @@ may raise, e.g. when the slug belongs to another book."""
 
 def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
                  progress: Progress, naming: Naming, root: str | None = None,
-                 group: str = "") -> PreparedBook:
+                 group: str = "", amend: Callable[[ParsedBook], None] | None = None
+                 ) -> PreparedBook:
     """Parse → warnings → name → build → refuse a book without text; nothing is written.
 
     The one way in for a file: ``ingest FILE``, a folder ingest or sync, and sync's dry run
     all come through here, so they agree on what a file becomes and on which files fail.
     ``label`` names the file in warnings (sent to ``progress`` as they come) and errors.
+    ``amend`` adds to the parsed book before it is shaped (a Zotero item's annotations).
     """
     from grimoire_beholder.parse import parse_file
 
     parsed = parse_file(path, parse_options(config))
+    if amend is not None:
+        amend(parsed)
     for warning in parsed.warnings:
         progress.message(f"warning: {label}: {warning}")
     slug, name = naming((parsed.title or path.stem).strip() or path.stem)

@@ -9,7 +9,7 @@ stages checkpoint as they go, so an interrupted ingest is resumed by running it 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import asdict
 from pathlib import Path
 
@@ -29,13 +29,14 @@ from grimoire_beholder.views import IngestReport, StageCounts
 
 
 def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
-               in_place_of: int | None = None, removing: Collection[int] = ()
-               ) -> tuple[int, int, StageCounts]:
+               in_place_of: int | None = None, removing: Collection[int] = (),
+               then: Callable[[int], None] | None = None) -> tuple[int, int, StageCounts]:
     """Write a prepared book in one transaction, then run its model stages.
 
     ``in_place_of`` replaces that book keeping its id and slug, and carries over the work
     done for every unchanged chunk (see ``store.folders.replace_book``); ``removing`` are
-    books deleted in the same transaction. Returns (book id, vectors reused, stage report).
+    books deleted in the same transaction; ``then(book_id)`` writes more in it (where an
+    external library's book came from). Returns (book id, vectors reused, stage report).
     """
     reused = 0
     with transaction(deps.conn):
@@ -46,6 +47,8 @@ def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
             book_id = in_place_of
         else:
             book_id = book_rows.insert_book(deps.conn, book)
+        if then is not None:
+            then(book_id)
         faults.reached("structure.before_commit")
     return book_id, reused, deps.run_stages(book_id, progress)
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from concurrent import futures
 
 import numpy as np
@@ -170,8 +170,12 @@ class SearchEngine:
                mode: str | None = None, *, explain: bool = False, group: str | None = None,
                path_prefix: str | None = None,
                until_chapter: int | str | None = None,
-               roles: Collection[str] | None = None) -> SearchResults:
+               roles: Collection[str] | None = None,
+               labels: Mapping[str, str | None] | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
+
+        ``labels`` ({"tag": …, "collection": …, "series": …}) keeps books of Calibre and
+        Zotero libraries carrying them (``store.hit_queries.resolve_books``).
 
         ``group``/``path_prefix`` narrow folder libraries (see ``store.hit_queries.resolve_books``).
         ``until_chapter`` keeps one book's chapters up to and including that one (an index or
@@ -189,7 +193,8 @@ class SearchEngine:
             result = SearchResults(query=query, mode=mode, fusion=fusion_name, note=note)
             clock = _Clock()
             allowed = hit_queries.resolve_books(self._conn, book, author, source_type,
-                                                 group=group, path_prefix=path_prefix)
+                                                 group=group, path_prefix=path_prefix,
+                                                 labels=labels)
             scope = (None if until_chapter is None else position.until_scope(
                 self._conn, allowed, None if book is None else str(book), until_chapter))
             if wanted_roles is not None:

@@ -59,11 +59,13 @@ class StoredFile:
 
 
 def stored_files(conn: sqlite3.Connection) -> list[StoredFile]:
-    """Every book's source file, by book id."""
+    """Every book's source file, by book id — but for the books of a Calibre or Zotero
+    library, which that library's sync follows (``ingest/external.py``)."""
     return [StoredFile(int(r[0]), r[1], r[2], r[3], r[4], int(r[5]), float(r[6]), r[7],
                        r[8] or "") for r in conn.execute(
         "SELECT id, slug, name, source_path, source_hash, source_size, source_mtime, "
-        "source_root, source_group FROM books ORDER BY id")]
+        "source_root, source_group FROM books "
+        "WHERE id NOT IN (SELECT book_id FROM book_sources) ORDER BY id")]
 
 
 def embedded_hashes(conn: sqlite3.Connection, book_id: int) -> set[str]:

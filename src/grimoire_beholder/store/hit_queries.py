@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,8 +110,8 @@ def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:
 
 def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
                   author: str | None = None, source_type: str | None = None, *,
-                  group: str | None = None, path_prefix: str | None = None
-                  ) -> list[int] | None:
+                  group: str | None = None, path_prefix: str | None = None,
+                  labels: Mapping[str, str | None] | None = None) -> list[int] | None:
     """The ids of books passing every given filter, or None when no filter is given.
 
     ``book`` is a book id or slug, read by ``naming.parse_book_ref`` (an int is an id, never
@@ -122,10 +122,14 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
     files directly in a root). ``path_prefix`` is a plain string prefix (not a glob, no
     component rule: "notes" also matches "notes-old/"; end it with "/" to mean a folder)
     of either the absolute source path or the path relative to the book's root, e.g.
-    "/home/me/wiki/ops/" or "ops/". Filters compose with AND; the result may be empty.
+    "/home/me/wiki/ops/" or "ops/". ``labels`` maps "tag", "collection" or "series" to a
+    value a book from a Calibre or Zotero library must carry (case-insensitive; one no
+    book carries is a GrimoireError naming those that exist). Filters compose with AND;
+    the result may be empty.
     """
+    wanted = {k: v for k, v in (labels or {}).items() if v is not None}
     if (book is None and author is None and source_type is None and group is None
-            and path_prefix is None):
+            and path_prefix is None and not wanted):
         return None
     rows = conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
                         "source_group FROM books").fetchall()
@@ -152,7 +156,25 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
     if path_prefix is not None and path_prefix.strip():
         prefix = path_prefix.strip()
         candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
+    for kind, value in wanted.items():
+        candidates &= _labelled(conn, kind, value)
     return sorted(candidates)
+
+
+def _labelled(conn: sqlite3.Connection, kind: str, value: str) -> set[int]:
+    from grimoire_beholder.store.source_rows import LABEL_KINDS, books_labelled, label_values
+
+    if kind not in LABEL_KINDS:
+        raise GrimoireError(f"unknown label {kind!r}; use one of {', '.join(LABEL_KINDS)}")
+    found = books_labelled(conn, kind, value)
+    if not found:
+        known = label_values(conn, kind)
+        shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
+        raise GrimoireError(f"no book has the {kind} {value.strip()!r}; "
+                            + (f"{kind}s in this library: {shown}" if known else
+                               f"no book in this library has a {kind} (they come from "
+                               "Calibre and Zotero libraries)"))
+    return found
 
 
 def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,

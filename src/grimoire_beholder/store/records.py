@@ -112,6 +112,12 @@ class BookRow(BookSource):
     status: dict[str, int] = field(default_factory=dict)
     approx_tokens: int = 0
     roles: dict[str, int] = field(default_factory=dict)  # sections per role
+    # from a Calibre or Zotero library (store/source_rows.py); empty for a plain file
+    tags: list[str] = field(default_factory=list)
+    collections: list[str] = field(default_factory=list)
+    series: str | None = None
+    link: str | None = None  # opens the item in its application
+    metadata: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

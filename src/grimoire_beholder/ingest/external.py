@@ -1,0 +1,298 @@
+"""Ingest and sync the books of a Calibre library or a Zotero data folder.
+
+``ingest DIR`` on a folder that ``sources.items.detect`` recognises takes it as such a
+library: it says so, remembers it (``source_libraries``) and ingests one book per item
+with a readable file, under the item's own title and authors, with its metadata, labels
+and link (``book_sources``, ``book_labels``) written in the book's own transaction. Items
+without a readable format are reported by name with the formats they have.
+
+``sync`` follows every remembered library, item by item (its key: Calibre's book id,
+Zotero's item key), planning first like a folder sync (``ingest/sync.py``):
+
+* a new item is *added*; an item gone from the library (or left with no readable format)
+  is *removed*;
+* a new file (another format chosen, a format replaced) or changed annotations: *changed*,
+  replaced in place (``store.folders.replace_book``: only chunks whose text changed are
+  embedded again);
+* the same bytes at another path (Calibre renames a book's folder with its title): *moved*;
+* only the metadata edited (title, authors, tags, series …): *updated* — the book's name,
+  author, labels and link are rewritten and its keyword rows rebuilt from the stored
+  chunks (the book's title is one of their columns); no chunk is embedded again.
+
+A library folder that is missing (an unplugged drive) keeps its books, with a warning.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from grimoire_beholder.errors import InputFileError, NoTextError
+from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
+from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.lock import writer_lock
+from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.parse.document import ParsedBook
+from grimoire_beholder.sources.items import (
+    SourceItem,
+    SourceLibrary,
+    detect,
+    read_library,
+    reader_chapter,
+)
+from grimoire_beholder.store import book_rows, folders, fts, source_rows
+from grimoire_beholder.store.db import transaction
+from grimoire_beholder.views import FileOutcome, SyncReport
+
+KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
+
+
+def is_library(folder: Path) -> bool:
+    """Whether ``folder`` is a Calibre library or a Zotero data folder."""
+    return detect(Path(folder)) is not None
+
+
+def formats_of(deps: IngestDeps) -> tuple[str, ...]:
+    return tuple(f.strip().lower() for f in deps.config.source_formats.split(",") if f.strip())
+
+
+@dataclass
+class _Step:
+    action: str
+    item: SourceItem | None
+    stored: source_rows.StoredOrigin | None
+    info: FileInfo | None = None
+    error: str | None = None
+
+    @property
+    def display(self) -> str:
+        if self.item is None:
+            assert self.stored is not None
+            return f"{self.stored.slug} [{self.stored.item}]"
+        return f"{self.item.title} [{self.item.key}]"
+
+
+def _content_key(info: FileInfo, item: SourceItem) -> str:
+    return f"{info.sha256}:{item.annotations_hash()}"
+
+
+def _file(item: SourceItem, stored: source_rows.StoredOrigin | None) -> FileInfo:
+    """The chosen file's identity; its stored hash reused when path, size and mtime agree."""
+    assert item.file is not None
+    path = item.file.resolve(strict=True)
+    st = path.stat()
+    if stored is not None and (stored.source_path, stored.source_size,
+                               stored.source_mtime) == (str(path), st.st_size, st.st_mtime):
+        return FileInfo(str(path), stored.content_key.split(":")[0], st.st_size, st.st_mtime)
+    return file_info(path)
+
+
+def plan(conn: sqlite3.Connection, library: SourceLibrary, *,
+         remove_missing: bool) -> list[_Step]:
+    """What bringing the library's books in line takes; reads files' stats, writes nothing."""
+    stored = source_rows.stored_items(conn, str(library.path))
+    steps: list[_Step] = []
+    for item in library.items:
+        old = stored.pop(item.key, None)
+        if item.file is None:
+            kinds = ", ".join(item.formats) or "no file"
+            steps.append(_Step("removed" if old else "skipped", item, old,
+                               error=f"no format grimoire-beholder can read ({kinds})"))
+            continue
+        try:
+            info = _file(item, old)
+        except (OSError, RuntimeError) as exc:
+            steps.append(_Step("failed", item, old, error=f"cannot read {item.file} ({exc})"))
+            continue
+        if old is None:
+            action = "added"
+        elif _content_key(info, item) != old.content_key:
+            action = "changed"
+        elif item.metadata_hash() != old.metadata_hash:
+            action = "updated"
+        elif (info.path, info.size, info.mtime) != (old.source_path, old.source_size,
+                                                    old.source_mtime):
+            action = "moved"
+        else:
+            action = "unchanged"
+        steps.append(_Step(action, item, old, info))
+    if remove_missing:
+        steps += [_Step("removed", None, old) for old in stored.values()]
+    return steps
+
+
+class _Applier:
+    def __init__(self, deps: IngestDeps, library: SourceLibrary, progress: Progress) -> None:
+        self.deps, self.conn, self.library, self.progress = deps, deps.conn, library, progress
+
+    def origin(self, item: SourceItem, info: FileInfo) -> source_rows.Origin:
+        metadata = {**item.described(), "content_key": _content_key(info, item),
+                    "source": self.library.kind}
+        return source_rows.Origin(str(self.library.path), item.key, item.link, metadata,
+                                  item.metadata_hash(), tuple(item.tags),
+                                  tuple(item.collections), item.series)
+
+    def ingest(self, step: _Step, report: SyncReport) -> FileOutcome:
+        item, info, stored = step.item, step.info, step.stored
+        assert item is not None and item.file is not None and info is not None
+        taken = book_rows.slugs(self.conn)
+
+        def naming(suggested: str) -> tuple[str, str]:
+            if stored is not None:
+                return stored.slug, item.title
+            base = slug = book_slug(item.title, Path(info.path), info.sha256)
+            n = 2
+            while slug in taken:
+                slug, n = f"{base}-{n}", n + 1
+            return slug, item.title
+
+        def amend(parsed: ParsedBook) -> None:
+            chapter = reader_chapter(item)
+            if chapter is not None:
+                parsed.chapters.append(chapter)
+
+        prepared = prepare_book(Path(info.path), info, self.deps.config, label=step.display,
+                                progress=self.progress, naming=naming, amend=amend)
+        prepared.book.author = item.author or prepared.book.author
+        origin = self.origin(item, info)
+        _, reused, stages = store_book(
+            self.deps, prepared.book, NullProgress(),
+            in_place_of=stored.book_id if stored is not None else None,
+            then=lambda book_id: source_rows.save_origin(self.conn, book_id, origin))
+        report.summaries += stages.summaries
+        report.contexts += stages.contexts
+        report.embedded += stages.embedded
+        report.reused += reused
+        return FileOutcome(step.action, step.display, slug=prepared.book.slug,
+                           chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
+                           reused=reused)
+
+    def update(self, step: _Step) -> FileOutcome:
+        """Moved and/or metadata edited: rewrite where it is and what it is called."""
+        item, info, stored = step.item, step.info, step.stored
+        assert item is not None and info is not None and stored is not None
+        with transaction(self.conn):
+            book_rows.relocate_book(self.conn, stored.book_id, source_path=info.path,
+                                    source_mtime=info.mtime, source_root=None,
+                                    source_group="")
+            folders.update_file_stat(self.conn, stored.book_id, info.size, info.mtime)
+            source_rows.save_origin(self.conn, stored.book_id, self.origin(item, info))
+            found = book_rows.find_book(self.conn, stored.book_id)
+            if found is not None and (found.name, found.author) != (item.title, item.author):
+                source_rows.rename_book(self.conn, stored.book_id, item.title, item.author)
+                fts.rebuild(self.conn, stored.book_id)
+        old = stored.source_path if step.action == "moved" else None
+        return FileOutcome(step.action, step.display, slug=stored.slug, old_path=old)
+
+    def apply(self, step: _Step, report: SyncReport) -> FileOutcome:
+        if step.action == "removed" and step.stored is not None:
+            with transaction(self.conn):
+                book_rows.delete_book(self.conn, step.stored.book_id)
+            return FileOutcome("removed", step.display, slug=step.stored.slug,
+                               error=step.error)
+        if step.action in ("skipped", "failed"):
+            return FileOutcome(step.action, step.display, error=step.error)
+        if step.action in ("moved", "updated"):
+            return self.update(step)
+        if step.action == "unchanged":
+            return FileOutcome("unchanged", step.display, slug=step.stored.slug
+                               if step.stored else None)
+        return self.ingest(step, report)
+
+
+def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progress: Progress,
+            *, remove_missing: bool, dry_run: bool) -> None:
+    steps = plan(deps.conn, library, remove_missing=remove_missing)
+    report.warnings += library.warnings
+    if dry_run:
+        report.files += [FileOutcome(s.action, s.display, error=s.error,
+                                     slug=s.stored.slug if s.stored else None) for s in steps]
+        return
+    if any(s.action in ("added", "changed") for s in steps):
+        deps.check_models()
+    applier = _Applier(deps, library, progress)
+    progress.stage("books", sum(1 for s in steps if s.action != "unchanged"))
+    for step in steps:
+        try:
+            outcome = applier.apply(step, report)
+        except (InputFileError, NoTextError) as exc:
+            outcome = FileOutcome("failed", step.display, error=str(exc))
+        report.files.append(outcome)
+        if step.action != "unchanged":
+            progress.message(outcome.describe())
+            progress.advance()
+
+
+def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:
+    return read_library(folder, formats_of(deps))
+
+
+def ingest_library(deps: IngestDeps, folder: Path, *, progress: Progress) -> SyncReport:
+    """Ingest every readable item of the Calibre library or Zotero data folder at ``folder``
+    and remember it for ``sync`` (which also removes what the library dropped)."""
+    folder = Path(folder).resolve()
+    kind = detect(folder)
+    if kind is None:
+        raise InputFileError(f"{folder}: neither a Calibre library nor a Zotero data folder")
+    library = _read(deps, folder)
+    progress.message(f"{folder} is a {KIND_NAMES[kind]}: ingesting its "
+                     f"{len(library.items)} item(s) with their metadata")
+    report = SyncReport()
+    with writer_lock(deps.config.database_path):
+        with transaction(deps.conn):
+            source_rows.save_library(deps.conn, str(folder), kind)
+        _follow(deps, library, report, progress, remove_missing=False, dry_run=False)
+    return report
+
+
+def _under(path: str, dirs: list[str]) -> bool:
+    return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+
+
+def split_scope(deps: IngestDeps, dirs: list[Path] | None
+                ) -> tuple[list[str] | None, list[Path] | None]:
+    """A sync's folders split into (those in or holding a remembered library, the rest for
+    the folder sync); (None, None) when the sync is not narrowed."""
+    if dirs is None:
+        return None, None
+    libraries = [path for path, _ in source_rows.libraries(deps.conn)]
+    ours: list[str] = []
+    rest: list[Path] = []
+    for given in dirs:
+        try:
+            real = str(Path(given).expanduser().resolve())
+        except (OSError, RuntimeError, ValueError):
+            rest.append(given)  # the folder sync names the problem
+            continue
+        if any(_under(real, [lib]) or _under(lib, [real]) for lib in libraries):
+            ours.append(real)
+        else:
+            rest.append(given)
+    return ours, rest
+
+
+def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport, *,
+                   dry_run: bool, progress: Progress) -> None:
+    """Follow every remembered library (those inside or holding ``scope``'s folders when
+    given) into ``report``: additions, removals, replaced files and metadata edits."""
+    for path, kind in source_rows.libraries(deps.conn):
+        if scope is not None and not (_under(path, scope) or any(_under(s, [path])
+                                                                 for s in scope)):
+            continue
+        folder = Path(path)
+        if detect(folder) != kind:
+            report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are kept")
+            continue
+        try:
+            library = _read(deps, folder)
+        except InputFileError as exc:
+            report.warnings.append(f"{exc}; its books are kept")
+            continue
+        if dry_run:
+            _follow(deps, library, report, progress, remove_missing=True, dry_run=True)
+            continue
+        with writer_lock(deps.config.database_path):
+            _follow(deps, library, report, progress, remove_missing=True, dry_run=False)

@@ -1,0 +1,81 @@
+"""Reading another application's SQLite database without ever touching it.
+
+Calibre's ``metadata.db`` and Zotero's ``zotero.sqlite`` belong to running applications:
+Zotero holds its database under an exclusive lock while it runs, and even a reader's shared
+lock on Calibre's would hold up its next write. So neither is opened in place. Its bytes
+are copied into a private temporary folder — the way Zotero's own tools read a locked
+database — and the copy is opened ``immutable`` (SQLite then takes no lock and writes no
+journal or WAL file, not even in the copy's folder). A copy is kept only when the file's
+size and modification time were the same before and after it was read and no hot journal
+was beside it (a write was not under way), else it is taken again; the original is only
+ever opened for reading.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from grimoire_beholder.errors import InputFileError
+
+ATTEMPTS = 5
+_PAUSE_S = 0.2
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns
+
+
+def _copy_once(source: Path, target: Path) -> bool:
+    """Copy ``source`` (and a WAL beside it) to ``target``; whether nothing moved meanwhile."""
+    journal = source.with_name(source.name + "-journal")
+    wal = source.with_name(source.name + "-wal")
+    before = _stamp(source)
+    if journal.exists() and journal.stat().st_size > 0:
+        return False  # a write in progress: its pages are half in the journal
+    shutil.copyfile(source, target)
+    if wal.exists():
+        shutil.copyfile(wal, target.with_name(target.name + "-wal"))
+    return _stamp(source) == before
+
+
+@contextmanager
+def foreign_database(path: Path, label: str) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to a consistent private copy of the database at ``path``.
+
+    InputFileError (naming ``label``, e.g. "Zotero database") when it cannot be read or
+    kept changing over every attempt. The copy is deleted on exit.
+    """
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="grimoire-foreign-") as tmp:
+        target = Path(tmp) / "copy.sqlite"
+        try:
+            for attempt in range(ATTEMPTS):
+                if _copy_once(path, target):
+                    break
+                time.sleep(_PAUSE_S * (attempt + 1))
+            else:
+                raise InputFileError(f"{path}: the {label} kept changing while it was read; "
+                                     "try again in a moment")
+        except OSError as exc:
+            raise InputFileError(f"{path}: cannot read the {label} "
+                                 f"({exc.strerror or exc})") from exc
+        uri = f"file:{quote(os.fspath(target))}?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise InputFileError(f"{path}: not a readable {label} ({exc})") from exc
+        try:
+            yield conn
+        finally:
+            conn.close()

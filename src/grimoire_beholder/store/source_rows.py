@@ -1,0 +1,149 @@
+"""Books that come from a Calibre library or a Zotero data folder: which item of which
+library each is, the link that opens it there, its metadata, and its labels (tags,
+collections, series) for the search filters. Tables from schema 6 (``db._schema_v6``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from grimoire_beholder.store.records import BookRow
+
+LABEL_KINDS: tuple[str, ...] = ("tag", "collection", "series")
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a book came from and what that library says about it."""
+
+    library: str  # the library folder, resolved
+    item: str  # Calibre book id, Zotero item key
+    link: str  # calibre://show-book/… or zotero://select/library/items/…
+    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata_hash: str = ""
+    tags: tuple[str, ...] = ()
+    collections: tuple[str, ...] = ()
+    series: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredOrigin:
+    """A stored book of a library, as a sync compares it."""
+
+    book_id: int
+    slug: str
+    item: str
+    metadata_hash: str
+    content_key: str  # the book file's sha256 and what else went into its text
+    source_path: str
+    source_size: int
+    source_mtime: float
+
+
+def save_library(conn: sqlite3.Connection, path: str, kind: str) -> None:
+    conn.execute("INSERT INTO source_libraries (path, kind) VALUES (?, ?) "
+                 "ON CONFLICT (path) DO UPDATE SET kind = excluded.kind", (path, kind))
+
+
+def libraries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(path, kind) of every external library ingested, by path."""
+    return [(str(r[0]), str(r[1])) for r in
+            conn.execute("SELECT path, kind FROM source_libraries ORDER BY path")]
+
+
+def save_origin(conn: sqlite3.Connection, book_id: int, origin: Origin) -> None:
+    """Record (or replace) where ``book_id`` came from and its labels."""
+    conn.execute(
+        "INSERT INTO book_sources (book_id, library, item, link, metadata, metadata_hash) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (book_id) DO UPDATE SET "
+        "library = excluded.library, item = excluded.item, link = excluded.link, "
+        "metadata = excluded.metadata, metadata_hash = excluded.metadata_hash",
+        (book_id, origin.library, origin.item, origin.link,
+         json.dumps(origin.metadata, sort_keys=True, ensure_ascii=False),
+         origin.metadata_hash))
+    conn.execute("DELETE FROM book_labels WHERE book_id = ?", (book_id,))
+    labels = [("tag", t) for t in origin.tags] + [("collection", c) for c in origin.collections]
+    if origin.series:
+        labels.append(("series", origin.series))
+    conn.executemany("INSERT OR IGNORE INTO book_labels (book_id, kind, value) VALUES (?, ?, ?)",
+                     [(book_id, kind, value) for kind, value in labels])
+
+
+def rename_book(conn: sqlite3.Connection, book_id: int, name: str, author: str | None) -> None:
+    """A book's display name and author, as its library now has them."""
+    conn.execute("UPDATE books SET name = ?, author = ?, "
+                 "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+                 (name, author, book_id))
+
+
+def stored_items(conn: sqlite3.Connection, library: str) -> dict[str, StoredOrigin]:
+    """The books of one library, keyed by item."""
+    rows = conn.execute(
+        "SELECT s.book_id, b.slug, s.item, s.metadata_hash, s.metadata, b.source_path, "
+        "b.source_size, b.source_mtime FROM book_sources s JOIN books b ON b.id = s.book_id "
+        "WHERE s.library = ? ORDER BY s.book_id", (library,)).fetchall()
+    return {str(r[2]): StoredOrigin(int(r[0]), str(r[1]), str(r[2]), str(r[3]),
+                                    str(json.loads(r[4] or "{}").get("content_key", "")),
+                                    str(r[5]), int(r[6]), float(r[7])) for r in rows}
+
+
+def source_book_ids(conn: sqlite3.Connection) -> set[int]:
+    """Books that a library sync owns (folder sync leaves them alone)."""
+    return {int(r[0]) for r in conn.execute("SELECT book_id FROM book_sources")}
+
+
+def origins(conn: sqlite3.Connection, book_ids: list[int] | None = None) -> dict[int, Origin]:
+    """Origin of each given book (all when None) that came from a library."""
+    if book_ids is not None and not book_ids:
+        return {}
+    rows = conn.execute("SELECT book_id, library, item, link, metadata, metadata_hash "
+                        "FROM book_sources").fetchall()
+    wanted = None if book_ids is None else set(book_ids)
+    labels: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for book_id, kind, value in conn.execute(
+            "SELECT book_id, kind, value FROM book_labels ORDER BY book_id, kind, value"):
+        labels[int(book_id)][str(kind)].append(str(value))
+    out = {}
+    for r in rows:
+        book_id = int(r[0])
+        if wanted is not None and book_id not in wanted:
+            continue
+        own = labels.get(book_id, {})
+        out[book_id] = Origin(str(r[1]), str(r[2]), str(r[3]), json.loads(r[4] or "{}"),
+                              str(r[5]), tuple(own.get("tag", ())),
+                              tuple(own.get("collection", ())),
+                              _first(own.get("series")))
+    return out
+
+
+def books_labelled(conn: sqlite3.Connection, kind: str, value: str) -> set[int]:
+    """Books carrying the label ``value`` of ``kind`` (case-insensitive, exact)."""
+    return {int(r[0]) for r in conn.execute(
+        "SELECT book_id FROM book_labels WHERE kind = ? AND value = ? COLLATE NOCASE",
+        (kind, value.strip()))}
+
+
+def label_values(conn: sqlite3.Connection, kind: str) -> list[str]:
+    """Every value of a label kind in the library (for 'no such tag' messages)."""
+    return [str(r[0]) for r in conn.execute(
+        "SELECT DISTINCT value FROM book_labels WHERE kind = ? ORDER BY value COLLATE NOCASE",
+        (kind,))]
+
+
+def attach_origins(conn: sqlite3.Connection, books: list[BookRow]) -> list[BookRow]:
+    """``books``, each from a Calibre or Zotero library given its labels, link and metadata."""
+    found = origins(conn, [b.id for b in books])
+    for book in books:
+        origin = found.get(book.id)
+        if origin is not None:
+            book.tags, book.collections = list(origin.tags), list(origin.collections)
+            book.series, book.link = origin.series, origin.link
+            book.metadata = {k: v for k, v in origin.metadata.items() if k != "content_key"}
+    return books
+
+
+def _first(values: list[str] | None) -> str | None:
+    return values[0] if values else None
