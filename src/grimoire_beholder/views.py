@@ -24,6 +24,8 @@ def book_dict(book: BookRow) -> dict[str, Any]:
         "added_at": book.added_at, "updated_at": book.updated_at,
         "source_root": book.source_root, "group": book.source_group,
         "roles": dict(book.roles),
+        "tags": list(book.tags), "collections": list(book.collections),
+        "series": book.series, "link": book.link, "metadata": dict(book.metadata),
     }
 
 

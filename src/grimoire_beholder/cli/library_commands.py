@@ -280,7 +280,7 @@ def query(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     author: Annotated[str | None, typer.Option(help="Only books by this author.")] = None,
     source_type: Annotated[str | None, typer.Option(
-        "--type", help="Only pdf, epub, markdown or text.")] = None,
+        "--type", help="Only pdf, epub, markdown, text, html or docx.")] = None,
     mode: Annotated[str | None, typer.Option(
         help="hybrid, vector or keyword (default: retrieval_mode).")] = None,
     group: Annotated[str | None, typer.Option(
@@ -295,6 +295,12 @@ def query(
         help="Only sections of this role (repeatable): body, front_matter, contents, index, "
         "notes, bibliography or glossary. Default: all, body text first.",
         show_default=False)] = None,
+    tag: Annotated[str | None, typer.Option(
+        help="Only books with this tag (from a Calibre or Zotero library).")] = None,
+    collection: Annotated[str | None, typer.Option(
+        help="Only items of this Zotero collection.")] = None,
+    series: Annotated[str | None, typer.Option(
+        help="Only books of this Calibre series.")] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
@@ -312,7 +318,8 @@ def query(
     def run(lib: Any) -> Any:
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
-                             path_prefix=path_prefix, until_chapter=until, role=role)
+                             path_prefix=path_prefix, until_chapter=until, role=role,
+                             tag=tag, collection=collection, series=series)
         data = results.to_dict()
         if expand:
             for hit in data["results"]:
@@ -338,8 +345,10 @@ def query(
     if data.get("note"):
         err.print(data["note"], markup=False)
     for hit in hits:
-        tag = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
-        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{tag}")
+        marked = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
+        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{marked}")
+        if hit.get("link"):
+            out.print(f"   [dim]{_esc(hit['link'])}[/dim]")
         if explain:
             ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
                               for arm, r in hit["ranks"].items())

@@ -119,7 +119,8 @@ class MessageProgress:
 
 # Columns of `list`, and which go first when the terminal is too narrow for all of them.
 BOOK_COLUMNS = ("id", "slug", "name", "author", "type", "size", "ch/sec", "embedded")
-DROP_WHEN_NARROW = ("author", "type", "ch/sec", "name", "size")
+DROP_WHEN_NARROW = ("labels", "author", "type", "ch/sec", "name", "size")
+LABELS_MAX_WIDTH = 40
 NAME_MIN_WIDTH = 16
 AUTHOR_MAX_WIDTH = 24
 COLUMN_GAP = 2
@@ -130,7 +131,21 @@ def _book_cells(b: dict[str, Any]) -> dict[str, str]:
             "author": b["author"] or "", "type": b["source_type"],
             "size": extent(b["source_type"], b["page_count"], b.get("line_count")),
             "ch/sec": f"{b['chapters']}/{b['sections']}",
-            "embedded": f"{b['status'].get('embedded', 0)}/{b['chunks']}"}
+            "embedded": f"{b['status'].get('embedded', 0)}/{b['chunks']}",
+            "labels": book_labels(b)}
+
+
+def book_labels(b: dict[str, Any]) -> str:
+    """A Calibre or Zotero book's series (and index), collections and tags, on one line:
+    ``Coastal Guides #1 · [Ocean Physics] · sea, tides``; "" for other books."""
+    parts = []
+    if b.get("series"):
+        index = (b.get("metadata") or {}).get("series_index")
+        parts.append(b["series"] + (f" #{index:g}" if isinstance(index, int | float) else ""))
+    parts += [f"[{c}]" for c in b.get("collections") or []]
+    if b.get("tags"):
+        parts.append(", ".join(b["tags"]))
+    return " · ".join(parts)
 
 
 def books_table(books: list[dict[str, Any]], width: int) -> str:
@@ -140,9 +155,12 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
     fit (``list --json`` has everything). A slug is at most ~62 characters, so 80 columns
     always fit. Lines carry no trailing blanks."""
     rows = [_book_cells(b) for b in books]
-    natural = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in BOOK_COLUMNS}
-    natural["author"] = min(natural["author"], AUTHOR_MAX_WIDTH)
     columns = list(BOOK_COLUMNS)
+    if any(r["labels"] for r in rows):  # books from a Calibre or Zotero library
+        columns.insert(columns.index("type"), "labels")
+    natural = {c: max([len(c), *(len(r[c]) for r in rows)]) for c in columns}
+    natural["author"] = min(natural["author"], AUTHOR_MAX_WIDTH)
+    natural["labels"] = min(natural.get("labels", 0), LABELS_MAX_WIDTH)
 
     def needed() -> int:
         return sum(min(natural[c], NAME_MIN_WIDTH) if c == "name" else natural[c]
@@ -151,12 +169,14 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
     for column in DROP_WHEN_NARROW:
         if needed() <= width:
             break
-        columns.remove(column)
+        if column in columns:
+            columns.remove(column)
     table = Table(box=None, pad_edge=False, padding=(0, COLUMN_GAP // 2))
     for column in columns:
         table.add_column(column, no_wrap=column != "name",
-                         max_width=AUTHOR_MAX_WIDTH if column == "author" else None,
-                         overflow="ellipsis" if column == "author" else "fold",
+                         max_width={"author": AUTHOR_MAX_WIDTH,
+                                    "labels": LABELS_MAX_WIDTH}.get(column),
+                         overflow="ellipsis" if column in ("author", "labels") else "fold",
                          justify="right" if column in ("id", "ch/sec", "embedded") else "left")
     for row in rows:
         table.add_row(*(row[c] for c in columns))

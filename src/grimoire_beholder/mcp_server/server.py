@@ -102,8 +102,9 @@ def open_library(config_path: str | os.PathLike[str] | None = None,
 # ------------------------------------------------------------------------ the tools
 def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
     """List every book in the library: id, slug, name, author, source type (pdf, epub,
-    markdown, text), page count (PDF) or line count (Markdown/text), chapters, sections,
-    and the group (top-level folder) of books ingested from a folder.
+    markdown, text, html, docx), page count (PDF) or line count (Markdown/text), chapters,
+    sections, the group (top-level folder) of books ingested from a folder, and the tags,
+    collections, series and link of books from a Calibre or Zotero library.
 
     Use it to find a book_id (the numeric id or the slug both work) for get_book_outline,
     get_section, or to restrict search_book to one book or group."""
@@ -125,7 +126,7 @@ def search_book(
         description=f"How many excerpts (1–{MAX_TOP_K}; default from the config).")] = None,
     author: Annotated[str | None, Field(description="Only books by this author.")] = None,
     source_type: Annotated[str | None, Field(
-        description="Only pdf, epub, markdown or text books.")] = None,
+        description="Only pdf, epub, markdown, text, html or docx books.")] = None,
     group: Annotated[str | None, Field(
         description="Only books from this top-level folder of an ingested folder "
                     "(list_books shows each book's group).")] = None,
@@ -138,6 +139,12 @@ def search_book(
                     "past where the reader is gets quoted. Needs book_id.")] = None,
     role: Annotated[str | None, Field(description="Only sections of this role: body, front_"
                     "matter, contents, index, notes, bibliography or glossary.")] = None,
+    tag: Annotated[str | None, Field(description="Only books with this tag in their Calibre "
+                   "or Zotero library (list_books shows tags).")] = None,
+    collection: Annotated[str | None, Field(
+        description="Only items of this Zotero collection.")] = None,
+    series: Annotated[str | None, Field(description="Only books of this Calibre series.")]
+    = None,
 ) -> Annotated[CallToolResult, SearchResult]:
     """Search the books by meaning and keywords (hybrid retrieval) and return the best
     matching excerpts, each with a citation (book · chapter › section · pages, or
@@ -154,7 +161,8 @@ def search_book(
     found = state.run(lambda lib: lib.search(
         question.strip(), top_k=clamped, book=book_id, author=author,
         source_type=source_type, group=group, path_prefix=path_prefix,
-        until_chapter=until_chapter, role=role))
+        until_chapter=until_chapter, role=role, tag=tag, collection=collection,
+        series=series))
     entries = _hit_entries([hit.to_dict() for hit in found.hits])
     notes = [found.note] if found.note else []
     if clamped != limit:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 
 class BookEntry(BaseModel):
@@ -25,6 +25,21 @@ class BookEntry(BaseModel):
     chapters: int
     sections: int
     approx_tokens: int
+    tags: list[str] = Field(default_factory=list, description="Tags in its Calibre or Zotero "
+                            "library (search_book's tag filter); at most 30 shown.")
+    collections: list[str] = Field(default_factory=list, description="Its Zotero collections "
+                                   "(search_book's collection filter).")
+    series: str | None = Field(default=None, description="Its Calibre series "
+                               "(search_book's series filter).")
+    link: str | None = Field(default=None, description="Opens it in Calibre or Zotero.")
+
+    @field_validator("tags", "collections")
+    @classmethod
+    def _bounded(cls, values: list[str]) -> list[str]:
+        return values[:MAX_LABELS]
+
+
+MAX_LABELS = 30
 
 
 class BookList(BaseModel):
@@ -93,6 +108,8 @@ class _Located(BaseModel):
 class SearchHitEntry(_Located):
     rank: int
     score: float
+    link: str | None = Field(default=None, description="Opens the book in Calibre or Zotero "
+                             "(calibre://…, zotero://…), for books from those libraries.")
     author: str | None
     source_type: str
     text: str = Field(description="The matching excerpt (clipped; get_section has it all).")

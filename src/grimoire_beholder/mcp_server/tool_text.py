@@ -49,8 +49,22 @@ def books_text(result: BookList) -> str:
                      + (f" — {b.author}" if b.author else "")
                      + f" [{b.source_type}, {size}, {plural(b.chapters, 'chapter')}, "
                      + plural(b.sections, "section")
-                     + (f", group={b.group}" if b.group else "") + "]")
+                     + (f", group={b.group}" if b.group else "") + "]"
+                     + _labels(b.series, b.collections, b.tags, b.link))
     return _with_note(lines, result.note)
+
+
+def _labels(series: str | None, collections: list[str], tags: list[str],
+            link: str | None) -> str:
+    """`` series=… collections=… tags=… link=…`` for a Calibre or Zotero book, else ""."""
+    parts = [f"series={series}"] if series else []
+    if collections:
+        parts.append("collections=" + "; ".join(collections))
+    if tags:
+        parts.append("tags=" + ", ".join(tags))
+    if link:
+        parts.append(f"open: {link}")
+    return (" " + " ".join(parts)) if parts else ""
 
 
 def outline_text(result: BookOutline) -> str:
@@ -75,7 +89,7 @@ def search_text(result: SearchResult) -> str:
     lines.append(f"{plural(len(result.results), 'result')} for {result.query!r} "
                  f"({result.mode} search):")
     for e in result.results:
-        lines += ["", f"{e.rank}. {e.citation}",
+        lines += ["", f"{e.rank}. {e.citation}" + (f" · {e.link}" if e.link else ""),
                   f"   [get_section(book_id={e.book_id}, chapter_index={e.chapter_index}, "
                   f"section_index={e.section_index})]", e.text]
     if not result.results:

@@ -62,6 +62,8 @@ def _file(folder: Path, attachment: ZoteroAttachment) -> Path | None:
 
 
 def _format(attachment: ZoteroAttachment) -> str:
+    if attachment.link_mode == LINKED_URL:
+        return "link"  # a web address, no file
     kind = CONTENT_TYPES.get(attachment.content_type.split(";")[0].strip().lower())
     return kind or Path(attachment.path).suffix.lower().lstrip(".") or "unknown"
 

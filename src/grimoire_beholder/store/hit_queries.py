@@ -60,6 +60,7 @@ class HitRow(SectionPlace):
     source_root: str | None = None
     group: str = ""
     role: str = "body"  # the section's role (structure.roles.ROLES)
+    link: str | None = None  # opens the book in Calibre or Zotero (store/source_rows.py)
 
 
 @contextmanager
@@ -259,11 +260,13 @@ def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Hi
         """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
                   b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
                   s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
-                  c.line_end, c.text, c.context, b.source_root, b.source_group, s.role
+                  c.line_end, c.text, c.context, b.source_root, b.source_group, s.role,
+                  o.link
            FROM chunks c
            JOIN sections s ON s.id = c.section_id
            JOIN chapters ch ON ch.id = s.chapter_id
            JOIN books b ON b.id = c.book_id
+           LEFT JOIN book_sources o ON o.book_id = c.book_id
            WHERE c.id IN (SELECT value FROM json_each(?))""",
         (ids_param(chunk_ids),),
     ).fetchall()
@@ -280,6 +283,6 @@ def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, Hi
             chapter_index=r[8], chapter=r[9], section_index=r[10], section=r[11],
             chunk_index=r[12], page_start=r[13], page_end=r[14], line_start=r[15],
             line_end=r[16], text=r[17], context=r[18] or None, source_root=r[19],
-            group=r[20] or "", role=r[21],
+            group=r[20] or "", role=r[21], link=r[22],
         )
     return out

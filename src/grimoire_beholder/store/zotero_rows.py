@@ -7,7 +7,6 @@ trash (``deletedItems``) are left out."""
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 from grimoire_beholder.errors import InputFileError
