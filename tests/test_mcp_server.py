@@ -85,7 +85,8 @@ async def test_lists_exactly_the_read_only_tools_with_schemas(config_path: Path)
     search = tools["search_book"].input_schema
     assert search["required"] == ["question"]
     assert set(search["properties"]) == {"question", "book_id", "top_k", "author", "source_type",
-                                         "group", "path_prefix", "until_chapter", "role"}
+                                         "group", "path_prefix", "until_chapter", "role",
+                                         "tag", "collection", "series"}
     section = tools["get_section"].input_schema
     assert set(section["required"]) == {"book_id", "chapter_index", "section_index"}
     kinds = {s.get("type") for s in section["properties"]["book_id"]["anyOf"]}

@@ -86,7 +86,7 @@ def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -
 
 HIT_KEYS = ["rank", "score", "ranks", "book_id", "slug", "book", "author", "source_type",
             "source_path", "chapter_index", "chapter", "section_index", "section", "page_start",
-            "page_end", "line_start", "line_end", "text", "context", "group", "role",
+            "page_end", "line_start", "line_end", "text", "context", "group", "role", "link",
             "relative_path", "page_label", "citation", "location"]
 
 FILLER = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper"]
@@ -135,8 +135,8 @@ def test_author_and_source_type_filters(two_books: sqlite3.Connection) -> None:
         "small-notes"}
     empty = engine.search("dragon", author="zola", source_type="text")
     assert empty.hits == [] and empty.note == "no book matches the filters"
-    with pytest.raises(GrimoireError, match="pdf, epub, markdown, text"):
-        engine.search("dragon", source_type="docx")
+    with pytest.raises(GrimoireError, match="pdf, epub, markdown, text, html, docx"):
+        engine.search("dragon", source_type="mobi")
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n\t"])

@@ -37,7 +37,8 @@ GlobOpt = Annotated[list[str] | None, typer.Option(
 @app.command()
 def ingest(
     path: Annotated[Path, typer.Argument(
-        help="A .pdf, .epub, .md/.markdown or .txt file, or a folder (recursive).")],
+        help="A .pdf, .epub, .md/.markdown, .txt, .html or .docx file, a folder "
+        "(recursive), a Calibre library or a Zotero data folder.")],
     name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
     force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]
     = False,
@@ -49,7 +50,8 @@ def ingest(
     library: LibraryOpt = None,
 ) -> None:
     """Parse a file (or every file under a folder) into chapters, sections and chunks, then
-    contextualize and embed them. A folder is remembered for `sync`."""
+    contextualize and embed them. A folder is remembered for `sync`; a Calibre library or
+    Zotero data folder is read as such, one book per item with its metadata."""
     from grimoire_beholder.cli.rendering import RichProgress, err, print_json
 
     if path.is_dir():

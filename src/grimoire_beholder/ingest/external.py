@@ -1,6 +1,6 @@
 """Ingest and sync the books of a Calibre library or a Zotero data folder.
 
-``ingest DIR`` on a folder that ``sources.items.detect`` recognises takes it as such a
+``ingest DIR`` on a folder that ``sources.discover.detect`` recognises takes it as such a
 library: it says so, remembers it (``source_libraries``) and ingests one book per item
 with a readable file, under the item's own title and authors, with its metadata, labels
 and link (``book_sources``, ``book_labels``) written in the book's own transaction. Items
@@ -36,13 +36,8 @@ from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
 from grimoire_beholder.parse.document import ParsedBook
-from grimoire_beholder.sources.items import (
-    SourceItem,
-    SourceLibrary,
-    detect,
-    read_library,
-    reader_chapter,
-)
+from grimoire_beholder.sources.discover import detect, read_library
+from grimoire_beholder.sources.items import SourceItem, SourceLibrary, reader_chapter
 from grimoire_beholder.store import book_rows, folders, fts, source_rows
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport

@@ -1,7 +1,7 @@
 """What an external library hands to ingest: items, their file, metadata and annotations.
 
-:func:`detect` tells a Calibre library (a folder holding ``metadata.db``) or a Zotero data
-folder (holding ``zotero.sqlite``) from any other folder; :func:`read_library` reads one.
+``sources/discover.py`` tells a Calibre library or a Zotero data folder from any other
+folder and reads it into these.
 The reader's annotations become a chapter of their own, appended to the book
 (:func:`reader_chapter`), one section per annotation, so each is searched with the book
 and cited as the reader's: ``Book · Your highlights and notes › Highlight, p. 4 · p. 4``.
@@ -93,32 +93,9 @@ class SourceLibrary:
     warnings: list[str] = field(default_factory=list)
 
 
-def detect(folder: Path) -> str | None:
-    """"calibre" or "zotero" for a folder holding that application's database, else None."""
-    if (folder / CALIBRE_DB).is_file():
-        return "calibre"
-    if (folder / ZOTERO_DB).is_file():
-        return "zotero"
-    return None
-
-
 def choose_format(files: dict[str, Path], order: tuple[str, ...]) -> Path | None:
     """The first format in ``order`` the item has (``files``: lower-case format → path)."""
     return next((files[f] for f in order if f in files), None)
-
-
-def read_library(folder: Path, order: tuple[str, ...] = DEFAULT_FORMATS) -> SourceLibrary:
-    """Read the Calibre library or Zotero data folder at ``folder`` (see :func:`detect`)."""
-    kind = detect(folder)
-    if kind == "calibre":
-        from grimoire_beholder.sources.calibre import read_calibre
-
-        return read_calibre(folder.resolve(), order)
-    if kind == "zotero":
-        from grimoire_beholder.sources.zotero import read_zotero
-
-        return read_zotero(folder.resolve(), order)
-    raise ValueError(f"{folder} is neither a Calibre library nor a Zotero data folder")
 
 
 def reader_chapter(item: SourceItem) -> ParsedChapter | None:
