@@ -36,10 +36,19 @@ from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
 from grimoire_beholder.parse.document import ParsedBook
-from grimoire_beholder.sources.discover import detect, read_library
-from grimoire_beholder.sources.items import SourceItem, SourceLibrary, reader_chapter
-from grimoire_beholder.store import book_rows, folders, fts, source_rows
+from grimoire_beholder.sources.calibre import calibre_library
+from grimoire_beholder.sources.discover import detect
+from grimoire_beholder.sources.items import (
+    CALIBRE_DB,
+    ZOTERO_DB,
+    SourceItem,
+    SourceLibrary,
+    reader_chapter,
+)
+from grimoire_beholder.sources.zotero import zotero_library
+from grimoire_beholder.store import book_rows, calibre_rows, folders, fts, source_rows, zotero_rows
 from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.foreign_copy import foreign_database
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
@@ -108,10 +117,9 @@ def plan(conn: sqlite3.Connection, library: SourceLibrary, *,
             action = "changed"
         elif item.metadata_hash() != old.metadata_hash:
             action = "updated"
-        elif (info.path, info.size, info.mtime) != (old.source_path, old.source_size,
-                                                    old.source_mtime):
+        elif info.path != old.source_path:
             action = "moved"
-        else:
+        else:  # the same bytes where they were (a touched file: its new stat is kept)
             action = "unchanged"
         steps.append(_Step(action, item, old, info))
     if remove_missing:
@@ -193,8 +201,12 @@ class _Applier:
         if step.action in ("moved", "updated"):
             return self.update(step)
         if step.action == "unchanged":
-            return FileOutcome("unchanged", step.display, slug=step.stored.slug
-                               if step.stored else None)
+            stored, info = step.stored, step.info
+            assert stored is not None and info is not None
+            if (info.size, info.mtime) != (stored.source_size, stored.source_mtime):
+                with transaction(self.conn):
+                    folders.update_file_stat(self.conn, stored.book_id, info.size, info.mtime)
+            return FileOutcome("unchanged", step.display, slug=stored.slug)
         return self.ingest(step, report)
 
 
@@ -222,7 +234,16 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
 
 
 def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:
-    return read_library(folder, formats_of(deps))
+    """The library at ``folder`` (resolved): its database's rows, read from a private copy
+    (``store/foreign_copy.py``), made into items by ``sources/``."""
+    order = formats_of(deps)
+    if detect(folder) == "calibre":
+        with foreign_database(folder / CALIBRE_DB, "Calibre library database") as conn:
+            books = calibre_rows.read_books(conn)
+        return calibre_library(folder, books, order)
+    with foreign_database(folder / ZOTERO_DB, "Zotero database") as conn:
+        items, annotations = zotero_rows.read_items(conn), zotero_rows.read_annotations(conn)
+    return zotero_library(folder, items, annotations, order)
 
 
 def ingest_library(deps: IngestDeps, folder: Path, *, progress: Progress) -> SyncReport:

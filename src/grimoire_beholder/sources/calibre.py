@@ -1,6 +1,7 @@
 """A Calibre library (the folder holding ``metadata.db``) as a source of books.
 
-One :class:`SourceItem` per Calibre book: its best readable format (``items.DEFAULT_FORMATS``
+One :class:`SourceItem` per Calibre book (its rows read by ``store/calibre_rows.py`` from a
+private copy of ``metadata.db``): its best readable format (``items.DEFAULT_FORMATS``
 or the configured order; MOBI, AZW3 and other formats no parser reads are listed so the
 report can name them), Calibre's title, authors, tags, series and index, publisher,
 publication date, languages and identifiers (ISBN …). The link opens the book in Calibre:
@@ -10,13 +11,34 @@ publication date, languages and identifiers (ISBN …). The link opens the book 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from grimoire_beholder.sources.items import CALIBRE_DB, SourceItem, SourceLibrary, choose_format
-from grimoire_beholder.store.calibre_rows import CalibreBook, read_books
-from grimoire_beholder.store.foreign_copy import foreign_database
+from grimoire_beholder.sources.items import SourceItem, SourceLibrary, choose_format
 
 UNDEFINED_DATE = "0101-01-01"  # Calibre's "no date"
+
+
+@dataclass
+class CalibreBook:
+    """One row of Calibre's ``books`` with what its link tables say about it (read by
+    ``store/calibre_rows.py``)."""
+
+    id: int
+    title: str
+    pubdate: str | None
+    series_index: float
+    path: str  # the book's folder, relative to the library
+    uuid: str | None
+    authors: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    series: str | None = None
+    publisher: str | None = None
+    languages: list[str] = field(default_factory=list)
+    identifiers: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)  # "EPUB" → file name, no suffix
 
 
 def library_name(folder: Path) -> str:
@@ -45,9 +67,9 @@ def _item(folder: Path, book: CalibreBook, order: tuple[str, ...]) -> SourceItem
         metadata=metadata)
 
 
-def read_calibre(folder: Path, order: tuple[str, ...]) -> SourceLibrary:
-    """Every book of the Calibre library at ``folder`` (resolved), read from a copy of its
-    database; its book files are not opened here."""
-    with foreign_database(folder / CALIBRE_DB, "Calibre library database") as conn:
-        books = read_books(conn)
+def calibre_library(folder: Path, rows: Iterable[Mapping[str, Any]],
+                    order: tuple[str, ...]) -> SourceLibrary:
+    """The Calibre library at ``folder`` (resolved) from its database's rows; its book
+    files are not opened here."""
+    books = [CalibreBook(**row) for row in rows]
     return SourceLibrary("calibre", folder, [_item(folder, b, order) for b in books])

@@ -1,4 +1,4 @@
-"""Which application's library a folder is, and reading it.
+"""Which application's library a folder is.
 
 A Calibre library is a folder holding ``metadata.db``; a Zotero data folder one holding
 ``zotero.sqlite``. Anything else is a plain folder (``ingest/folder.py`` scans it).
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grimoire_beholder.sources.items import CALIBRE_DB, DEFAULT_FORMATS, ZOTERO_DB, SourceLibrary
+from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB
 
 
 def detect(folder: Path) -> str | None:
@@ -18,19 +18,3 @@ def detect(folder: Path) -> str | None:
     if (folder / ZOTERO_DB).is_file():
         return "zotero"
     return None
-
-
-def read_library(folder: Path, order: tuple[str, ...] = DEFAULT_FORMATS) -> SourceLibrary:
-    """Read the Calibre library or Zotero data folder at ``folder`` (see :func:`detect`)."""
-    kind = detect(folder)
-    if kind == "calibre":
-        from grimoire_beholder.sources.calibre import read_calibre
-
-        return read_calibre(folder.resolve(), order)
-    if kind == "zotero":
-        from grimoire_beholder.sources.zotero import read_zotero
-
-        return read_zotero(folder.resolve(), order)
-    raise ValueError(f"{folder} is neither a Calibre library nor a Zotero data folder")
-
-

@@ -8,32 +8,61 @@ and the attachment's annotations (highlights, underlines, notes, with their page
 item's child notes become the reader's own chapter of the book (``items.reader_chapter``).
 The link selects the item in Zotero: ``zotero://select/library/items/KEY``.
 
-``zotero.sqlite`` is read from a private copy (``store/foreign_copy.py``): Zotero keeps it
-locked while it runs, and nothing here may ever write it.
+``zotero.sqlite`` is read by ``store/zotero_rows.py`` from a private copy
+(``store/foreign_copy.py``): Zotero keeps it locked while it runs, and nothing may ever
+write it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lxml import html
 
-from grimoire_beholder.sources.items import (
-    ZOTERO_DB,
-    Annotation,
-    SourceItem,
-    SourceLibrary,
-    choose_format,
-)
-from grimoire_beholder.store.foreign_copy import foreign_database
-from grimoire_beholder.store.zotero_rows import (
-    ZoteroAnnotation,
-    ZoteroAttachment,
-    ZoteroItem,
-    read_annotations,
-    read_items,
-)
+from grimoire_beholder.sources.items import Annotation, SourceItem, SourceLibrary, choose_format
+
+
+@dataclass
+class ZoteroAttachment:
+    item_id: int
+    key: str
+    link_mode: int  # 0 imported file, 1 imported URL (snapshot), 2 linked file, 3 linked URL
+    content_type: str
+    path: str  # "storage:name.pdf" for stored files, an absolute path for linked ones
+
+
+@dataclass
+class ZoteroAnnotation:
+    kind: str  # highlight, underline, note, image, ink, text
+    text: str
+    comment: str
+    page_label: str | None
+    sort_index: str
+    position: str  # JSON: {"pageIndex": 0, "rects": …} for PDFs
+
+
+@dataclass
+class ZoteroItem:
+    """A regular item with what hangs on it (read by ``store/zotero_rows.py``)."""
+
+    item_id: int
+    key: str
+    item_type: str
+    fields: dict[str, str] = field(default_factory=dict)
+    creators: list[str] = field(default_factory=list)
+    collections: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    attachments: list[ZoteroAttachment] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # child notes, as Zotero's HTML
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ZoteroItem:
+        return cls(**{**row, "attachments": [ZoteroAttachment(**a)
+                                             for a in row.get("attachments", [])]})
 
 CONTENT_TYPES = {
     "application/pdf": "pdf",
@@ -105,17 +134,19 @@ def _item(folder: Path, item: ZoteroItem, order: tuple[str, ...]
     return source, chosen.get(file) if file is not None else None
 
 
-def read_zotero(folder: Path, order: tuple[str, ...]) -> SourceLibrary:
-    """Every item of the Zotero data folder at ``folder`` (resolved), with the annotations
-    of the attachment chosen for it; read from a copy of ``zotero.sqlite``."""
+def zotero_library(folder: Path, rows: Iterable[Mapping[str, Any]],
+                   annotations: Mapping[int, Sequence[Mapping[str, Any]]],
+                   order: tuple[str, ...]) -> SourceLibrary:
+    """The Zotero data folder at ``folder`` (resolved) from its database's items and the
+    annotations by attachment id; the files are not opened here."""
     library = SourceLibrary("zotero", folder)
-    with foreign_database(folder / ZOTERO_DB, "Zotero database") as conn:
-        for row in read_items(conn):
-            item, attachment = _item(folder, row, order)
-            if attachment is not None:
-                item.annotations = [_annotation(a)
-                                    for a in read_annotations(conn, attachment.item_id)]
-            item.annotations += [Annotation("note", "", text) for text in
-                                 (_note_text(n) for n in row.notes) if text]
-            library.items.append(item)
+    for row in rows:
+        zotero_item = ZoteroItem.from_row(row)
+        item, attachment = _item(folder, zotero_item, order)
+        if attachment is not None:
+            item.annotations = [_annotation(ZoteroAnnotation(**a))
+                                for a in annotations.get(attachment.item_id, [])]
+        item.annotations += [Annotation("note", "", text) for text in
+                             (_note_text(n) for n in zotero_item.notes) if text]
+        library.items.append(item)
     return library

@@ -1,33 +1,15 @@
 """The queries that read a Calibre library's ``metadata.db`` (a private copy of it, see
 ``foreign_copy.py``): books with their authors, tags, series, publisher, languages,
-identifiers and formats. Calibre's own schema; nothing here is ever written."""
+identifiers and formats, as plain values for ``sources/calibre.py``. Calibre's own schema;
+nothing here is ever written."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, field
+from typing import Any
 
 from grimoire_beholder.errors import InputFileError
-
-
-@dataclass
-class CalibreBook:
-    """One row of Calibre's ``books`` with what its link tables say about it."""
-
-    id: int
-    title: str
-    pubdate: str | None
-    series_index: float
-    path: str  # the book's folder, relative to the library
-    uuid: str | None
-    authors: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    series: str | None = None
-    publisher: str | None = None
-    languages: list[str] = field(default_factory=list)
-    identifiers: dict[str, str] = field(default_factory=dict)
-    formats: dict[str, str] = field(default_factory=dict)  # "EPUB" → file name, no suffix
 
 
 def _pairs(conn: sqlite3.Connection, sql: str) -> dict[int, list[str]]:
@@ -38,8 +20,9 @@ def _pairs(conn: sqlite3.Connection, sql: str) -> dict[int, list[str]]:
     return out
 
 
-def read_books(conn: sqlite3.Connection) -> list[CalibreBook]:
-    """Every book of the library, by id; InputFileError when this is no Calibre database."""
+def read_books(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every book of the library, by id, as the fields of ``sources.calibre.CalibreBook``;
+    InputFileError when this is no Calibre database."""
     try:
         rows = conn.execute("SELECT id, title, pubdate, series_index, path, uuid FROM books "
                             "ORDER BY id").fetchall()
@@ -62,7 +45,7 @@ def read_books(conn: sqlite3.Connection) -> list[CalibreBook]:
             formats[int(book)][str(kind).upper()] = str(name)
     except sqlite3.DatabaseError as exc:
         raise InputFileError(f"not a Calibre library database ({exc})") from exc
-    return [CalibreBook(
+    return [dict(
         id=int(r[0]), title=str(r[1] or "Unknown"), pubdate=r[2], series_index=float(r[3]),
         path=str(r[4] or ""), uuid=r[5], authors=authors.get(int(r[0]), []),
         tags=tags.get(int(r[0]), []), series=_first(series.get(int(r[0]))),
