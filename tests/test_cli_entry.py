@@ -11,6 +11,7 @@ import pytest
 import typer.main
 
 from grimoire_beholder.cli.entry import app
+from grimoire_beholder.cli.help_pages import PANELS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grimoire_beholder"
 COMMANDS = {"ingest", "sync", "list", "delete", "status", "check", "reindex-fts", "query",
@@ -24,9 +25,12 @@ INVOCATIONS = {
 
 
 def _listed_commands(help_text: str) -> set[str]:
-    """Command names from the ``Commands:`` section of click's plain ``--help``."""
-    section = help_text.split("Commands:", 1)[1]
-    return {line.split()[0] for line in section.splitlines() if line.startswith("  ")}
+    """Command names from the command panels (``Build the library:`` …) of ``--help``."""
+    names: set[str] = set()
+    for panel in PANELS:
+        section = help_text.split(f"\n{panel}:\n", 1)[1].split("\n\n", 1)[0]
+        names |= {line.split()[0] for line in section.splitlines() if line.startswith("  ")}
+    return names
 
 
 def test_the_app_has_every_command() -> None:
@@ -66,7 +70,8 @@ def test_no_cli_module_is_part_of_an_import_cycle() -> None:
     paths = list(PACKAGE.rglob("*.py"))
     modules = {_module_name(p) for p in paths}
     graph = {_module_name(p): _imports(p, modules) for p in paths}
-    cli_modules = {m for m in modules if m.rpartition(".")[2].startswith(("cli", "__main__"))}
+    cli_modules = {m for m in modules
+                   if m.startswith("grimoire_beholder.cli") or m.endswith("__main__")}
     assert {"grimoire_beholder.cli.entry", "grimoire_beholder.cli.app"} <= cli_modules
     for start in cli_modules:
         seen: set[str] = set()

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
 
+from grimoire_beholder.cli.help_pages import Grouped
 from grimoire_beholder.errors import GrimoireError
 
 if TYPE_CHECKING:
@@ -26,7 +28,11 @@ if TYPE_CHECKING:
 app = typer.Typer(
     name="grimoire-beholder",
     help="A local, offline library of books and documents, searchable by AI assistants.",
-    no_args_is_help=True,
+    cls=Grouped,
+    epilog="\b\nStart with:\n  grimoire-beholder ingest BOOK.pdf\n"
+    "  grimoire-beholder query \"what you want to know\"\n"
+    "  grimoire-beholder mcp-config claude-desktop --write\n"
+    "Each command's --help has examples.",
     # --install-completion / --show-completion: typer imports its completion modules either
     # way, so offering them cost nothing measurable on `--help` (12 alternating cold runs).
     add_completion=True,
@@ -46,11 +52,15 @@ def _print_version(requested: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def _root(version: Annotated[bool, typer.Option(
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context, version: Annotated[bool, typer.Option(
         "--version", callback=_print_version, is_eager=True,
         help="Print the version and exit.")] = False) -> None:
-    """Options that apply before any command."""
+    """Options that apply before any command; alone, the command prints its help (exit 0),
+    as git and uv do."""
+    if ctx.invoked_subcommand is None:
+        print(ctx.get_help())
+        raise typer.Exit()
 
 
 def _named_path(text: str) -> Path:
@@ -62,13 +72,19 @@ def _named_path(text: str) -> Path:
 
 
 T = TypeVar("T")
+# Choices as help and completion show them (the same as the core's: tests/test_cli_help.py).
+Mode = Literal["hybrid", "vector", "keyword"]
+SourceType = Literal["pdf", "epub", "markdown", "text", "html", "docx"]
+Role = StrEnum("Role", [(r, r) for r in (
+    "body", "front_matter", "contents", "index", "notes", "bibliography", "glossary")])
 ConfigOpt = Annotated[Path | None, typer.Option(
-    "--config", "-c", help="Config file (default: $GRIMOIRE_BEHOLDER_CONFIG, else the "
-    "library's own; see --library).", show_default=False, parser=_named_path)]
+    "--config", "-c", metavar="FILE", help="Config file (default: "
+    "$GRIMOIRE_BEHOLDER_CONFIG, else the library's own; see --library).",
+    show_default=False, parser=_named_path)]
 LibraryOpt = Annotated[Path | None, typer.Option(
-    "--library", help="Library folder (default: $GRIMOIRE_BEHOLDER_LIBRARY, else the "
-    "nearest folder above with a config.toml holding [grimoire-beholder], else the per-user "
-    "library).", show_default=False, parser=_named_path)]
+    "--library", metavar="DIR", help="Library folder (default: "
+    "$GRIMOIRE_BEHOLDER_LIBRARY, else the nearest folder above with a config.toml holding "
+    "[grimoire-beholder], else the per-user library).", show_default=False, parser=_named_path)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 # What serve-mcp lets an assistant change (mcp-config writes the same into a client).
 AllowSyncOpt = Annotated[bool, typer.Option(

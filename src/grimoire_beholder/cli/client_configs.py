@@ -1,4 +1,5 @@
-"""Setting up AI assistants: the MCP server entry each client needs, and merging it into the
+"""Setting up AI assistants (Claude Desktop, Claude Code, Codex, Cursor, VS Code): the MCP
+server entry each client needs, and merging it into the
 client's own config file (``grimoire-beholder mcp-config CLIENT [--write]``).
 
 The entry always names absolute paths — the installed ``grimoire-beholder`` executable and the
@@ -30,7 +31,10 @@ from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.locate import BY_CONFIG_ENV, BY_CONFIG_FLAG
 from grimoire_beholder.mcp_server.allowed import Upkeep
 
-CLIENTS = ("claude-desktop", "claude-code", "codex")
+CLIENTS = ("claude-desktop", "claude-code", "codex", "cursor", "vscode")
+# The object of servers in each JSON client's file (VS Code's mcp.json has its own shape).
+SERVERS_KEY = {"vscode": "servers"}
+TYPED_ENTRY = ("claude-code", "vscode")  # clients whose entry names its transport
 SERVER_NAME = "grimoire-beholder"
 EXECUTABLE = "grimoire-beholder"
 
@@ -81,8 +85,8 @@ class ClientSetup:
         """What to paste into the client's config file."""
         if self.client == "codex":
             return _toml_table(self.name, self.entry)
-        return json.dumps({"mcpServers": {self.name: self.entry}}, indent=2,
-                          ensure_ascii=False)
+        key = SERVERS_KEY.get(self.client, "mcpServers")
+        return json.dumps({key: {self.name: self.entry}}, indent=2, ensure_ascii=False)
 
 
 def client_config_path(client: str) -> Path:
@@ -97,6 +101,13 @@ def client_config_path(client: str) -> Path:
     if client == "codex":
         home = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
         return Path(home) / "config.toml"
+    if client == "cursor":  # global scope: every project sees it
+        return Path(os.path.expanduser("~")) / ".cursor" / "mcp.json"
+    if client == "vscode":  # the user profile's mcp.json (MCP: Open User Configuration)
+        import platformdirs
+
+        return platformdirs.user_config_path("Code", appauthor=False,
+                                             roaming=True) / "User" / "mcp.json"
     raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
 
 
@@ -111,7 +122,7 @@ def client_setup(client: str, config: Config, name: str = SERVER_NAME,
     upkeep_args = upkeep.serve_args() if upkeep is not None else []
     entry: dict[str, Any] = {"command": command,
                              "args": [*prefix, *server_args(config), *upkeep_args]}
-    if client == "claude-code":
+    if client in TYPED_ENTRY:
         entry = {"type": "stdio", **entry}
     return ClientSetup(client, name, entry, path)
 
@@ -174,9 +185,10 @@ def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
         else {}  # an empty file (made with `touch`) is an empty config
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; left as it is")
-    servers = data.setdefault("mcpServers", {})
+    key = SERVERS_KEY.get(setup.client, "mcpServers")
+    servers = data.setdefault(key, {})
     if not isinstance(servers, dict):
-        raise ConfigError(f"'mcpServers' in {path} is not an object; left as it is")
+        raise ConfigError(f"'{key}' in {path} is not an object; left as it is")
     previous = servers.get(setup.name)
     if previous == setup.entry:
         return text or "", "unchanged"

@@ -14,9 +14,13 @@ from typing import Annotated, Any
 import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
+from grimoire_beholder.cli.help_pages import command
 
 
-@app.command()
+@command(app, 'Ask it', examples=(
+    'grimoire-beholder verify "All warfare is based on deception"',
+    'grimoire-beholder verify "the lamp must be trimmed" --book lighthouse-keepers-handbook',
+))
 def verify(
     quote: Annotated[str, typer.Argument(help="The quotation, as you have it.")],
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
@@ -52,7 +56,10 @@ def verify(
         raise typer.Exit(1)
 
 
-@app.command()
+@command(app, 'Read it', examples=(
+    'grimoire-beholder page art-of-war 12 --highlight "All warfare is based on deception"',
+    'grimoire-beholder page art-of-war xii --printed -o page.png',
+))
 def page(
     book: Annotated[str, typer.Argument(help="Slug or id of a PDF book.")],
     page_: Annotated[str, typer.Argument(
@@ -107,7 +114,10 @@ def _write_png(target: Path, png: bytes) -> None:
         fail(f"cannot write {target}: {exc.strerror or exc}")
 
 
-@app.command()
+@command(app, 'Check it', examples=(
+    'grimoire-beholder health',
+    'grimoire-beholder health art-of-war --json',
+))
 def health(
     book: Annotated[str | None, typer.Argument(help="Slug or id (default: every book).")]
     = None,
@@ -151,7 +161,10 @@ def _print_health(out: Any, r: dict[str, Any]) -> None:
         out.print("  no problems found", markup=False)
 
 
-@app.command()
+@command(app, 'Ask it', examples=(
+    'grimoire-beholder lookup "deception"',
+    'grimoire-beholder lookup "spies" --book art-of-war',
+))
 def lookup(
     term: Annotated[str, typer.Argument(help="The term, as a book's index might print it.")],
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,

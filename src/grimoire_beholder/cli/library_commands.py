@@ -20,21 +20,30 @@ from grimoire_beholder.cli.app import (
     ConfigOpt,
     JsonOpt,
     LibraryOpt,
+    Mode,
+    Role,
+    SourceType,
     allowed_upkeep,
     app,
     fail,
     reported_errors,
     with_library,
 )
+from grimoire_beholder.cli.help_pages import command
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import plural
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
+    metavar="GLOB",
     help="Glob (repeatable) matched against the path under the folder or the file name.",
     show_default=False)]
 
 
-@app.command()
+@command(app, 'Build the library', examples=(
+    'grimoire-beholder ingest ~/Books/art-of-war.pdf',
+    'grimoire-beholder ingest ~/notes --exclude drafts --include "*.md"',
+    'grimoire-beholder ingest book.epub --name "The Art of War"',
+))
 def ingest(
     path: Annotated[Path, typer.Argument(
         help="A .pdf, .epub, .md/.markdown, .txt, .html or .docx file, a folder "
@@ -120,7 +129,11 @@ def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
         raise typer.Exit(1)
 
 
-@app.command("sync")
+@command(app, 'Build the library', "sync", examples=(
+    'grimoire-beholder sync',
+    'grimoire-beholder sync ~/notes --dry-run',
+    'grimoire-beholder sync --watch',
+))
 def sync_(
     folders: Annotated[list[Path] | None, typer.Argument(
         help="Only books under these folders (default: every ingested file and folder).",
@@ -176,7 +189,10 @@ def sync_(
     _finish_sync(data, json_out)
 
 
-@app.command("list")
+@command(app, 'Read it', "list", examples=(
+    'grimoire-beholder list',
+    'grimoire-beholder list --json',
+))
 def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
           library: LibraryOpt = None) -> None:
     """Every book with author, type, pages, chapters, sections and chunk status counts."""
@@ -194,7 +210,10 @@ def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
         print(books_table(books, out.width))
 
 
-@app.command()
+@command(app, 'Build the library', examples=(
+    'grimoire-beholder delete art-of-war',
+    'grimoire-beholder delete 3 --yes',
+))
 def delete(
     book: Annotated[str, typer.Argument(help="Slug or id of the book to remove.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -218,7 +237,10 @@ def delete(
     print(f"deleted {removed.slug}")
 
 
-@app.command()
+@command(app, 'Check it', examples=(
+    'grimoire-beholder status',
+    'grimoire-beholder status --json',
+))
 def status(json_out: JsonOpt = False, config: ConfigOpt = None,
            library: LibraryOpt = None) -> None:
     """Configured models, database path, and per-book counts by status."""
@@ -245,7 +267,9 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None,
                   f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
 
 
-@app.command()
+@command(app, 'Check it', examples=(
+    'grimoire-beholder check',
+))
 def check(json_out: JsonOpt = False, config: ConfigOpt = None,
           library: LibraryOpt = None) -> None:
     """Check the library file: SQLite's integrity check and the index consistency rules."""
@@ -265,7 +289,10 @@ def check(json_out: JsonOpt = False, config: ConfigOpt = None,
         raise typer.Exit(1)
 
 
-@app.command("reindex-fts")
+@command(app, 'Check it', "reindex-fts", examples=(
+    'grimoire-beholder reindex-fts',
+    'grimoire-beholder reindex-fts --book art-of-war',
+))
 def reindex_fts(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     config: ConfigOpt = None,
@@ -276,15 +303,19 @@ def reindex_fts(
     print(f"reindexed {plural(count, 'chunk')}")
 
 
-@app.command()
+@command(app, 'Ask it', examples=(
+    'grimoire-beholder query "how is the lamp trimmed?"',
+    'grimoire-beholder query "spies" --book art-of-war --top-k 3',
+    'grimoire-beholder query "install on windows" --type markdown --json',
+))
 def query(
     question: Annotated[str, typer.Argument(help="What to look for, in your own words.")],
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     author: Annotated[str | None, typer.Option(help="Only books by this author.")] = None,
-    source_type: Annotated[str | None, typer.Option(
-        "--type", help="Only pdf, epub, markdown, text, html or docx.")] = None,
-    mode: Annotated[str | None, typer.Option(
-        help="hybrid, vector or keyword (default: retrieval_mode).")] = None,
+    source_type: Annotated[SourceType | None, typer.Option(
+        "--type", help="Only books of this kind.")] = None,
+    mode: Annotated[Mode | None, typer.Option(
+        help="How to search (default: retrieval_mode of the config).")] = None,
     group: Annotated[str | None, typer.Option(
         help="Only files in this top-level folder of an ingested folder.")] = None,
     path_prefix: Annotated[str | None, typer.Option(
@@ -293,9 +324,9 @@ def query(
     until: Annotated[str | None, typer.Option(
         "--until", help="Only up to and including this chapter of --book (its index from "
         "the outline, or its title): no spoilers past where you are.")] = None,
-    role: Annotated[list[str] | None, typer.Option(
-        help="Only sections of this role (repeatable): body, front_matter, contents, index, "
-        "notes, bibliography or glossary. Default: all, body text first.",
+    role: Annotated[list[Role] | None, typer.Option(
+        metavar="ROLE", help="Only sections of this role (repeatable): "
+        + ", ".join(Role) + ". Default: all, body text first.",
         show_default=False)] = None,
     tag: Annotated[str | None, typer.Option(
         help="Only books with this tag (from a Calibre or Zotero library).")] = None,
@@ -370,7 +401,10 @@ def _indent(text: str) -> str:
     return "\n".join("   " + line for line in text.splitlines())
 
 
-@app.command("serve-mcp")
+@command(app, 'Assistants', "serve-mcp", examples=(
+    'grimoire-beholder serve-mcp',
+    'grimoire-beholder serve-mcp --allow-sync --allow-add ~/Books',
+))
 def serve_mcp(
     allow_sync: AllowSyncOpt = False,
     allow_add: AllowAddOpt = None,

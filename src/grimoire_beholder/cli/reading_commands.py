@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
+from grimoire_beholder.cli.help_pages import command
 
 BookArg = Annotated[str, typer.Argument(help="Slug or id of the book (see `list`).")]
 
@@ -29,7 +30,9 @@ def _outline_dict(outline: Any) -> dict[str, Any]:
                 } for s in ch.sections]} for ch in outline.chapters]}
 
 
-@app.command()
+@command(app, 'Read it', examples=(
+    'grimoire-beholder outline art-of-war',
+))
 def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
             library: LibraryOpt = None) -> None:
     """A book's chapters and sections, with the CHAPTER and SECTION numbers `show` takes."""
@@ -53,7 +56,10 @@ def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
     print(f"\nRead one with: grimoire-beholder show {data['slug']} CHAPTER SECTION")
 
 
-@app.command()
+@command(app, 'Read it', examples=(
+    'grimoire-beholder show art-of-war 3 2',
+    'grimoire-beholder show art-of-war 3 2 --part 2',
+))
 def show(
     book: BookArg,
     chapter: Annotated[int, typer.Argument(help="Chapter number, from `outline` or a hit.")],

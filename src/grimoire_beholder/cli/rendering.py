@@ -11,7 +11,7 @@ import io
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # rich.progress costs ~80 ms to import; only ingest/sync draw
     from rich.progress import Progress, TaskID
 
 
-
 class _SafeConsole(Console):
     """A rich console that escapes control characters in the text it is given.
 
@@ -34,6 +33,20 @@ class _SafeConsole(Console):
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(terminal_safe(text), **kwargs)
+
+    @property
+    def file(self) -> IO[str]:
+        """The real stream under every wrapper: rich's live display (progress bars) wraps
+        ``sys.stderr`` in its own proxy, around ``terminal``'s escaping stream, and rich
+        unwraps only one layer; the bar's own control codes must reach the terminal raw."""
+        file = Console.file.fget(self)  # type: ignore[attr-defined]
+        while hasattr(file, "rich_proxied_file"):
+            file = file.rich_proxied_file
+        return file  # type: ignore[no-any-return]
+
+    @file.setter
+    def file(self, new_file: IO[str]) -> None:
+        Console.file.fset(self, new_file)  # type: ignore[attr-defined]
 
 
 out = _SafeConsole(highlight=False, soft_wrap=True)

@@ -1,5 +1,6 @@
-"""``mcp-config``: set up an AI assistant (Claude Desktop, Claude Code, Codex) to use this
-library, by printing its server entry or merging it into the client's config file.
+"""``mcp-config``: set up an AI assistant (Claude Desktop, Claude Code, Codex, Cursor,
+VS Code) to use this library, by printing its server entry or merging it into the client's
+config file.
 
 The entry and the merging are ``cli/client_configs.py``'s; this module parses the arguments,
 reports what happened, and registers on ``app.app`` (``cli/entry.py`` imports it).
@@ -7,7 +8,7 @@ reports what happened, and registers on ``app.app`` (``cli/entry.py`` imports it
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import typer
 
@@ -19,16 +20,22 @@ from grimoire_beholder.cli.app import (
     LibraryOpt,
     allowed_upkeep,
     app,
-    fail,
     reported_errors,
 )
+from grimoire_beholder.cli.help_pages import command
+
+# The same as client_configs.CLIENTS (tests/test_cli_help.py), spelled out for typer.
+Client = Literal["claude-desktop", "claude-code", "codex", "cursor", "vscode"]
 
 
-@app.command("mcp-config")
+@command(app, 'Assistants', "mcp-config", examples=(
+    'grimoire-beholder mcp-config claude-desktop --write',
+    'grimoire-beholder mcp-config claude-code',
+    'grimoire-beholder mcp-config cursor --write',
+))
 def mcp_config(
-    client: Annotated[str, typer.Argument(
-        help="claude-desktop, claude-code or codex.",
-        autocompletion=lambda: ["claude-desktop", "claude-code", "codex"])],
+    client: Annotated[Client, typer.Argument(
+        help="The assistant to set up (vscode: VS Code's user mcp.json).")],
     write: Annotated[bool, typer.Option(
         "--write", help="Merge the entry into the client's config file (a backup is made "
         "first; other servers are untouched).")] = False,
@@ -43,12 +50,10 @@ def mcp_config(
     """Print the MCP server entry for an assistant, with absolute paths to this installation
     and the library; --write merges it into the assistant's config file. The --allow-*
     options go into the entry as they are given to serve-mcp."""
-    from grimoire_beholder.cli.client_configs import CLIENTS, client_setup, in_a_cache, write_setup
+    from grimoire_beholder.cli.client_configs import client_setup, in_a_cache, write_setup
     from grimoire_beholder.cli.rendering import err
     from grimoire_beholder.config import load_config
 
-    if client not in CLIENTS:
-        fail(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}", 2)
     with reported_errors():
         cfg = load_config(config, library=library)
         setup = client_setup(client, cfg, name,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -23,15 +23,15 @@ from grimoire_beholder.cli.app import (
     JsonOpt,
     LibraryOpt,
     app,
-    fail,
     reported_errors,
     with_library,
 )
 from grimoire_beholder.cli.assistant_hooks import prompt_context, session_context
+from grimoire_beholder.cli.help_pages import command
 
 hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
-                       no_args_is_help=True)
-app.add_typer(hook_app, name="hook")
+                       no_args_is_help=True, rich_markup_mode=None)
+app.add_typer(hook_app, name="hook", rich_help_panel="Assistants")
 
 EVAL_MODES = ("hybrid", "vector", "keyword")
 EVAL_KS = (1, 5, 10)
@@ -42,12 +42,16 @@ def _run_path(base: Path, mode: str, many: bool) -> Path:
     return base.with_name(f"{base.stem}-{mode}{base.suffix}") if many else base
 
 
-@app.command("eval")
+@command(app, 'Check it', "eval", examples=(
+    'grimoire-beholder eval questions.jsonl',
+    'grimoire-beholder eval questions.jsonl --mode all --run-out run.jsonl',
+))
 def eval_(
     questions: Annotated[Path, typer.Argument(
         help="Questions, one JSON object a line: id, question, and for an answerable one "
         "gold_file plus evidence, gold_page, gold_chapter or gold_anchor (see the README).")],
-    mode: Annotated[str, typer.Option(help="hybrid, vector, keyword or all.")] = "hybrid",
+    mode: Annotated[Literal["hybrid", "vector", "keyword", "all"], typer.Option(
+        help="Which retrieval to score; all scores each.")] = "hybrid",
     run_out: Annotated[Path | None, typer.Option(
         "--run-out", help="Write the run (JSONL); with --mode all one file per mode, "
         "suffixed -MODE.", show_default=False)] = None,
@@ -60,8 +64,6 @@ def eval_(
     from grimoire_beholder.cli import evaluation
 
     modes = list(EVAL_MODES) if mode == "all" else [mode]
-    if mode != "all" and mode not in EVAL_MODES:
-        fail(f"unknown mode {mode!r}; use hybrid, vector, keyword or all")
 
     with reported_errors():
         items, skipped = evaluation.scorable_questions(evaluation.load_questions(questions),
@@ -114,7 +116,9 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3f}"
 
 
-@app.command()
+@command(app, 'Check it', examples=(
+    'grimoire-beholder stats',
+))
 def stats(json_out: JsonOpt = False, config: ConfigOpt = None,
           library: LibraryOpt = None) -> None:
     """Cumulative token savings: passage text served vs the full books it came from."""
@@ -140,7 +144,9 @@ BudgetOpt = Annotated[int | None, typer.Option(
     "--budget", help="Maximum characters printed.", show_default=False)]
 
 
-@hook_app.command("session-start")
+@command(hook_app, "Assistants", "session-start", examples=(
+    "grimoire-beholder hook session-start --budget 2000",
+))
 def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None,
                        library: LibraryOpt = None) -> None:
     """Print a compact table of contents of the library (for a SessionStart hook)."""
@@ -152,7 +158,9 @@ def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None,
         sys.stdout.write(text + "\n")
 
 
-@hook_app.command("prompt")
+@command(hook_app, "Assistants", "prompt", examples=(
+    "echo '{\"prompt\": \"how is the lamp trimmed?\"}' | grimoire-beholder hook prompt",
+))
 def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None,
                 library: LibraryOpt = None) -> None:
     """Read a UserPromptSubmit payload on stdin; print the best-matching passages."""

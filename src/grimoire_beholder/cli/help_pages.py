@@ -1,0 +1,103 @@
+"""The ``--help`` pages: commands grouped by what a person does, plain words for values, and
+examples.
+
+Typer's plain help (kept for speed: its rich help imports markdown and pygments) lists
+commands in the order they were registered and shows Python types (``<str>``,
+``list[str]``, ``{path}``). ``Grouped`` lists the commands under ``PANELS`` in that order;
+``Taught`` gives every argument and option a metavar in words (``QUESTION``, ``BOOK``,
+``hybrid|vector|keyword``) and writes the examples of its epilog as they are typed.
+``command`` is how the command modules register: ``@command(app, "Ask it", examples=…)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+PANELS = ("Build the library", "Ask it", "Read it", "Check it", "Assistants")
+# What a value of a given Python type is called in help, when the option names no metavar.
+_WORDS = {"str": "TEXT", "int": "N", "float": "NUMBER", "path": "PATH"}
+
+
+def _metavar(param: Any, ctx: typer.Context) -> str:
+    """A value's name in words: its choices, else what its type is called."""
+    label = param.display_type(ctx).strip("<>")
+    if label.startswith("list[") and label.endswith("]"):
+        label = label[5:-1]
+    if "|" in label:
+        return label
+    if param.param_type_name == "argument":
+        return str(param.name).upper()
+    return _WORDS.get(label.split(" ")[0].lower(), str(param.name).upper())
+
+
+class Taught(TyperCommand):
+    """A command whose help names values in words and keeps its examples' lines."""
+
+    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name != "argument":
+                continue
+            name = param.metavar or _metavar(param, ctx)
+            name = name if param.required else f"[{name}]"
+            pieces.append(name + ("..." if param.nargs != 1 else ""))
+        return pieces
+
+    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+        args, opts = [], []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "option" and param.metavar is None \
+                    and not getattr(param, "is_flag", False):
+                param.metavar = _metavar(param, ctx)
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            if param.param_type_name == "argument":
+                args.append((param.metavar or _metavar(param, ctx), record[1]))
+            else:
+                opts.append(record)
+        if args:
+            with formatter.section("Arguments"):
+                formatter.write_dl(args)
+        if opts:
+            with formatter.section("Options"):
+                formatter.write_dl(opts)
+
+
+class Grouped(TyperGroup):
+    """A command group whose help lists its commands under ``PANELS``, in that order."""
+
+    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+        commands = [(name, cmd) for name in self.list_commands(ctx)
+                    if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if not commands:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in commands)
+        panels = {panel: [] for panel in PANELS} | {"Commands": []}
+        for name, cmd in commands:
+            panel = getattr(cmd, "rich_help_panel", None) or "Commands"
+            panels.setdefault(panel, []).append((name, cmd.get_short_help_str(limit)))
+        for panel, rows in panels.items():
+            if rows:
+                with formatter.section(panel):
+                    formatter.write_dl(rows)
+
+
+def examples_epilog(examples: Sequence[str]) -> str | None:
+    """The epilog that shows ``examples`` one a line, unwrapped (click's ``\\b`` marker)."""
+    if not examples:
+        return None
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in examples)
+
+
+def command(on: typer.Typer, panel: str, name: str | None = None, *,
+            examples: Sequence[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a command on ``on`` under help panel ``panel``, with ``examples``."""
+    if panel not in PANELS:
+        raise ValueError(f"unknown help panel {panel!r}")
+    return on.command(name, cls=Taught, rich_help_panel=panel,
+                      epilog=examples_epilog(examples))
