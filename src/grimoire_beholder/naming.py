@@ -13,18 +13,28 @@ digits, is an id; any other string is a slug. The adapters hand what the user or
 model typed to the Library, which reads it here once and passes the resolved id on; an id
 the MCP server hands out always means the same book when it comes back, or no book.
 
+A reference that names no book is answered with the books it probably meant
+(``near_names``): those whose slug or name holds each word typed (``sherlock`` finds
+``the-adventures-of-sherlock-holmes``), else those spelled closely alike.
+
 Core module: imports nothing but the errors.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from grimoire_beholder.errors import BookNotFoundError
 
 MAX_BOOK_ID = 2**63 - 1  # SQLite's largest integer
 _DIGITS = re.compile(r"[0-9]+")
 _SHOWN_CHARS = 60  # of a reference quoted back in an error message
+_WORD = re.compile(r"[^\W_]+")
+# How alike a misspelt slug must be to be suggested (difflib's ratio): 0.5 suggested
+# "scope, npx, npm" for "nope".
+_CLOSE_SPELLING = 0.75
 
 
 def shown(ref: object) -> str:
@@ -53,3 +63,27 @@ def parse_book_ref(ref: object) -> int | str:
 def unambiguous_slug(slug: str) -> str:
     """``slug``, or ``book-<slug>`` when it is all digits and would read as an id."""
     return f"book-{slug}" if _DIGITS.fullmatch(slug) else slug
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(text)]
+
+
+def near_names(ref: str, books: Iterable[tuple[str, str]], limit: int = 3) -> list[str]:
+    """The slugs of ``books`` (``(slug, name)`` pairs) that ``ref`` probably meant, best
+    first: every word of ``ref`` a word of the slug or name (or the start of one), else
+    every word inside them, else a slug spelled closely alike; at most ``limit``."""
+    typed = _words(ref)
+    if not typed:
+        return []
+    candidates = [(slug, _words(f"{slug} {name}"), f"{slug} {name}".casefold())
+                  for slug, name in books]
+    by_word = [slug for slug, words, _ in candidates
+               if all(any(w.startswith(t) for w in words) for t in typed)]
+    inside = [slug for slug, _, text in candidates
+              if slug not in by_word and all(t in text for t in typed)]
+    found = (by_word + inside)[:limit]
+    if found:
+        return found
+    return difflib.get_close_matches(ref.casefold(), [c[0] for c in candidates], n=limit,
+                                     cutoff=_CLOSE_SPELLING)

@@ -75,8 +75,20 @@ T = TypeVar("T")
 # Choices as help and completion show them (the same as the core's: tests/test_cli_help.py).
 Mode = Literal["hybrid", "vector", "keyword"]
 SourceType = Literal["pdf", "epub", "markdown", "text", "html", "docx"]
-Role = StrEnum("Role", [(r, r) for r in (
-    "body", "front_matter", "contents", "index", "notes", "bibliography", "glossary")])
+
+
+class Role(StrEnum):
+    """A section's role (typer takes a list of Enum members, not of Literal values)."""
+
+    body = "body"
+    front_matter = "front_matter"
+    contents = "contents"
+    index_ = "index"  # str.index is taken
+    notes = "notes"
+    bibliography = "bibliography"
+    glossary = "glossary"
+
+
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", metavar="FILE", help="Config file (default: "
     "$GRIMOIRE_BEHOLDER_CONFIG, else the library's own; see --library).",

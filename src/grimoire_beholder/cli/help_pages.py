@@ -22,7 +22,7 @@ PANELS = ("Build the library", "Ask it", "Read it", "Check it", "Assistants")
 _WORDS = {"str": "TEXT", "int": "N", "float": "NUMBER", "path": "PATH"}
 
 
-def _metavar(param: Any, ctx: typer.Context) -> str:
+def _metavar(param: Any, ctx: Any) -> str:
     """A value's name in words: its choices, else what its type is called."""
     label = param.display_type(ctx).strip("<>")
     if label.startswith("list[") and label.endswith("]"):
@@ -37,7 +37,7 @@ def _metavar(param: Any, ctx: typer.Context) -> str:
 class Taught(TyperCommand):
     """A command whose help names values in words and keeps its examples' lines."""
 
-    def collect_usage_pieces(self, ctx: typer.Context) -> list[str]:
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name != "argument":
@@ -47,7 +47,7 @@ class Taught(TyperCommand):
             pieces.append(name + ("..." if param.nargs != 1 else ""))
         return pieces
 
-    def format_options(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_options(self, ctx: Any, formatter: Any) -> None:
         args, opts = [], []
         for param in self.get_params(ctx):
             if param.param_type_name == "option" and param.metavar is None \
@@ -71,13 +71,14 @@ class Taught(TyperCommand):
 class Grouped(TyperGroup):
     """A command group whose help lists its commands under ``PANELS``, in that order."""
 
-    def format_commands(self, ctx: typer.Context, formatter: Any) -> None:
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
         commands = [(name, cmd) for name in self.list_commands(ctx)
                     if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
         if not commands:
             return
         limit = formatter.width - 6 - max(len(name) for name, _ in commands)
-        panels = {panel: [] for panel in PANELS} | {"Commands": []}
+        panels: dict[str, list[tuple[str, str]]] = {panel: [] for panel in (*PANELS,
+                                                                            "Commands")}
         for name, cmd in commands:
             panel = getattr(cmd, "rich_help_panel", None) or "Commands"
             panels.setdefault(panel, []).append((name, cmd.get_short_help_str(limit)))

@@ -244,27 +244,30 @@ def delete(
 def status(json_out: JsonOpt = False, config: ConfigOpt = None,
            library: LibraryOpt = None) -> None:
     """Configured models, database path, and per-book counts by status."""
-    from grimoire_beholder.cli.rendering import out, print_json
+    from grimoire_beholder.cli.rendering import fit, out, print_json
 
     info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
     if json_out:
         print_json(info)
         return
-    out.print(f"database:   {info['database']}")
-    out.print(f"config:     {info['config_file'] or '(none: built-in defaults)'}")
-    out.print(f"chosen by:  {info['chosen_by']}")
-    out.print(f"embeddings: {info['embedding_backend']} · {info['embedding_model']}")
-    out.print(f"contexts:   {info['llm_backend']}"
-              + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"))
     c = info["chunks"]
-    out.print(f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "
-              f"{c['pending']} pending")
+    lines = [f"database:   {info['database']}",
+             f"config:     {info['config_file'] or '(none: built-in defaults)'}",
+             f"chosen by:  {info['chosen_by']}",
+             f"embeddings: {info['embedding_backend']} · {info['embedding_model']}",
+             f"contexts:   {info['llm_backend']}"
+             + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"),
+             f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "
+             f"{c['pending']} pending"]
+    for line in lines:
+        out.print(fit(line, 12), markup=False)
     for b in info["books"]:
         s = b["status"]
         state = "complete" if b["complete"] else "incomplete — run ingest again to resume"
-        out.print(f"  {b['slug']}: {plural(b['chunks'], 'chunk')} ({s['embedded']} embedded, "
-                  f"{s['contextualized']} contextualized, {s['pending']} pending), "
-                  f"{b['sections_summarized']}/{b['sections']} summaries — {state}")
+        out.print(fit(f"  {b['slug']}: {plural(b['chunks'], 'chunk')} ({s['embedded']} "
+                      f"embedded, {s['contextualized']} contextualized, {s['pending']} "
+                      f"pending), {b['sections_summarized']}/{b['sections']} summaries — "
+                      f"{state}", 4), markup=False)
 
 
 @command(app, 'Check it', examples=(
@@ -348,12 +351,18 @@ def query(
 ) -> None:
     """Hybrid search over the library, with book · chapter · section · page citations."""
 
+    from grimoire_beholder.views import own_number, show_command
+
     def run(lib: Any) -> Any:
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
                              path_prefix=path_prefix, until_chapter=until, role=role,
                              tag=tag, collection=collection, series=series)
         data = results.to_dict()
+        for hit in data["results"]:  # how to read on, and the book's own number
+            hit["open"] = show_command(hit["slug"], hit["chapter_index"],
+                                       hit["section_index"])
+            hit["number"] = own_number(hit["section"])
         if expand:
             for hit in data["results"]:
                 hit["section_text"] = lib.section(
@@ -363,7 +372,7 @@ def query(
         return data
 
     data = with_library(config, run, library=library, read_only=True)
-    from grimoire_beholder.cli.rendering import err, excerpt, out, print_json
+    from grimoire_beholder.cli.rendering import err, excerpt, fit, out, print_json
 
     if json_out:
         print_json(data)
@@ -377,17 +386,23 @@ def query(
                   f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
     if data.get("note"):
         err.print(data["note"], markup=False)
+    wrap = not out.is_terminal  # rich wraps at words to the terminal's width
     for hit in hits:
         marked = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
-        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{marked}")
+        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{marked}",
+                  soft_wrap=wrap)
         if hit.get("link"):
-            out.print(f"   [dim]{_esc(hit['link'])}[/dim]")
+            out.print(f"   [dim]{_esc(hit['link'])}[/dim]", soft_wrap=wrap)
         if explain:
             ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
                               for arm, r in hit["ranks"].items())
-            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]")
+            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]", soft_wrap=wrap)
+        number = hit["number"]
+        own = "" if not number else (f" (the book's §{number})" if number[0].isdigit()
+                                     else f" (the book's {number})")
+        out.print(fit(f"   read it: {hit['open']}{own}", 6), markup=False, style="dim")
         body = hit.get("section_text") if expand else excerpt(hit["text"])
-        out.print(_indent(body or ""), markup=False)
+        out.print(fit(_indent(body or ""), 3), markup=False)
         out.print()
 
 

@@ -36,24 +36,27 @@ def _outline_dict(outline: Any) -> dict[str, Any]:
 def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
             library: LibraryOpt = None) -> None:
     """A book's chapters and sections, with the CHAPTER and SECTION numbers `show` takes."""
-    from grimoire_beholder.cli.rendering import print_json
+    from grimoire_beholder.cli.rendering import fit, print_json
     from grimoire_beholder.text import plural
+    from grimoire_beholder.views import show_command
 
     data = _outline_dict(with_library(config, lambda lib: lib.outline(book), library=library,
                                       read_only=True))
     if json_out:
         print_json(data)
         return
-    print(f"{data['name']} ({data['slug']}, id {data['book_id']})")
+    print(fit(f"{data['name']} ({data['slug']}, id {data['book_id']})", 2))
     for ch in data["chapters"]:
         where = f" · {ch['location']}" if ch["location"] else ""
-        print(f"{ch['chapter_index']:>3}  {ch['title']}{where} — "
-              f"{plural(len(ch['sections']), 'section')}")
+        print(fit(f"{ch['chapter_index']:>3}  {ch['title']}{where} — "
+                  f"{plural(len(ch['sections']), 'section')}", 5))
         for s in ch["sections"]:
             where = f" · {s['location']}" if s["location"] else ""
-            print(f"{ch['chapter_index']:>3}.{s['section_index']:<3} "
-                  f"{s['title'] or '(lead-in)'}{where} · ~{s['approx_tokens']} tokens")
-    print(f"\nRead one with: grimoire-beholder show {data['slug']} CHAPTER SECTION")
+            print(fit(f"{ch['chapter_index']:>3}.{s['section_index']:<3} "
+                      f"{s['title'] or '(lead-in)'}{where} · ~{s['approx_tokens']} tokens", 8))
+    print()
+    print(fit(f"Read one with: {show_command(data['slug'], 'CHAPTER', 'SECTION')}"
+              " (the numbers on the left, from 0)", 2))
 
 
 @command(app, 'Read it', examples=(

@@ -34,19 +34,15 @@ class _SafeConsole(Console):
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(terminal_safe(text), **kwargs)
 
-    @property
+    @property  # type: ignore[misc]  # read-only here: nothing in rich reassigns it
     def file(self) -> IO[str]:
         """The real stream under every wrapper: rich's live display (progress bars) wraps
         ``sys.stderr`` in its own proxy, around ``terminal``'s escaping stream, and rich
         unwraps only one layer; the bar's own control codes must reach the terminal raw."""
-        file = Console.file.fget(self)  # type: ignore[attr-defined]
+        file = super().file
         while hasattr(file, "rich_proxied_file"):
             file = file.rich_proxied_file
-        return file  # type: ignore[no-any-return]
-
-    @file.setter
-    def file(self, new_file: IO[str]) -> None:
-        Console.file.fset(self, new_file)  # type: ignore[attr-defined]
+        return file
 
 
 out = _SafeConsole(highlight=False, soft_wrap=True)
@@ -197,6 +193,18 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
     buffer = io.StringIO()
     _SafeConsole(file=buffer, width=max(width, needed()), color_system=None).print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def fit(line: str, indent: int = 0) -> str:
+    """``line`` wrapped at words to the terminal's width, later lines indented by
+    ``indent``; a word longer than the width (a path) is left whole. Unchanged when stdout
+    is not a terminal, so piped lines stay one line each."""
+    if not out.is_terminal or len(line) <= out.width:
+        return line
+    import textwrap
+
+    return textwrap.fill(line, width=out.width, subsequent_indent=" " * indent,
+                         break_long_words=False, break_on_hyphens=False)
 
 
 def excerpt(text: str, limit: int = 600) -> str:

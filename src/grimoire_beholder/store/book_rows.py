@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import sqlite3
 
 from grimoire_beholder.errors import BookNotFoundError
-from grimoire_beholder.naming import shown
+from grimoire_beholder.naming import near_names, shown
 from grimoire_beholder.store import fts, index_entries, vectors
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
 
@@ -154,12 +153,12 @@ def find_book(conn: sqlite3.Connection, key: int | str) -> BookRow | None:
 
 def not_found(conn: sqlite3.Connection, key: int | str) -> BookNotFoundError:
     """The error for a reference naming no book: the closest slugs, or some that exist."""
-    known = [r[0] for r in conn.execute("SELECT slug FROM books ORDER BY slug")]
+    books = [(r[0], r[1]) for r in conn.execute("SELECT slug, name FROM books ORDER BY slug")]
+    known = [slug for slug, _ in books]
     what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
     if not known:
         return BookNotFoundError(f"{what}: the library is empty")
-    close = [] if isinstance(key, int) else difflib.get_close_matches(key, known, n=3,
-                                                                      cutoff=0.5)
+    close = [] if isinstance(key, int) else near_names(key, books)
     listed = close or known[:5]
     more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
     label = "did you mean" if close else "books"
