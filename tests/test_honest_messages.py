@@ -66,7 +66,7 @@ def test_dry_run_after_an_interrupted_sync_counts_what_sync_will_embed(tmp_path:
     assert {f["path"]: f["embedded"] for f in preview["files"] if f["action"] != "unchanged"} \
         == {f["path"]: f["embedded"] for f in real["files"] if f["action"] != "unchanged"}
     text = run(tmp_path, "sync", "--dry-run").stdout
-    assert "0 chunks would re-embed" in text  # finished now: nothing left to promise
+    assert "0 chunks would embed" in text  # finished now: nothing left to promise
 
 
 def _ingest_one(lib: Path, path: Path) -> tuple[str, str]:

@@ -264,3 +264,39 @@ def test_an_allowed_folder_that_does_not_exist_is_refused_before_writing(
     assert proc.returncode != 0 and proc.stdout == ""
     assert proc.stderr.strip() == f"error: allowed folder {home / 'missing'} does not exist"
     assert not (home / ".config" / "Claude").exists()
+
+
+def test_cursor_writes_its_global_mcp_json(home: Path, shelf: Path) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"mcpServers": {"other": OTHER}}))
+    proc = run(home, "mcp-config", "cursor", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(path.read_text())
+    assert written["mcpServers"]["other"] == OTHER
+    assert_points_at(written["mcpServers"]["grimoire-beholder"], shelf)
+    assert run(home, "mcp-config", "cursor", "--write", "--library",
+               str(shelf)).stdout.endswith("nothing changed\n")
+
+
+def test_vscode_writes_servers_with_stdio_in_the_user_profile(home: Path, shelf: Path) -> None:
+    # VS Code's user mcp.json on Linux: $XDG_CONFIG_HOME/Code/User/mcp.json; its own shape,
+    # {"servers": {NAME: {"type": "stdio", ...}}} next to "inputs".
+    path = home / ".config" / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"inputs": [], "servers": {"other": OTHER}}))
+    proc = run(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    written = json.loads(path.read_text())
+    assert written["inputs"] == [] and written["servers"]["other"] == OTHER
+    assert "mcpServers" not in written
+    entry = written["servers"]["grimoire-beholder"]
+    assert entry["type"] == "stdio"
+    assert_points_at(entry, shelf)
+
+
+def test_vscode_without_write_prints_its_shape(home: Path, shelf: Path) -> None:
+    proc = run(home, "mcp-config", "vscode", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert set(json.loads(proc.stdout)) == {"servers"}
+    assert str(home / ".config" / "Code" / "User" / "mcp.json") in proc.stderr

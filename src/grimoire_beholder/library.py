@@ -20,6 +20,7 @@ from grimoire_beholder import faults
 from grimoire_beholder.config import Config, load_config
 from grimoire_beholder.errors import (
     GrimoireError,
+    InputFileError,
     NotFoundError,
     ReadOnlyLibraryError,
     StorageError,
@@ -27,7 +28,7 @@ from grimoire_beholder.errors import (
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
-from grimoire_beholder.store import book_rows, chunk_progress, fts, source_rows, vectors
+from grimoire_beholder.store import book_rows, chunk_progress, folders, fts, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow
 from grimoire_beholder.views import IngestReport, Outline, SectionText, SyncReport, status_view
@@ -352,8 +353,11 @@ class Library:
 
         with self._then_update_index(), (
                 links_not_followed() if not follow_links else contextlib.nullcontext()):
-            return ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
-                               progress=progress or NullProgress())
+            report = ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
+                                 progress=progress or NullProgress())
+        with transaction(self.conn):  # asked for by name: a sync no longer leaves it out
+            folders.undrop_file(self.conn, report.source_path)
+        return report
 
     def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
                       exclude: tuple[str, ...] = (), within: list[Path] | None = None,
@@ -424,9 +428,35 @@ class Library:
         found = self.book(book)
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_rows.delete_book(self.conn, found.id)
+            if found.source_root:  # a file of a synced folder: the next sync leaves it out
+                folders.drop_file(self.conn, found.source_path, found.source_root)
             faults.reached("delete.before_commit")
         self.update_search_index()
         return found
+
+    def unfollow(self, folder: str | os.PathLike[str], *,
+                 delete_books: bool = False) -> tuple[str, list[BookRow]]:
+        """Stop syncing a folder given to ``ingest DIR``: no new file of it is added again.
+        Its books stay, as books of single files, unless ``delete_books``; returns the
+        folder as stored and the books it held. InputFileError when it is not followed."""
+        from grimoire_beholder.ingest.lock import writer_lock
+
+        self._require_writable()
+        roots = [r.path for r in folders.list_roots(self.conn)]
+        given = Path(folder).expanduser()
+        real = str(given.resolve()) if given.exists() else str(given.absolute())
+        if real not in roots:
+            shown = ", ".join(roots) or "none"
+            raise InputFileError(f"{given}: not a followed folder; followed: {shown}")
+        books = [b for b in self.list_books() if b.source_root == real]
+        with writer_lock(self.config.database_path), transaction(self.conn):
+            folders.forget_root(self.conn, real)
+            if delete_books:
+                for b in books:
+                    book_rows.delete_book(self.conn, b.id)
+        if delete_books:
+            self.update_search_index()
+        return real, books
 
     def reindex_fts(self, book: str | int | None = None) -> int:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""

@@ -35,6 +35,7 @@ _WORD = re.compile(r"[^\W_]+")
 # How alike a misspelt slug must be to be suggested (difflib's ratio): 0.5 suggested
 # "scope, npx, npm" for "nope".
 _CLOSE_SPELLING = 0.75
+_INSIDE_MIN = 3  # letters a typed word needs to be looked for inside other words
 
 
 def shown(ref: object) -> str:
@@ -80,8 +81,9 @@ def near_names(ref: str, books: Iterable[tuple[str, str]], limit: int = 3) -> li
                   for slug, name in books]
     by_word = [slug for slug, words, _ in candidates
                if all(any(w.startswith(t) for w in words) for t in typed)]
-    inside = [slug for slug, _, text in candidates
-              if slug not in by_word and all(t in text for t in typed)]
+    inside = [slug for slug, _, text in candidates  # "sherlock" in "sherlockholmes"
+              if slug not in by_word and all(len(t) >= _INSIDE_MIN and t in text
+                                             for t in typed)]
     found = (by_word + inside)[:limit]
     if found:
         return found

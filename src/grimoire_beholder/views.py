@@ -234,14 +234,15 @@ class SyncReport(StageCounts):
 
 def sync_summary(report: dict[str, Any]) -> str:
     """One line for a sync report (``to_dict`` shape), in the CLI and the MCP tools:
-    ``added 2 · changed 1 · … — 3 chunks re-embedded, 40 reused (1.2s)``.
+    ``added 2 · changed 1 · … — 3 chunks embedded, 40 reused (1.2s)``; each file looked at
+    is counted once.
     """
     counts = report["counts"]
     shown = [f"{name} {counts[name]}" for name in
              ("added", "changed", "removed", "moved", "unchanged")]
     shown += [f"{name} {counts[name]}" for name in ("updated", "resumed", "skipped", "failed")
               if counts[name]]
-    verb = "would re-embed" if report["dry_run"] else "re-embedded"
+    verb = "would embed" if report["dry_run"] else "embedded"
     return (("dry run: " if report["dry_run"] else "") + " · ".join(shown)
             + f" — {plural(report['chunks_embedded'], 'chunk')} {verb}, "
             + f"{report['chunks_reused']} reused"

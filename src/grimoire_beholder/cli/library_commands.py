@@ -61,7 +61,7 @@ def ingest(
     """Parse a file (or every file under a folder) into chapters, sections and chunks, then
     contextualize and embed them. A folder is remembered for `sync`; a Calibre library or
     Zotero data folder is read as such, one book per item with its metadata."""
-    from grimoire_beholder.cli.rendering import RichProgress, err, print_json
+    from grimoire_beholder.cli.rendering import RichProgress, err, fit, print_json
 
     if path.is_dir():
         if name or force:
@@ -98,33 +98,34 @@ def ingest(
         was = "was" if report.windowed == 1 else "were"
         err.print(f"note: {plural(report.windowed, 'chunk')} {was} longer than the embedding "
                   f"model's window and {was} embedded as averaged windows", markup=False)
-    print(f"{report.slug}: {verb} — {plural(report.chapters, 'chapter')}, "
-          f"{plural(report.sections, 'section')}, {plural(report.chunks, 'chunk')}; "
-          f"{report.embedded} embedded in {report.seconds:.1f}s"
-          + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""))
+    print(fit(f"{report.slug}: {verb} — {plural(report.chapters, 'chapter')}, "
+              f"{plural(report.sections, 'section')}, {plural(report.chunks, 'chunk')}; "
+              f"{report.embedded} embedded in {report.seconds:.1f}s"
+              + (f" ({report.chunks_per_second:.1f} chunks/s)" if report.embedded else ""),
+              2))
 
 
 def _print_problems(data: dict[str, Any]) -> None:
     """A sync report's warnings (skipped files among them) and failed files, on stderr."""
-    from grimoire_beholder.cli.rendering import err
+    from grimoire_beholder.cli.rendering import err, fit
 
     for warning in data["warnings"]:
-        err.print(f"warning: {warning}", markup=False)
+        err.print(fit(f"warning: {warning}", 2, err), markup=False)
     for f in data["files"]:
         if f["action"] == "failed":
-            err.print(f"failed: {f['path']}: {f['error']}", markup=False)
+            err.print(fit(f"failed: {f['path']}: {f['error']}", 2, err), markup=False)
 
 
 def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
     """Print a folder ingest/sync report; exit 1 when any file failed."""
-    from grimoire_beholder.cli.rendering import print_json
+    from grimoire_beholder.cli.rendering import fit, print_json
     from grimoire_beholder.views import sync_summary
 
     if json_out:
         print_json(data)
     else:
         _print_problems(data)
-        print(sync_summary(data))
+        print(fit(sync_summary(data), 2))
     if data["counts"]["failed"]:
         raise typer.Exit(1)
 
@@ -235,6 +236,30 @@ def delete(
 
     removed = with_library(config, run, library=library)
     print(f"deleted {removed.slug}")
+    if removed.source_root:
+        from grimoire_beholder.cli.rendering import err
+
+        err.print(f"note: sync leaves {removed.source_path} out from now on; `grimoire-beholder "
+                  "ingest` of that file brings it back", markup=False)
+
+
+@command(app, 'Build the library', "unfollow", examples=(
+    'grimoire-beholder unfollow ~/notes',
+    'grimoire-beholder unfollow ~/notes --delete-books',
+))
+def unfollow(
+    folder: Annotated[Path, typer.Argument(help="A folder given to `ingest DIR` earlier.")],
+    delete_books: Annotated[bool, typer.Option(
+        "--delete-books", help="Also delete the folder's books (default: keep them, as "
+        "books of single files that sync still follows).")] = False,
+    config: ConfigOpt = None,
+    library: LibraryOpt = None,
+) -> None:
+    """Stop following a folder: sync adds none of its new files again."""
+    root, books = with_library(
+        config, lambda lib: lib.unfollow(folder, delete_books=delete_books), library=library)
+    what = "deleted" if delete_books else "kept as single files"
+    print(f"unfollowed {root}: {plural(len(books), 'book')} {what}")
 
 
 @command(app, 'Check it', examples=(

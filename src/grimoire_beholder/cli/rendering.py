@@ -195,15 +195,16 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
-def fit(line: str, indent: int = 0) -> str:
+def fit(line: str, indent: int = 0, console: Console | None = None) -> str:
     """``line`` wrapped at words to the terminal's width, later lines indented by
-    ``indent``; a word longer than the width (a path) is left whole. Unchanged when stdout
-    is not a terminal, so piped lines stay one line each."""
-    if not out.is_terminal or len(line) <= out.width:
+    ``indent``; a word longer than the width (a path) is left whole. Unchanged when the
+    console (stdout's unless given) is not a terminal, so piped lines stay whole."""
+    console = console or out
+    if not console.is_terminal or len(line) <= console.width:
         return line
     import textwrap
 
-    return textwrap.fill(line, width=out.width, subsequent_indent=" " * indent,
+    return textwrap.fill(line, width=console.width, subsequent_indent=" " * indent,
                          break_long_words=False, break_on_hyphens=False)
 
 

@@ -25,6 +25,9 @@ from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 from grimoire_beholder.parse.source import unstorable_name
 
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+# Documents a person may expect to be read, which are not: ``ingest DIR`` says it left them.
+UNREAD_DOCUMENTS = frozenset({".docx", ".doc", ".odt", ".rtf", ".pages", ".mobi", ".azw3",
+                              ".djvu", ".pptx", ".html", ".htm"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,16 @@ class FolderFile:
 class Scan:
     files: list[FolderFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    unread: dict[str, int] = field(default_factory=dict)  # UNREAD_DOCUMENTS found, by suffix
+
+    def unread_note(self) -> str | None:
+        """One line naming the documents of kinds the library does not read, if any."""
+        if not self.unread:
+            return None
+        kinds = ", ".join(f"{n} {suffix}" for suffix, n in sorted(self.unread.items()))
+        return (f"left out {kinds} file(s): a kind the library does not read (it reads "
+                f"{', '.join(sorted(SUPPORTED_EXTENSIONS))}); save them as PDF or Markdown "
+                "to add them")
 
 
 def library_files(db_path: Path) -> set[Path]:
@@ -108,6 +121,10 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
                 if not _matches(exclude, relative, entry.name):
                     subdirs.append((Path(entry.path), relative + "/"))
                 continue
+            if is_file and Path(entry.name).suffix.lower() in UNREAD_DOCUMENTS \
+                    and not _matches(exclude, relative, entry.name):
+                suffix = Path(entry.name).suffix.lower()
+                result.unread[suffix] = result.unread.get(suffix, 0) + 1
             if not is_file or not is_candidate(relative, include=include, exclude=exclude):
                 continue
             if (unstorable := unstorable_name(entry.path)) is not None:

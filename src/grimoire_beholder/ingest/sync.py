@@ -98,6 +98,8 @@ class Syncer:
         """
         skip = library_files(self.deps.config.database_path)
         known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
+        dropped = folders.dropped_files(self.conn)
+        left_out = 0
         found: dict[str, tuple[FolderFile, str]] = {}
         gone_roots: set[str] = set()
         for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
@@ -108,8 +110,13 @@ class Syncer:
             result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
                           skip=skip)
             report.warnings.extend(result.warnings)
+            unread = result.unread_note()
+            if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
+                report.warnings.append(f"{folder.path}: {unread}")
             for f in result.files:
-                if within is not None and not _under(str(f.path), within):
+                if str(f.path) in dropped:  # its book was deleted: it stays out
+                    left_out += 1
+                elif within is not None and not _under(str(f.path), within):
                     report.warnings.append(f"{f.relative}: leads outside the allowed folders "
                                            f"(to {f.path}), skipped")
                 elif confined and not _under(str(f.path), [folder.path]):
@@ -119,6 +126,10 @@ class Syncer:
                             "skipped; `grimoire-beholder sync` in a terminal adds it")
                 elif dirs is None or _under(str(f.path), dirs):
                     found[str(f.path)] = (f, folder.path)
+        if left_out and not remove_missing:  # said once, by `ingest DIR`; sync stays quiet
+            report.warnings.append(
+                f"left out {left_out} file(s) whose books were deleted from the library; "
+                "`grimoire-beholder ingest FILE` brings one back")
         steps: list[_Step] = []
         missing: dict[str, list[folders.StoredFile]] = {}
         for stored in folders.stored_files(self.conn):
@@ -186,9 +197,14 @@ class Syncer:
             self.deps.check_models()  # before any write: models and embedding stamp
         work = [s for s in steps if s.action != "unchanged"]
         self.progress.stage("files", len(work) + len(unfinished))
+        # An interrupted book first: the rerun is mostly its work, and it is told as resumed
+        # (not also as unchanged, so the counts add up to the files looked at).
+        resumed = self._resume(unfinished, report)
         for step in steps:
             if step.action == "unchanged":
-                report.files.append(self._unchanged(step))
+                kept = self._unchanged(step)
+                if step.stored is None or step.stored.book_id not in resumed:
+                    report.files.append(kept)
                 continue
             try:
                 outcome = self._apply_one(step, report)
@@ -201,16 +217,23 @@ class Syncer:
             report.files.append(outcome)
             self._announce(outcome)
             self.progress.advance()
+
+    def _resume(self, unfinished: list[tuple[int, str]], report: SyncReport) -> set[int]:
+        """Finish the model stages of books an earlier run left half-done; their ids."""
         for book_id, display in unfinished:
+            found = book_rows.find_book(self.conn, book_id)
+            if found is not None:
+                self.progress.message(f"resuming {display} ({found.status.get('embedded', 0)}"
+                                      f"/{found.chunks} chunks embedded so far)")
             stages = self.deps.run_stages(book_id, NullProgress())
             self._count(report, stages.summaries, stages.contexts, stages.embedded)
-            found = book_rows.find_book(self.conn, book_id)
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
                                   chunks=found.chunks if found else 0,
                                   embedded=stages.embedded)
             report.files.append(outcome)
             self._announce(outcome)
             self.progress.advance()
+        return {book_id for book_id, _ in unfinished}
 
     def _unfinished(self, scope: list[str] | None, steps: list[_Step]
                     ) -> list[tuple[int, str]]:
@@ -301,7 +324,11 @@ class Syncer:
                 ) -> None:
         """What apply would do, including how many chunks would be embedded; no writes.
         Books an interrupted run left unfinished count too: apply resumes them."""
+        unfinished = self._unfinished(scope, steps)
+        resumed = {book_id for book_id, _ in unfinished}
         for step in steps:
+            if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
+                continue  # told as resumed below, as apply tells it
             outcome = FileOutcome(step.action, step.display,
                                   slug=step.stored.slug if step.stored else None)
             if step.action == "moved" and step.stored:
@@ -325,7 +352,7 @@ class Syncer:
                     report.embedded += outcome.embedded
                     report.reused += outcome.reused
             report.files.append(outcome)
-        for book_id, display in self._unfinished(scope, steps):
+        for book_id, display in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 todo = found.chunks - found.status.get("embedded", 0)

@@ -33,6 +33,42 @@ def list_roots(conn: sqlite3.Connection) -> list[FolderRoot]:
             for r in conn.execute("SELECT path, include, exclude FROM folder_roots ORDER BY path")]
 
 
+# library_meta key prefix of a file of a synced folder whose book was deleted, + its path;
+# the value is the root it was found under. Sync leaves such a file out.
+DROPPED_KEY = "dropped:"
+
+
+def drop_file(conn: sqlite3.Connection, path: str, root: str) -> None:
+    """Keep ``path`` (under synced ``root``) out of later syncs. Call inside a transaction."""
+    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) VALUES (?, ?)",
+                 (DROPPED_KEY + path, root))
+
+
+def undrop_file(conn: sqlite3.Connection, path: str) -> None:
+    """Let sync see ``path`` again (it was ingested by name). Call inside a transaction."""
+    conn.execute("DELETE FROM library_meta WHERE key = ?", (DROPPED_KEY + path,))
+
+
+def dropped_files(conn: sqlite3.Connection) -> set[str]:
+    """The paths sync leaves out: books deleted from a synced folder."""
+    return {r[0][len(DROPPED_KEY):] for r in conn.execute(
+        "SELECT key FROM library_meta WHERE substr(key, 1, ?) = ?",
+        (len(DROPPED_KEY), DROPPED_KEY))}
+
+
+def forget_root(conn: sqlite3.Connection, root: str) -> list[int]:
+    """Stop following ``root``: its row and its dropped files go; its books stay, as books
+    of single files (no root, no group). Returns their ids. Call inside a transaction."""
+    ids = [int(r[0]) for r in conn.execute("SELECT id FROM books WHERE source_root = ?",
+                                           (root,))]
+    conn.execute("UPDATE books SET source_root = NULL, source_group = '' "
+                 "WHERE source_root = ?", (root,))
+    conn.execute("DELETE FROM library_meta WHERE substr(key, 1, ?) = ? AND value = ?",
+                 (len(DROPPED_KEY), DROPPED_KEY, root))
+    conn.execute("DELETE FROM folder_roots WHERE path = ?", (root,))
+    return ids
+
+
 def save_root(conn: sqlite3.Connection, root: FolderRoot) -> None:
     """Remember (or update the globs of) a root. Call inside a transaction."""
     conn.execute(
