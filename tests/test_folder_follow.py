@@ -20,7 +20,7 @@ def _notes(root: Path) -> Path:
     for name, topic in (("lamp.md", "lamp"), ("ops/fog.md", "fog"), ("ops/tide.md", "tide")):
         (notes / name).write_text(f"# The {topic}\n\n" + f"All about the {topic} here. " * 20,
                                   encoding="utf-8")
-    (notes / "minutes.docx").write_bytes(b"PK\x03\x04 not read")
+    (notes / "minutes.odt").write_bytes(b"PK\x03\x04 not read")
     return notes
 
 
@@ -49,8 +49,8 @@ def test_a_deleted_book_of_a_folder_stays_out_until_ingested_by_name(library: Li
 def test_ingest_dir_names_the_documents_it_does_not_read(library: Library,
                                                          tmp_path: Path) -> None:
     report = library.ingest_folder(_notes(tmp_path))
-    assert any("1 .docx file(s)" in w for w in report.warnings), report.warnings
-    assert not any(".docx" in w for w in library.sync().warnings)  # said once, not each sync
+    assert any("1 .odt file(s)" in w for w in report.warnings), report.warnings
+    assert not any(".odt" in w for w in library.sync().warnings)  # said once, not each sync
 
 
 def test_unfollow_keeps_the_books_and_adds_no_new_file(library: Library,

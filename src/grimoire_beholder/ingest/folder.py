@@ -27,7 +27,7 @@ from grimoire_beholder.parse.source import unstorable_name
 ALWAYS_SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 # Documents a person may expect to be read, which are not: ``ingest DIR`` says it left them.
 UNREAD_DOCUMENTS = frozenset({".docx", ".doc", ".odt", ".rtf", ".pages", ".mobi", ".azw3",
-                              ".djvu", ".pptx", ".html", ".htm"})
+                              ".djvu", ".pptx", ".html", ".htm"}) - set(SUPPORTED_EXTENSIONS)
 
 
 @dataclass(frozen=True)
