@@ -10,10 +10,12 @@ total against ``embeddings`` and FTS5's own statistics — and any mismatch mean
 used at all (the engine falls back to the exact arms). It is never trusted blindly.
 
 Vector search scans the int8 codes (``simsimd``: a quarter of the float32 bytes, SIMD int8
-dot products), keeps the best ``max(4k, 256)`` rows of each segment and re-scores them
-exactly from the float32 vectors. A filter that leaves few rows is answered by an exact
-scan of just those rows; otherwise disallowed rows are masked before the top rows are
-taken, so filtered searches still return ``k`` hits.
+dot products), re-scores the best ``max(4k, 256)`` rows of each segment exactly from the
+float32 vectors, then every further row whose estimate's proven error bound reaches the
+``k``-th best exact score: the result is the exact top ``k`` (:func:`_bounded`). A filter
+that leaves few rows is answered by an exact scan of just those rows; otherwise disallowed
+rows are masked before the top rows are taken, so filtered searches still return ``k``
+hits.
 
 Keyword search computes FTS5's ``bm25()`` exactly (same formula, column weights, idf and
 average length, from FTS5's own row and token totals) from the postings of the query's
@@ -38,6 +40,7 @@ from grimoire_beholder.store.hit_queries import WORD_WEIGHTS
 _K1, _B = 1.2, 0.75
 EXACT_FILTER_ROWS = 20_000  # a filter keeping at most this many rows: exact scan
 _MIN_RESCORE = 256
+_SLACK = 1e-5  # float32 rounding of estimates and exact scores, with room to spare
 
 
 def normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -173,31 +176,31 @@ class PersistedIndex:
     def vector_search(self, query: np.ndarray, k: int, book_ids: np.ndarray | None,
                       chunk_ids: np.ndarray | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``k`` best chunks in ``book_ids`` (None: all), and
-        among ``chunk_ids`` (a reading position) when given."""
+        among ``chunk_ids`` (a reading position) when given — the exact top ``k`` (see
+        :func:`_bounded`), ``query`` being a unit vector."""
         parts = list(zip(self.segments, self.alive, strict=True))
-        found: list[tuple[np.ndarray, np.ndarray]] = []
-        rows_of = None
-        if book_ids is not None or chunk_ids is not None:
-            rows_of = [self._allowed_rows(s, alive, book_ids, chunk_ids) for s, alive in parts]
-        if rows_of is not None and sum(len(r) for r in rows_of) <= EXACT_FILTER_ROWS:
-            for (segment, _), rows in zip(parts, rows_of, strict=True):
-                found.append(_exact(segment, rows, query))
-        else:
-            q8, _ = segment_files.quantize(query[None, :])  # one query: its scale changes no order
-            for i, (segment, alive) in enumerate(parts):
-                mask = alive
-                if rows_of is not None:
-                    mask = np.zeros(segment.size, dtype=bool)
-                    mask[rows_of[i]] = True
-                found.append(_approximate(segment, mask, q8, query, k))
         delta_rows = np.arange(self.delta.size)
         if book_ids is not None:
             delta_rows = delta_rows[np.isin(self.delta.arrays["book_ids"][delta_rows], book_ids)]
         if chunk_ids is not None:
             delta_rows = delta_rows[np.isin(self.delta.arrays["chunk_ids"][delta_rows],
                                             chunk_ids)]
-        found.append(_exact(self.delta, delta_rows, query))
-        return _best(found, k, descending=True)
+        found = [_exact(self.delta, delta_rows, query)]
+        rows_of = None
+        if book_ids is not None or chunk_ids is not None:
+            rows_of = [self._allowed_rows(s, alive, book_ids, chunk_ids) for s, alive in parts]
+        if rows_of is not None and sum(len(r) for r in rows_of) <= EXACT_FILTER_ROWS:
+            for (segment, _), rows in zip(parts, rows_of, strict=True):
+                found.append(_exact(segment, rows, query))
+            return _best(found, k, descending=True)
+        masked = []
+        for i, (segment, alive) in enumerate(parts):
+            mask = alive
+            if rows_of is not None:
+                mask = np.zeros(segment.size, dtype=bool)
+                mask[rows_of[i]] = True
+            masked.append((segment, mask))
+        return _best(found + _bounded(masked, query, k, found[0][1]), k, descending=True)
 
     @staticmethod
     def _allowed_rows(segment: segment_files.Segment, alive: np.ndarray,
@@ -247,22 +250,55 @@ def _exact(segment: segment_files.Segment, rows: np.ndarray, query: np.ndarray
     return np.asarray(segment.arrays["chunk_ids"][rows]), scores
 
 
-def _approximate(segment: segment_files.Segment, mask: np.ndarray, q8: np.ndarray,
-                 query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The int8 scan of one segment, then the best rows re-scored exactly."""
+def _bounded(parts: list[tuple[segment_files.Segment, np.ndarray]], query: np.ndarray,
+             k: int, known: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Every row of ``parts`` (segment, allowed rows) that can be in the exact top ``k``,
+    scored exactly; ``known`` holds exact scores of rows elsewhere (the delta).
+
+    The int8 estimate ``e = q8·c / (scale_q · scale)`` of a row's cosine errs by at most
+    ``b = ||q8 / scale_q|| · R + ||q - q8 / scale_q||``, ``R`` being the segment's largest
+    ``||x - c / scale||`` (Cauchy-Schwarz on ``q·x - e = q̂·(x - x̂) + (q - q̂)·x`` with
+    ``||x|| = 1``). The best ``max(4k, 256)`` estimates of each segment are scored exactly;
+    their ``k``-th best score ``t`` (with ``known``) is at most the true ``k``-th best, so a
+    row whose ``e + b < t`` cannot be in the top ``k`` and every other row is scored too.
+    Near-copies (a book in two formats, boilerplate) all fall within ``b`` of each other
+    and are all scored: exact, at the price of those extra rows.
+    """
     import simsimd
 
-    valid = int(mask.sum())
-    if valid == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    estimate = np.asarray(simsimd.cdist(q8, segment.arrays["codes"], metric="dot",
+    q8, q_scale = segment_files.quantize(query[None, :])
+    q_hat = q8[0].astype(np.float64) / q_scale
+    q_error = float(np.linalg.norm(np.asarray(query, dtype=np.float64) - q_hat))
+    q_norm = float(np.linalg.norm(q_hat))
+    first: list[tuple[np.ndarray, np.ndarray]] = []
+    estimates: list[np.ndarray] = []
+    for segment, mask in parts:
+        if not mask.any():
+            estimates.append(np.zeros(0, np.float32))
+            continue
+        dots = np.asarray(simsimd.cdist(q8, segment.arrays["codes"], metric="dot",
                                         out_dtype="float32")).reshape(-1)
-    estimate[~mask] = -np.inf
-    keep = min(valid, max(4 * k, _MIN_RESCORE))
-    rows = np.argpartition(-estimate, keep - 1)[:keep] if keep < len(estimate) else \
-        np.flatnonzero(mask)
-    rows = np.sort(rows[mask[rows]])
-    return _exact(segment, rows, query)
+        estimate = dots / np.float32(q_scale * segment.scale)
+        estimate[~mask] = -np.inf
+        keep = min(int(mask.sum()), max(4 * k, _MIN_RESCORE))
+        rows = np.sort(np.argpartition(-estimate, keep - 1)[:keep]) if keep < len(estimate) \
+            else np.flatnonzero(mask)
+        first.append(_exact(segment, rows, query))
+        estimate[rows] = -np.inf  # scored: not a candidate again
+        estimates.append(estimate)
+    scores = np.concatenate([known, *(f[1] for f in first)])
+    if scores.size < k:
+        return first
+    threshold = float(np.partition(scores, scores.size - k)[scores.size - k])
+    found = first
+    for (segment, _), estimate in zip(parts, estimates, strict=True):
+        if estimate.size == 0:
+            continue
+        bound = q_norm * segment.residual_bound() + q_error + _SLACK
+        rows = np.flatnonzero(estimate >= np.float32(threshold - bound))
+        if rows.size:
+            found.append(_exact(segment, rows, query))
+    return found
 
 
 def _bm25(segment: segment_files.Segment, allowed: np.ndarray,

@@ -10,8 +10,11 @@ chunks and never changes once written:
 * ``lengths`` (tokens per chunk) and the postings of every term: ``term_hash`` (sorted,
   64-bit BLAKE2b of the term), ``offsets`` into ``rows`` (the chunk's row in the segment)
   and ``tf`` (the BM25 column-weighted term frequency);
-* ``segment.json``: the scale, the row count and each array's CRC-32 (``check`` compares
-  them with the bytes; opening only checks dtypes and shapes).
+* ``segment.json``: the scale, the row count, each array's CRC-32 (``check`` compares
+  them with the bytes; opening only checks dtypes and shapes) and ``residual``, the largest
+  ``||vector - codes / scale||`` of any row — what makes the int8 scan's error provable
+  (``search/persisted.py``; a segment written before it was recorded gets the worst case
+  ``sqrt(dimension) / (2 * scale)``).
 
 Files are read with ``mmap``, so opening a million-chunk index costs milliseconds and only
 the pages a search touches become resident. The manifest names the live segments, the
@@ -26,6 +29,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import uuid
@@ -73,6 +77,18 @@ def quantize(vectors: np.ndarray) -> tuple[np.ndarray, float]:
     return codes, scale
 
 
+def max_residual(vectors: np.ndarray, codes: np.ndarray, scale: float) -> float:
+    """The largest ``||vector - codes / scale||`` over the rows, in float64 (rounded up by
+    a relative 1e-9 so float rounding cannot make the bound it feeds too small)."""
+    worst = 0.0
+    for start in range(0, len(vectors), 65536):
+        part = np.asarray(vectors[start:start + 65536], dtype=np.float64)
+        part -= np.asarray(codes[start:start + 65536], dtype=np.float64) / scale
+        if part.size:
+            worst = max(worst, float(np.sqrt(np.einsum("ij,ij->i", part, part).max())))
+    return worst * (1 + 1e-9)
+
+
 @dataclass
 class Segment:
     """One immutable segment, memory-mapped."""
@@ -81,13 +97,26 @@ class Segment:
     scale: float
     arrays: dict[str, np.ndarray]
     checksums: dict[str, int] | None = None  # CRC-32 of each array, as written
+    residual: float | None = None  # max over rows of ||vector - codes / scale|| (None: unknown)
+
+    def residual_bound(self) -> float:
+        """An upper bound of ``||vector - codes / scale||`` over every row: the recorded
+        maximum, else the worst case of rounding (half a step in every dimension)."""
+        worst = 0.5 * math.sqrt(self.arrays["vectors"].shape[1]) / self.scale
+        if self.residual is not None and 0.0 <= self.residual <= worst:
+            return self.residual
+        return worst
 
     def damaged(self) -> list[str]:
         """Files whose bytes are not the ones written. Reads every byte of the segment:
         for ``check``, not for opening (a million-chunk index holds gigabytes)."""
         sums = self.checksums or {}
-        return [f"{self.name}/{key}.npy" for key, array in self.arrays.items()
-                if zlib.crc32(array.data) != sums.get(key)]
+        bad = [f"{self.name}/{key}.npy" for key, array in self.arrays.items()
+               if zlib.crc32(array.data) != sums.get(key)]
+        if not bad and max_residual(self.arrays["vectors"], self.arrays["codes"],
+                                    self.scale) > self.residual_bound() * (1 + 1e-6):
+            bad.append(f"{self.name}/segment.json")  # a residual too small: scans not exact
+        return bad
 
     @functools.cached_property
     def books_order(self) -> np.ndarray:
@@ -201,7 +230,9 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
     path.mkdir(parents=True)
     checksums = {key: _save(path / f"{key}.npy", array) for key, array in arrays.items()}
     _write_json(path / "segment.json", {"scale": scale, "size": len(arrays["chunk_ids"]),
-                                        "crc32": checksums})
+                                        "crc32": checksums,
+                                        "residual": max_residual(arrays["vectors"],
+                                                                 arrays["codes"], scale)})
     portable.fsync_folder(path)
     return name
 
@@ -214,8 +245,10 @@ def load_segment(folder: Path, name: str) -> Segment:
     try:
         meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
         arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
+        residual = meta.get("residual")
         segment = Segment(name, float(meta["scale"]), arrays,
-                          {key: int(meta["crc32"][key]) for key in _ARRAYS})
+                          {key: int(meta["crc32"][key]) for key in _ARRAYS},
+                          float(residual) if isinstance(residual, (int, float)) else None)
         size = int(meta["size"])
     except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"segment {name} cannot be read ({exc})") from exc
