@@ -1,7 +1,7 @@
 """How search cost grows with the library: latency, open time, memory and disk vs chunk count.
 
 Run: ``uv run python bench/scale.py [--sizes 10000,100000] [--queries 120] [--with-1m]
-[--exact]``.
+[--exact] [--vectors uniform|realistic] [--json]``.
 
 Libraries of N synthetic chunks (``bench/scale_build.py``: Zipf text, random 384-d unit
 vectors, written through the store layer; cached in ``bench/out/`` or
@@ -26,6 +26,16 @@ call it:
   aside: chunks with equal scores may swap), over every bench query.
 
 ``--exact`` measures without the persisted index (the exact arms a small library uses).
+
+``--vectors realistic`` builds the libraries' vectors around real MiniLM embeddings with
+clusters and near-copies (``scale_vectors.py``) and searches with the real embeddings of
+the dev-set questions (paired with the Zipf query texts for the keyword arm); ``hybrid`` is
+then the search given the query's vector, and the real model's query embedding is timed on
+its own (``embed_p50_ms``). ``--json`` prints one JSON object per size instead of the
+tables: ``chunks``, ``hybrid_p50_ms``/``hybrid_p95_ms``, ``exact_scan_ms`` (the median of
+one float32 matrix-vector product + top 50 over the same vectors, in the same process),
+``recall10``/``recall10_book`` (vector recall@10 against that scan without/with a one-book
+filter), ``overhead_p50_ms`` (everything in a hybrid search but its two arms) and ``load``.
 
 The 2-core machine this runs on is often shared, so the 1-minute load average is printed
 next to every figure.
@@ -96,20 +106,45 @@ def _index_mb(path: Path) -> float:
         if folder.is_dir() else 0.0
 
 
-def measure(chunks: int, n_queries: int) -> dict[str, Any]:
+class QueryVectors:
+    """The real embedder, except that the bench's query texts embed to the real vectors of
+    dev-set questions (``--vectors realistic``): keyword arm on the text, vector arm on a
+    real question's embedding."""
+
+    def __init__(self, inner: Any, texts: list[str], vectors: np.ndarray) -> None:
+        self.inner = inner
+        self.known = {t: vectors[i % len(vectors)] for i, t in enumerate(texts)}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        known = self.known.get(text)
+        return known if known is not None else self.inner.embed_query(text)
+
+
+def measure(chunks: int, n_queries: int, vectors: str = "uniform") -> dict[str, Any]:
     """Everything for one library size, in this (fresh) process."""
     from grimoire_beholder.config import Config
     from grimoire_beholder.library import Library
+    from grimoire_beholder.models.embedded import EmbeddedEmbedder
 
-    path = scale_build.library_path(chunks)
+    path = scale_build.library_path(chunks, vectors)
     fields = set(Config.__dataclass_fields__)
     extra = {"record_stats": False} if "record_stats" in fields else {}
     config = Config(db_path=str(path), **extra)
-    out: dict[str, Any] = {"chunks": chunks, "db_mb": path.stat().st_size / 2**20,
-                           "index_mb": _index_mb(path)}
+    out: dict[str, Any] = {"chunks": chunks, "vectors": vectors,
+                           "db_mb": path.stat().st_size / 2**20, "index_mb": _index_mb(path)}
+    queries = make_queries(n_queries, seed=1)
+    common = make_queries(n_queries, seed=2, common=True)
+    embedder: Any = None
+    if vectors == "realistic":
+        import scale_vectors
+
+        embedder = QueryVectors(EmbeddedEmbedder(), queries + common, scale_vectors.queries())
     rss0 = _rss_mb()
     started = time.perf_counter()
-    lib = Library.open(config=config, read_only=True)
+    lib = Library.open(config=config, read_only=True, embedder=embedder)
     out["open_ms"] = (time.perf_counter() - started) * 1000
     engine = lib._search_engine()
     loading = time.perf_counter()
@@ -119,8 +154,6 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     index = engine.vector_index
     out["matrix_mb"] = index.size * index.dimension * 4 / 2**20
     out["rss_delta_mb"] = _rss_mb() - rss0
-    queries = make_queries(n_queries, seed=1)
-    common = make_queries(n_queries, seed=2, common=True)
     out["rss_search_mb"] = _exercise(lib, queries + common) - rss0
     rss_model = _rss_mb()
     loading = time.perf_counter()
@@ -128,6 +161,13 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     out["model_load_ms"] = (time.perf_counter() - loading) * 1000
     out["model_rss_mb"] = _rss_mb() - rss_model
     book = f"book-{chunks // scale_build.CHUNKS_PER_BOOK // 2:05d}"
+    if embedder is not None:  # the real model's query embedding, timed on its own
+        timed = []
+        for q in queries[:33]:
+            begun = time.perf_counter()
+            embedder.inner.embed_query(q)
+            timed.append((time.perf_counter() - begun) * 1000)
+        out["embed_p50_ms"] = statistics.median(timed[3:])
     for mode in MODES:  # warm-up: page cache, numpy/BLAS threads, FTS5 statements
         for q in queries[:10]:
             lib.search(q, mode=mode)
@@ -136,7 +176,7 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     cases += [("keyword-common", None, common), ("hybrid-common", None, common)]
     for mode, book_filter, qs in cases:
         real_mode = mode.split("-")[0]
-        times, cpu, stages = [], [], []
+        times, cpu, stages, overhead = [], [], [], []
         load = _load()
         for q in qs:
             started, cpu0 = time.perf_counter(), time.process_time()
@@ -144,9 +184,12 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
             times.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu0) * 1000)
             stages.append(res.timings_ms)
+            arms = sum(res.timings_ms.get(k, 0.0) for k in ("embed", "vector", "keyword"))
+            overhead.append(times[-1] - arms)
         p50, p95 = _percentiles(times)
         rows[f"{mode}{' +book' if book_filter else ''}"] = {
             "p50": p50, "p95": p95, "cpu_p50": statistics.median(cpu), "load": load,
+            "overhead_p50": statistics.median(overhead),
             "embed_p50": statistics.median(t.get("embed", 0.0) for t in stages),
             "stages": {k: statistics.median(t.get(k, 0.0) for t in stages)
                        for k in ("embed", "vector", "keyword", "fusion", "fetch")}}
@@ -157,13 +200,14 @@ def measure(chunks: int, n_queries: int) -> dict[str, Any]:
     return out
 
 
-def first_answer(chunks: int) -> dict[str, float]:
+def first_answer(chunks: int, vectors: str = "uniform") -> dict[str, float]:
     """From before ``Library.open`` to the first hybrid answer (model load included), in a
     fresh process with a warm disk cache: wall and CPU ms."""
     from grimoire_beholder.config import Config
     from grimoire_beholder.library import Library
 
-    config = Config(db_path=str(scale_build.library_path(chunks)), record_stats=False)
+    config = Config(db_path=str(scale_build.library_path(chunks, vectors)),
+                    record_stats=False)
     started, cpu = time.perf_counter(), time.process_time()
     lib = Library.open(config=config, read_only=True)
     lib.search(make_queries(1, seed=1)[0], mode="hybrid")
@@ -200,8 +244,12 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
     book_ids = hit_queries.resolve_books(lib.conn, book)
     recall: dict[str, list[float]] = {"all": [], "book": []}
     same = 0
+    scans = []
     for q in queries:
         vec = lib.embedder.embed_query(q)
+        started = time.perf_counter()
+        exact.search(vec, 50)
+        scans.append((time.perf_counter() - started) * 1000)
         for key, allowed in (("all", None), ("book", book_ids)):
             got = {c for c, _ in index.search(vec, 10, allowed)}
             want = {c for c, _ in exact.search(vec, 10, allowed)}
@@ -212,6 +260,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
         same += _same_top(mine or [], fts5)
     return {"recall_all": statistics.mean(recall["all"]),
             "recall_book": statistics.mean(recall["book"]),
+            "exact_scan_ms": statistics.median(scans[5:] or scans),
             "keyword_same": same / len(queries), "queries": len(queries)}
 
 
@@ -223,7 +272,7 @@ def _same_top(mine: list[tuple[int, float]], fts5: list[tuple[int, float]]) -> b
         for (a, sa), (b, sb) in zip(mine, fts5, strict=True))
 
 
-def _prepare_index(n: int, exact: bool) -> None:
+def _prepare_index(n: int, exact: bool, vectors: str = "uniform") -> None:
     """Build or update the persisted index (or remove it, for ``--exact``), timed."""
     import shutil
 
@@ -231,7 +280,7 @@ def _prepare_index(n: int, exact: bool) -> None:
     from grimoire_beholder.search.segment_files import folder_for
     from grimoire_beholder.store.db import connect
 
-    path = scale_build.library_path(n)
+    path = scale_build.library_path(n, vectors)
     if exact:
         shutil.rmtree(folder_for(path), ignore_errors=True)
         return
@@ -245,20 +294,40 @@ def _prepare_index(n: int, exact: bool) -> None:
         conn.close()
 
 
-def _run_sizes(sizes: list[int], n_queries: int, exact: bool) -> list[dict[str, Any]]:
+def _run_sizes(sizes: list[int], n_queries: int, exact: bool, vectors: str = "uniform",
+               summary: bool = False) -> list[dict[str, Any]]:
     results = []
     for n in sizes:
-        _, seconds = scale_build.build(n)
+        _, seconds = scale_build.build(n, vectors=vectors)
         if seconds:
             print(f"built {n} chunks in {seconds:.0f} s (load {_load():.1f})", file=sys.stderr)
-        _prepare_index(n, exact)
+        _prepare_index(n, exact, vectors)
         result: dict[str, Any] = {}
         for flag, extra in (("--first", []), ("--measure", ["--queries", str(n_queries)])):
-            proc = subprocess.run([sys.executable, __file__, flag, str(n), *extra],
-                                  capture_output=True, text=True, check=True)
+            proc = subprocess.run([sys.executable, __file__, flag, str(n), "--vectors", vectors,
+                                   *extra], capture_output=True, text=True, check=True)
             result.update(json.loads(proc.stdout.strip().splitlines()[-1]))
         results.append(result)
+        if summary:
+            print(json.dumps(summarise(result)), flush=True)
     return results
+
+
+def summarise(r: dict[str, Any]) -> dict[str, Any]:
+    """The one JSON object per size of ``--json``."""
+    hybrid, book = r["latency"]["hybrid"], r["latency"].get(
+        next(k for k in r["latency"] if k.startswith("hybrid +book")), {})
+    stages = hybrid["stages"]
+    e = r.get("exactness", {})
+    return {"chunks": r["chunks"], "vectors": r["vectors"],
+            "hybrid_p50_ms": round(hybrid["p50"], 2), "hybrid_p95_ms": round(hybrid["p95"], 2),
+            "hybrid_book_p50_ms": round(book.get("p50", float("nan")), 2),
+            "exact_scan_ms": round(e.get("exact_scan_ms", float("nan")), 2),
+            "recall10": e.get("recall_all"), "recall10_book": e.get("recall_book"),
+            "stages_p50_ms": {k: round(v, 2) for k, v in stages.items()},
+            "overhead_p50_ms": round(hybrid["overhead_p50"], 2),
+            "embed_p50_ms": round(r.get("embed_p50_ms", stages["embed"]), 2),
+            "load": round(hybrid["load"], 2)}
 
 
 def print_tables(results: list[dict[str, Any]]) -> None:
@@ -320,20 +389,28 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=120)
     parser.add_argument("--exact", action="store_true",
                         help="measure without the persisted index (exact arms only)")
+    parser.add_argument("--vectors", choices=("uniform", "realistic"), default="uniform",
+                        help="random unit vectors, or drawn around real MiniLM embeddings")
+    parser.add_argument("--json", action="store_true",
+                        help="one JSON object per size (see the module docstring)")
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--first", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(args.measure, args.queries)))
+        print(json.dumps(measure(args.measure, args.queries, args.vectors)))
         return
     if args.first:
-        print(json.dumps(first_answer(args.first)))
+        print(json.dumps(first_answer(args.first, args.vectors)))
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     if args.with_1m and 1_000_000 not in sizes:
         sizes.append(1_000_000)
+    if args.json:
+        print(f"load average at start: {_load():.1f} (2 cores)", file=sys.stderr)
+        _run_sizes(sizes, args.queries, args.exact, args.vectors, summary=True)
+        return
     print(f"load average at start: {_load():.1f} (2 cores)\n")
-    print_tables(_run_sizes(sizes, args.queries, args.exact))
+    print_tables(_run_sizes(sizes, args.queries, args.exact, args.vectors))
 
 
 if __name__ == "__main__":

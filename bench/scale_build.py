@@ -1,4 +1,6 @@
-"""Synthetic libraries for the scale bench: Zipf-distributed text and random unit vectors.
+"""Synthetic libraries for the scale bench: Zipf-distributed text and random unit vectors
+(or, with ``vectors="realistic"``, vectors drawn around real MiniLM embeddings with clusters
+and near-copies: ``scale_vectors.py``).
 
 Why synthetic: building a 100k or 1M chunk library through the real model would take hours;
 search latency depends on the number of rows, the text's term statistics and the vector
@@ -110,13 +112,19 @@ def _book(index: int, texts: list[str]) -> NewBook:
                    source_size=0, source_mtime=0.0, chapters=chapters)
 
 
-def library_path(chunks: int) -> Path:
-    return OUT / f"scale-{chunks}.db"
+def library_path(chunks: int, vectors: str = "uniform") -> Path:
+    """Where the ``chunks``-chunk library with ``vectors`` (uniform | realistic) is cached."""
+    return OUT / (f"scale-{chunks}.db" if vectors == "uniform"
+                  else f"scale-{chunks}-{vectors}.db")
 
 
-def build(chunks: int, *, log: bool = True) -> tuple[Path, float]:
-    """Build (or reuse) the ``chunks``-chunk library; (path, build seconds, 0 if cached)."""
-    path = library_path(chunks)
+def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[Path, float]:
+    """Build (or reuse) the ``chunks``-chunk library; (path, build seconds, 0 if cached).
+
+    ``vectors``: ``uniform`` random unit vectors, or ``realistic`` ones drawn around real
+    MiniLM embeddings with clusters and near-copies (``scale_vectors.py``).
+    """
+    path = library_path(chunks, vectors)
     if path.is_file():
         return path, 0.0
     OUT.mkdir(parents=True, exist_ok=True)
@@ -126,13 +134,21 @@ def build(chunks: int, *, log: bool = True) -> tuple[Path, float]:
     rng = np.random.default_rng(chunks)
     words = np.array(vocabulary())
     probs = zipf_probabilities(len(words))
+    realistic = None
+    if vectors == "realistic":
+        import scale_vectors
+
+        realistic = scale_vectors.RealisticVectors(seed=chunks)
     started = time.perf_counter()
     conn = connect(partial)
     try:
         for index in range(chunks // CHUNKS_PER_BOOK):
             texts = _chunk_texts(rng, words, probs, CHUNKS_PER_BOOK)
-            vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            if realistic is not None:
+                vecs = realistic.book(CHUNKS_PER_BOOK)
+            else:
+                vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             with transaction(conn):
                 book_id = book_rows.insert_book(conn, _book(index, texts))
                 work = chunk_progress.pending_chunks(conn, book_id)
