@@ -20,6 +20,8 @@ import pytest
 from conftest import write_markdown_book
 from db_state import library_state
 
+pytestmark = pytest.mark.slow  # SIGKILLs real ingest subprocesses
+
 CONFIG = """\
 [grimoire-beholder]
 db_path = "book.db"

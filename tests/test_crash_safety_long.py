@@ -26,6 +26,8 @@ from conftest import write_markdown_book
 from db_state import library_state
 from grimoire_beholder.library import Library
 
+pytestmark = pytest.mark.slow  # SIGKILLs real subprocesses at many points
+
 pymupdf = pytest.importorskip("pymupdf")
 epub = pytest.importorskip("ebooklib.epub")
 

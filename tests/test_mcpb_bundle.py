@@ -25,7 +25,7 @@ from mcp import Client, StdioServerParameters
 from grimoire_beholder.library import Library
 from mcp_helpers import cli_command, structured
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # packs, installs with uv, serves
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "mcpb"))

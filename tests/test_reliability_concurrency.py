@@ -25,6 +25,8 @@ from fake_ollama import FakeOllama
 from grimoire_beholder.errors import LibraryBusyError
 from grimoire_beholder.library import Library
 
+pytestmark = pytest.mark.slow  # a writer subprocess and reader processes for seconds
+
 CONFIG = """\
 [grimoire-beholder]
 db_path = "book.db"

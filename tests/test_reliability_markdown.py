@@ -22,8 +22,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
-                                reason="peak memory is read from Linux's /proc")
+pytestmark = [
+    pytest.mark.slow,  # MB-sized files parsed in capped subprocesses
+    pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                       reason="peak memory is read from Linux's /proc"),
+]
 MEMORY_LIMIT = 3 * 1024**3
 PER_BYTE = 60  # peak RSS growth allowed per byte of input…
 SLACK = 64 * 1024**2  # …over the interpreter's own churn

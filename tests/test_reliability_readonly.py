@@ -33,6 +33,8 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.store import connection
 from mcp_helpers import cli_command, structured, text, write_config
 
+pytestmark = pytest.mark.slow  # read-only mounts and CLI subprocesses
+
 _MOUNT_RO = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 
 
