@@ -22,20 +22,17 @@ __all__ = ["app", "main"]
 
 def main() -> None:
     """Run the CLI: usage mistakes become one ``error:`` line, exit code 2."""
-    from typer import Abort
-    from typer._click.exceptions import ClickException, UsageError
+    from typer import Abort, TyperException
 
     from grimoire_beholder.cli.terminal import install
 
     install()  # no control character from a book or a file name reaches the terminal raw
     try:
         code = app(standalone_mode=False)
-    except UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+    except TyperException as exc:  # a usage error (exit code 2) carries its command's ctx
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
-        sys.exit(2)
-    except ClickException as exc:
-        print(f"error: {exc.format_message()}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except Abort:
         print("aborted", file=sys.stderr)

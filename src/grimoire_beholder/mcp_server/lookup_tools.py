@@ -2,9 +2,8 @@
 
 A printed index is the author's own map from terms to pages. This tool hands it to the model
 as data: each entry with its printed pages, the physical pages they resolve to (as every
-citation writes them), and the sections there with the indices ``get_section`` takes. It
-lives apart from ``mcp_server.py`` (which only registers it) with its result shapes and
-text; like every tool it calls the Library under the server's lock and never touches SQL.
+citation writes them), and the sections there with the indices ``get_section`` takes.
+Its result shapes (the output schema), its text and the tool live here, like every family's.
 """
 
 from __future__ import annotations
@@ -15,14 +14,11 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from grimoire_beholder.mcp_server.serving import served
-from grimoire_beholder.mcp_server.tool_text import tool_result
-from grimoire_beholder.text import clip
+from grimoire_beholder.mcp_server.serving import bounded_result, served, with_note
 
 MAX_ENTRIES = 20  # entries per response (a prefix like "data" can match hundreds)
 MAX_LOCATORS = 12  # pages per entry
 MAX_SECTIONS = 4  # sections per page span
-FIELD_MAX = 200  # a term, title or breadcrumb as printed
 
 
 class IndexSection(BaseModel):
@@ -59,19 +55,18 @@ class LookupResult(BaseModel):
 
 
 def _entry(data: dict[str, Any]) -> IndexEntryResult:
+    """One entry, its places and their sections capped (strings are bounded as results)."""
     places = [IndexPlace(
         printed=loc["printed"], page_start=loc["page_start"], page_end=loc["page_end"],
         location=loc["location"],
         sections=[IndexSection(chapter_index=s["chapter_index"],
                                section_index=s["section_index"],
-                               breadcrumb=clip(s["breadcrumb"], FIELD_MAX), role=s["role"])
+                               breadcrumb=s["breadcrumb"], role=s["role"])
                   for s in loc["sections"][:MAX_SECTIONS]])
         for loc in data["locators"][:MAX_LOCATORS]]
     return IndexEntryResult(
-        book_id=data["book_id"], slug=data["slug"], book=clip(data["book"], FIELD_MAX),
-        term=clip(data["term"], FIELD_MAX),
-        parent=clip(data["parent"], FIELD_MAX) if data["parent"] else None,
-        see=[clip(s, FIELD_MAX) for s in data["see"][:MAX_LOCATORS]], places=places)
+        book_id=data["book_id"], slug=data["slug"], book=data["book"], term=data["term"],
+        parent=data["parent"] or None, see=data["see"][:MAX_LOCATORS], places=places)
 
 
 def lookup_text(result: LookupResult) -> str:
@@ -86,7 +81,7 @@ def lookup_text(result: LookupResult) -> str:
             where = "; ".join(f"{s.breadcrumb} [{s.chapter_index}.{s.section_index}]"
                               for s in place.sections)
             lines.append(f"    {place.location}" + (f": {where}" if where else ""))
-    return "\n".join([*lines, result.note] if result.note else lines)
+    return with_note(lines, result.note)
 
 
 def lookup_index(
@@ -106,9 +101,6 @@ def lookup_index(
     note = (f"Only the first {MAX_ENTRIES} of {len(found)} entries are listed; a longer "
             "term narrows it." if len(found) > MAX_ENTRIES else
             None if found else "No printed index names this term; try search_book.")
-    result = LookupResult(term=clip(term, FIELD_MAX),
-                          entries=[_entry(e) for e in found[:MAX_ENTRIES]], note=note)
-    return tool_result(lookup_text(result), result)
-
-
-TOOL = (lookup_index, "Look a term up in the books' indexes")
+    result = LookupResult(term=term, entries=[_entry(e) for e in found[:MAX_ENTRIES]],
+                          note=note)
+    return bounded_result(lookup_text, result)

@@ -1,33 +1,94 @@
-"""The MCP tools for reading a book as a person would: its outline, a section's full text,
-a quotation checked against it, a PDF page as an image.
-
-Read-only like the search tools beside them in ``mcp_server.py`` (which lists them all);
-bounded the same way (``mcp_server/serving.py``).
-"""
+"""The MCP tools for reading a book as a person would: ``get_book_outline`` (its map) and
+``get_section`` (a section's full text, in parts) — their result shapes (the output
+schemas), their text, the tools themselves."""
 
 from __future__ import annotations
 
-import base64
 from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, ImageContent, TextContent
-from pydantic import Field
+from mcp.types import CallToolResult
+from pydantic import BaseModel, Field
 
-from grimoire_beholder.mcp_server import tool_text
-from grimoire_beholder.mcp_server.serving import BookId, bounded_result, served
-from grimoire_beholder.mcp_server.tool_models import (
-    BookOutline,
-    OutlineChapterEntry,
-    OutlineSectionEntry,
-    PageImageInfo,
-    QuoteCheckResult,
-    SectionPart,
+from grimoire_beholder.mcp_server.serving import (
+    LOCATION,
+    ROLE,
+    SUMMARY_CHARS,
+    BookId,
+    Located,
+    bounded_result,
+    served,
+    with_note,
 )
+from grimoire_beholder.text import clip, plural
 from grimoire_beholder.views import Outline, OutlineChapter
 
 OUTLINE_MAX_SECTIONS = 200  # sections listed per get_book_outline response
+
+
+class OutlineSectionEntry(BaseModel):
+    section_index: int
+    title: str
+    page_start: int | None
+    line_start: int | None
+    location: str = LOCATION
+    approx_tokens: int = Field(description="Size of the section's full text.")
+    role: str = Field(default="body", description=ROLE)
+
+
+class OutlineChapterEntry(BaseModel):
+    chapter_index: int
+    title: str
+    page_start: int | None
+    location: str = LOCATION
+    section_count: int
+    sections: list[OutlineSectionEntry] | None = Field(
+        description="Null when left out to bound the response: ask for this chapter_index.")
+
+
+class BookOutline(BaseModel):
+    book_id: int
+    slug: str
+    name: str
+    chapters: list[OutlineChapterEntry]
+    note: str | None = None
+
+
+class SectionPart(Located):
+    breadcrumb: str
+    approx_tokens: int
+    summary: str | None
+    part: int = Field(description="This part, 1-based.")
+    total_parts: int
+    text: str
+    note: str | None = None
+
+
+def outline_text(result: BookOutline) -> str:
+    """Chapters and sections with the indices get_section takes and their locations."""
+    lines = [f"{result.name} (book_id={result.book_id}, slug={result.slug})"]
+    for ch in result.chapters:
+        lines.append(f"[{ch.chapter_index}] {ch.title}"
+                     + (f" · {ch.location}" if ch.location else "")
+                     + f" — {plural(ch.section_count, 'section')}")
+        for s in ch.sections or []:
+            lines.append(f"    [{ch.chapter_index}.{s.section_index}] {s.title or '(lead-in)'}"
+                         + (f" · {s.location}" if s.location else "")
+                         + f" · ~{s.approx_tokens} tokens"
+                         + (f" · {s.role}" if s.role != "body" else ""))
+    return with_note(lines, result.note)
+
+
+def section_text(result: SectionPart) -> str:
+    """The citation (and which part this is), the summary, the text."""
+    head = result.citation + (f" (part {result.part} of {result.total_parts})"
+                              if result.total_parts > 1 else "")
+    lines = [head]
+    if result.summary:
+        lines.append(f"Summary: {clip(result.summary, SUMMARY_CHARS)}")
+    lines += ["", result.text]
+    return "\n".join(lines + (["", result.note] if result.note else []))
 
 
 def _chapter_entry(ch: OutlineChapter, with_sections: bool) -> OutlineChapterEntry:
@@ -76,7 +137,7 @@ def get_book_outline(ctx: Context, book_id: BookId, chapter_index: Annotated[
     section_index). Very long outlines list sections for the first chapters only; pass
     chapter_index to get the sections of one chapter."""
     result = served(ctx).run(lambda lib: _bounded_outline(lib.outline(book_id), chapter_index))
-    return bounded_result(tool_text.outline_text, result)
+    return bounded_result(outline_text, result)
 
 
 def get_section(
@@ -100,41 +161,4 @@ def get_section(
             f"part={number + 1}) for the next part." if number < total else None)
     result = SectionPart.model_validate({
         **sec.to_dict(), "part": number, "total_parts": total, "text": text, "note": note})
-    return bounded_result(tool_text.section_text, result)
-
-
-def verify_quote(
-    ctx: Context,
-    quote: Annotated[str, Field(description="The quotation to check, as you have it.")],
-    book_id: Annotated[int | str | None, Field(
-        description="Only this book: numeric id or slug. Leave out to check all.")] = None,
-) -> Annotated[CallToolResult, QuoteCheckResult]:
-    """Check a quotation before using it: is it really in the library, where exactly
-    (citation, chapter_index/section_index for get_section, character offsets), and what
-    do the book's own words say? Re-typed quotations are found — line breaks, hyphenation,
-    curly or straight quotes and dashes, ligatures, case and an ellipsis for left-out words
-    do not matter; other differences are listed. When it is not there the result says so
-    plainly and gives the closest passage: do not present such a quotation as the book's."""
-    checked = served(ctx).run(lambda lib: lib.verify_quote(quote, book=book_id))
-    result = QuoteCheckResult.model_validate(checked.to_dict())
-    return bounded_result(tool_text.quote_text, result)
-
-
-def get_page_image(
-    ctx: Context, book_id: BookId,
-    page: Annotated[int | str, Field(
-        description="Physical page number, 1-based (page_start of a search_book hit or of a "
-                    "verify_quote passage), or a printed page label such as 'xii'.")],
-    highlight: Annotated[str | None, Field(
-        description="Text to highlight on the page: a hit's text or a quotation.")] = None,
-) -> Annotated[CallToolResult, PageImageInfo]:
-    """The page of a PDF book as a PNG image, with the cited passage highlighted, so the
-    person sees exactly what is cited. PDF books only: EPUB, Markdown and text books have no
-    page images (read them with get_section). The image is sized for a chat window."""
-    image = served(ctx).run(lambda lib: lib.page_image(book_id, page, highlight))
-    info = PageImageInfo.model_validate(image.to_dict())
-    return CallToolResult(
-        content=[TextContent(type="text", text=tool_text.page_text(info)),
-                 ImageContent(type="image", data=base64.b64encode(image.png).decode("ascii"),
-                              mime_type="image/png")],
-        structured_content=info.model_dump(mode="json"))
+    return bounded_result(section_text, result)

@@ -1,23 +1,10 @@
 """The read-only MCP server: eight tools over the Library API, served on stdio.
 
-Why it looks the way it does:
-
-* Read-only for real: the Library is opened with SQLite's ``mode=ro`` and no tool here
-  ingests, deletes or reindexes; every tool is annotated read-only, idempotent and
-  closed-world. Write tools exist only when the user allows them (``mcp_server/upkeep_tools.py``).
-* Warm: the Library is opened once in the lifespan and warmed up there (embedding model,
-  vector matrix) without counting as a search, not on the first question. Sync tools run on
-  worker threads, so calls are serialised on one lock around the shared connection.
-* Model-facing: typed results (pydantic models → output schemas) plus a readable text block
-  (``tool_text.py``); every response is bounded well under an assistant's ~25k-token
-  tool-output cap, every string field included; every GrimoireError becomes a ToolError
-  whose message says what exists.
-* Strict arguments: an unknown argument is an error, not silently dropped, and nothing is
-  coerced (``true`` is not book 1), so a call either means what it says or is refused.
-* Thin: the tools (the search and status ones here, the reading ones in ``reading_tools.py``,
-  the opt-in write ones in ``mcp_server/upkeep_tools.py``) are plain functions that take the Library
-  from the lifespan context (``mcp_server/serving.py``), shape and bound its results, and never
-  touch SQL, the store or a citation's wording.
+Each tool family lives in its own module with its result shapes and its text
+(``library_tools``, ``search_tools``, ``reading_tools``, ``checking_tools``, ``lookup_tools``,
+and the opt-in ``upkeep_tools``), and every result is bounded the same way
+(``serving.bounded_result``). This module lists them, opens the Library in the lifespan and
+holds the argument checks every tool shares.
 """
 
 from __future__ import annotations
@@ -25,59 +12,36 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
-from typing import Annotated, Any, cast
+from typing import Any
 
 import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import Tool as ListedTool
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server import lookup_tools, tool_text
 from grimoire_beholder.mcp_server.allowed import Upkeep
-from grimoire_beholder.mcp_server.reading_tools import (
-    get_book_outline,
-    get_page_image,
-    get_section,
-    verify_quote,
-)
-from grimoire_beholder.mcp_server.serving import READ_ONLY, ServerState, bounded_result, served
-from grimoire_beholder.mcp_server.tool_models import (
-    BookEntry,
-    BookList,
-    BookStatus,
-    LibraryStatus,
-    SearchHitEntry,
-    SearchResult,
-)
+from grimoire_beholder.mcp_server.checking_tools import get_page_image, verify_quote
+from grimoire_beholder.mcp_server.library_tools import book_status, list_books
+from grimoire_beholder.mcp_server.lookup_tools import lookup_index
+from grimoire_beholder.mcp_server.reading_tools import get_book_outline, get_section
+from grimoire_beholder.mcp_server.search_tools import MAX_TOP_K, search_book
+from grimoire_beholder.mcp_server.serving import READ_ONLY, ServerState
 from grimoire_beholder.mcp_server.upkeep_tools import enabled_tools as upkeep_tools
-from grimoire_beholder.text import clip
-from grimoire_beholder.views import book_dict
+
+__all__ = ["MAX_TOP_K", "TOOLS", "create_server", "open_library", "serve"]
 
 log = logging.getLogger("grimoire_beholder.mcp")
 
 SERVER_NAME = "grimoire-beholder"
-MAX_TOP_K = 20  # more hits than this would blow the response budget without helping a model
-SEARCH_TEXT_BUDGET = 24_000  # all excerpts of one search together
-HIT_TEXT_MAX = 2_000  # one excerpt, when few hits share the budget
-HIT_CONTEXT_MAX = 400
-MAX_BOOKS = 150  # list_books / book_status entries per response
-
-
-def _hit_entries(hits: list[dict[str, Any]]) -> list[SearchHitEntry]:
-    """The hits with their excerpts clipped to share ``SEARCH_TEXT_BUDGET``."""
-    per_hit = min(HIT_TEXT_MAX, SEARCH_TEXT_BUDGET // max(len(hits), 1))
-    return [SearchHitEntry.model_validate({
-        **h, "text": clip(h.get("text") or "", per_hit),
-        "context": clip(h["context"], HIT_CONTEXT_MAX) if h.get("context") else None,
-    }) for h in hits]
 
 
 # ------------------------------------------------------------------------ server state
@@ -99,100 +63,6 @@ def open_library(config_path: str | os.PathLike[str] | None = None,
     return Library.open(config_path, library=library, read_only=True)
 
 
-# ------------------------------------------------------------------------ the tools
-def list_books(ctx: Context) -> Annotated[CallToolResult, BookList]:
-    """List every book in the library: id, slug, name, author, source type (pdf, epub,
-    markdown, text, html, docx), page count (PDF) or line count (Markdown/text), chapters,
-    sections, the group (top-level folder) of books ingested from a folder, and the tags,
-    collections, series and link of books from a Calibre or Zotero library.
-
-    Use it to find a book_id (the numeric id or the slug both work) for get_book_outline,
-    get_section, or to restrict search_book to one book or group."""
-    books = served(ctx).run(lambda lib: lib.list_books())
-    entries = [BookEntry.model_validate(book_dict(b)) for b in books]
-    note = ("The library is empty: books are added with `grimoire-beholder ingest FILE`."
-            if not entries else f"Only the first {MAX_BOOKS} of {len(entries)} books are "
-            "listed; search_book searches all of them." if len(entries) > MAX_BOOKS else None)
-    result = BookList(count=len(entries), books=entries[:MAX_BOOKS], note=note)
-    return bounded_result(tool_text.books_text, result)
-
-
-def search_book(
-    ctx: Context,
-    question: Annotated[str, Field(description="What to look for, in plain words.")],
-    book_id: Annotated[int | str | None, Field(
-        description="Only this book: numeric id or slug. Leave out to search all.")] = None,
-    top_k: Annotated[int | None, Field(
-        description=f"How many excerpts (1–{MAX_TOP_K}; default from the config).")] = None,
-    author: Annotated[str | None, Field(description="Only books by this author.")] = None,
-    source_type: Annotated[str | None, Field(
-        description="Only pdf, epub, markdown, text, html or docx books.")] = None,
-    group: Annotated[str | None, Field(
-        description="Only books from this top-level folder of an ingested folder "
-                    "(list_books shows each book's group).")] = None,
-    path_prefix: Annotated[str | None, Field(
-        description="Only books whose file path (absolute, or relative to the ingested "
-                    "folder) starts with this, e.g. 'notes/ops/'.")] = None,
-    until_chapter: Annotated[int | str | None, Field(
-        description="Reading position: only up to and including this chapter of book_id "
-                    "(its chapter_index from get_book_outline, or its title), so nothing "
-                    "past where the reader is gets quoted. Needs book_id.")] = None,
-    role: Annotated[str | None, Field(description="Only sections of this role: body, front_"
-                    "matter, contents, index, notes, bibliography or glossary.")] = None,
-    tag: Annotated[str | None, Field(description="Only books with this tag in their Calibre "
-                   "or Zotero library (list_books shows tags).")] = None,
-    collection: Annotated[str | None, Field(
-        description="Only items of this Zotero collection.")] = None,
-    series: Annotated[str | None, Field(description="Only books of this Calibre series.")]
-    = None,
-) -> Annotated[CallToolResult, SearchResult]:
-    """Search the books by meaning and keywords (hybrid retrieval) and return the best
-    matching excerpts, each with a citation (book · chapter › section · pages, or
-    file:lines for Markdown/text) and the book_id, chapter_index and section_index to read
-    the whole section with get_section. Use this first to answer a question from the
-    library; quote the citation as given. Excerpts are clipped: fetch the section for the
-    full text. For someone partway through a book, pass until_chapter: no spoilers."""
-    if not question or not question.strip():
-        raise ToolError("question is empty: pass what to look for, e.g. "
-                        "search_book(question=\"how do I compost kitchen scraps\")")
-    state = served(ctx)
-    limit = state.library.config.top_k if top_k is None else top_k
-    clamped = min(max(limit, 1), MAX_TOP_K)
-    found = state.run(lambda lib: lib.search(
-        question.strip(), top_k=clamped, book=book_id, author=author,
-        source_type=source_type, group=group, path_prefix=path_prefix,
-        until_chapter=until_chapter, role=role, tag=tag, collection=collection,
-        series=series))
-    entries = _hit_entries([hit.to_dict() for hit in found.hits])
-    notes = [found.note] if found.note else []
-    if clamped != limit:
-        notes.append(f"top_k {limit} is out of range; used {clamped} (allowed 1–{MAX_TOP_K}).")
-    if found.low_confidence and entries:
-        notes.insert(0, "Low confidence: the library probably does not cover this question; "
-                        "these are best guesses.")
-    result = SearchResult(query=found.query, mode=found.mode, top_k=clamped, results=entries,
-                          confidence=found.confidence, low_confidence=found.low_confidence,
-                          note=" ".join(notes) or None)
-    return bounded_result(tool_text.search_text, result)
-
-
-def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
-    """Per book: chapters, sections (and how many are summarized), and chunks by stage
-    (pending → contextualized → embedded). A book is searchable by meaning once its
-    chunks are embedded; 'complete' is false while an ingest is unfinished. Also names
-    the embedding model and retrieval mode in use, and each book's last health check
-    (how much of it retrieval finds, pages without text, parse problems)."""
-    state = served(ctx)
-    info = state.run(lambda lib: {**lib.status(), "savings": lib.savings()})
-    books = [BookStatus.model_validate(b) for b in info["books"]]
-    note = (f"Only the first {MAX_BOOKS} of {len(books)} books are shown."
-            if len(books) > MAX_BOOKS else None)
-    result = LibraryStatus.model_validate({
-        **info, "retrieval_mode": state.library.config.retrieval_mode,
-        "books": books[:MAX_BOOKS], "note": note})
-    return bounded_result(tool_text.status_text, result)
-
-
 TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
     (list_books, "List books"),
     (get_book_outline, "Book outline"),
@@ -201,7 +71,7 @@ TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
     (book_status, "Library status"),
     (verify_quote, "Check a quotation"),
     (get_page_image, "Show a PDF page"),
-    lookup_tools.TOOL,
+    (lookup_index, "Look a term up in the books' indexes"),
 )
 
 # ------------------------------------------------------------------------ the server
@@ -239,24 +109,62 @@ def create_server(open_lib: Callable[[], Library],
         instructions = INSTRUCTIONS.replace(READ_ONLY_LINE, upkeep.instructions())
     tools = [(fn, title, READ_ONLY) for fn, title in TOOLS]
     tools += upkeep_tools(upkeep) if upkeep is not None else []
-    return MCPServer(SERVER_NAME, instructions=instructions, lifespan=lifespan,
-                     version=version("grimoire-beholder-mcp"), log_level="WARNING",
-                     tools=[_strict_tool(*spec) for spec in tools])
+    server = StrictServer(SERVER_NAME, instructions=instructions, lifespan=lifespan,
+                          version=version("grimoire-beholder-mcp"), log_level="WARNING")
+    for fn, title, hints in tools:
+        server.add_strict_tool(fn, title, hints)
+    return server
 
 
-def _strict_tool(fn: Callable[..., Any], title: str, hints: ToolAnnotations) -> Tool:
-    """The tool, its arguments validated strictly: the SDK's argument model ignores unknown
-    arguments (a misspelt ``book_id`` would search every book) and coerces (``true`` → 1,
-    ``"3"`` → 3); this subclass forbids both, and its schema says so. The docstring,
-    dedented, is what the model reads."""
-    tool = Tool.from_function(fn, title=title, annotations=hints,
-                              description=inspect.cleandoc(fn.__doc__ or ""))
-    loose = tool.fn_metadata.arg_model
-    strict = cast(type[BaseModel], type(loose.__name__, (loose,), {
-        "__module__": __name__, "model_config": ConfigDict(extra="forbid", strict=True)}))
-    return tool.model_copy(update={
-        "fn_metadata": tool.fn_metadata.model_copy(update={"arg_model": strict}),
-        "parameters": strict.model_json_schema(by_alias=True)})
+class StrictServer(MCPServer[ServerState]):
+    """An MCPServer whose tools take their arguments strictly: the SDK's argument model
+    ignores unknown arguments (a misspelt ``book_id`` would search every book) and coerces
+    (``true`` → 1, ``"3"`` → 3). Each tool here also gets a strict pydantic model of its
+    parameters (``extra="forbid", strict=True``) that a call must pass first, and its
+    published schema says ``additionalProperties: false``. Only the SDK's public methods
+    (``add_tool``, ``list_tools``, ``call_tool``) are used."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._strict: dict[str, type[BaseModel]] = {}
+
+    def add_strict_tool(self, fn: Callable[..., Any], title: str,
+                        hints: ToolAnnotations) -> None:
+        """Register ``fn``; its docstring, dedented, is what the model reads."""
+        self.add_tool(fn, title=title, annotations=hints,
+                      description=inspect.cleandoc(fn.__doc__ or ""))
+        self._strict[fn.__name__] = _strict_arguments(fn)
+
+    async def list_tools(self) -> list[ListedTool]:
+        listed = await super().list_tools()
+        return [t.model_copy(update={"input_schema": {**t.input_schema,
+                                                      "additionalProperties": False}})
+                for t in listed]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[ServerState, Any] | None = None,
+                        ) -> CallToolResult | InputRequiredResult:
+        model = self._strict.get(name)
+        if model is not None:
+            try:
+                model.model_validate(arguments)
+            except ValidationError as exc:
+                raise ToolError(f"Error executing tool {name}: {exc}") from exc
+        return await super().call_tool(name, arguments, context)
+
+
+def _strict_arguments(fn: Callable[..., Any]) -> type[BaseModel]:
+    """A pydantic model of ``fn``'s parameters (the ``Context`` one left out) that forbids
+    unknown fields and coerces nothing."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    fields: dict[str, Any] = {}
+    for name, param in inspect.signature(fn).parameters.items():
+        if hints.get(name) is Context:
+            continue
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[name] = (hints[name], default)
+    return create_model(f"{fn.__name__}_arguments",
+                        __config__=ConfigDict(extra="forbid", strict=True), **fields)
 
 
 def serve(config_path: str | os.PathLike[str] | None = None,

@@ -1,34 +1,34 @@
-"""What every MCP tool module (``mcp_server``, ``reading_tools``, ``upkeep_tools``) shares: the
-state the server's lifespan opens once, the ``book_id`` argument, and results whose every
-string is bounded.
+"""What every MCP tool family module (``*_tools.py``) shares: the state the server's lifespan
+opens once, the ``book_id`` argument, the field descriptions of a located passage, and the one
+way a tool makes its result — :func:`bounded_result`, which clips every string field before
+the readable text and the structured content are made from it.
 
-Kept apart so the tool modules import it and ``mcp_server`` imports them, with no cycle.
+``server.py`` imports the tool modules and they import this one, so there is no cycle.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server import tool_text
 from grimoire_beholder.mcp_server.allowed import Upkeep
-from grimoire_beholder.mcp_server.tool_text import tool_result
 from grimoire_beholder.text import clip
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 FIELD_MAX = 300  # any string not bounded where it is made (titles, names, the echoed
-# question): a 1 MB heading or question must not make a 1 MB response
+# question, paths, warnings): a 1 MB heading or question must not make a 1 MB response
+SUMMARY_CHARS = 1_000  # a section's summary above its text
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                             open_world_hint=False)
@@ -43,7 +43,7 @@ class ServerState:
     """What the lifespan opens once and every tool call shares."""
 
     library: Library
-    upkeep: Upkeep | None = None  # the write tools the user allowed (mcp_server/upkeep_tools.py)
+    upkeep: Upkeep | None = None  # the write tools the user allowed (upkeep_tools.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def run(self, fn: Callable[[Library], T]) -> T:
@@ -56,7 +56,7 @@ class ServerState:
 
 
 def served(ctx: Context) -> ServerState:
-    """The state of the server this tool call runs in (``mcp_server.create_server``)."""
+    """The state of the server this tool call runs in (``server.create_server``)."""
     state = ctx.request_context.lifespan_context
     assert isinstance(state, ServerState)
     return state
@@ -64,7 +64,7 @@ def served(ctx: Context) -> ServerState:
 
 # Fields bounded where they are made (None), or with a budget of their own.
 _FIELD_LIMITS: dict[str, int | None] = {"text": None, "context": None, "note": None,
-                                        "summary": tool_text.SUMMARY_CHARS}
+                                        "summary": SUMMARY_CHARS}
 
 
 def _clip_fields(value: Any, key: str = "") -> Any:
@@ -79,7 +79,49 @@ def _clip_fields(value: Any, key: str = "") -> Any:
     return value
 
 
-def bounded_result(render: Callable[[M], str], model: M) -> CallToolResult:
-    """The tool result (text and structure) of ``model`` with every string field bounded."""
-    bounded = type(model).model_validate(_clip_fields(model.model_dump(mode="json")))
-    return tool_result(render(bounded), bounded)
+def bounded(model: M) -> M:
+    """A copy of ``model`` with every string field clipped to its limit."""
+    return type(model).model_validate(_clip_fields(model.model_dump(mode="json")))
+
+
+def bounded_result(render: Callable[[M], str], model: M,
+                   extra: Sequence[ContentBlock] = ()) -> CallToolResult:
+    """The tool result of ``model``: every string field bounded, then the readable text
+    (``render`` of the bounded model) for the model to read, any ``extra`` content (a page
+    image) after it, and the bounded model as structured content for clients that read it."""
+    shown = bounded(model)
+    return CallToolResult(content=[TextContent(type="text", text=render(shown)), *extra],
+                          structured_content=shown.model_dump(mode="json"))
+
+
+def with_note(lines: list[str], note: str | None) -> str:
+    """The lines, and the result's note as the last one when it has one."""
+    return "\n".join([*lines, note] if note else lines)
+
+
+# Field descriptions shared by the families' result shapes.
+LOCATION = Field(description="Where it is, written as every tool writes it: "
+                            "'pp. 19–20 (printed 15–16)' (PDF), 'loc. 18–19' (EPUB: "
+                            "positions, not printed pages), 'notes/a.md:12-20' (Markdown/text).")
+ROLE = ("What part of the book: body, front_matter, contents, index, notes, bibliography or "
+        "glossary (search_book's role filter).")
+
+
+class Located(BaseModel):
+    """Where a passage is: the book, and the indices get_section takes."""
+
+    book_id: int
+    slug: str
+    book: str
+    chapter_index: int = Field(description="0-based; pass to get_section.")
+    chapter: str
+    section_index: int = Field(description="0-based within the chapter; pass to get_section.")
+    section: str
+    page_start: int | None
+    page_end: int | None
+    page_label: str | None = Field(description="The PDF's printed page label(s), if any.")
+    line_start: int | None = Field(description="For Markdown/text books, 1-based.")
+    line_end: int | None
+    citation: str = Field(description="Book · chapter › section · location (Markdown/text: "
+                                      "file:lines · chapter › section), for quoting as is.")
+    location: str = LOCATION

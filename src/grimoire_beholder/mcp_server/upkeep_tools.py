@@ -1,6 +1,5 @@
-"""Opt-in upkeep tools for the MCP server: sync the library, add books, remove one.
-
-Why it looks the way it does:
+"""Opt-in upkeep tools for the MCP server: sync the library, add books, remove one — their
+result shapes (the output schemas), their text, the tools themselves.
 
 * Off unless asked: ``serve-mcp --allow-sync`` adds ``sync_library``, ``--allow-add DIR``
   adds ``add_book`` for paths inside those folders only (``allowed.py`` judges a path after
@@ -33,8 +32,7 @@ from pydantic import BaseModel, Field
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.allowed import Upkeep
-from grimoire_beholder.mcp_server.serving import served
-from grimoire_beholder.mcp_server.tool_text import tool_result
+from grimoire_beholder.mcp_server.serving import bounded_result, served, with_note
 from grimoire_beholder.views import FileOutcome, IngestReport, SyncReport, sync_summary
 
 log = logging.getLogger("grimoire_beholder.mcp")
@@ -81,6 +79,18 @@ class RemovedBook(BaseModel):
     note: str | None = None
 
 
+def upkeep_text(result: UpkeepReport) -> str:
+    """The counts line, one line per file listed, the warnings, the note."""
+    lines = [sync_summary(result.model_dump()),
+             *(FileOutcome(**f.model_dump()).describe() for f in result.files),
+             *(f"warning: {w}" for w in result.warnings)]
+    return with_note(lines, result.note)
+
+
+def removed_text(result: RemovedBook) -> str:
+    return with_note([f"removed {result.slug} ({result.name})"], result.note)
+
+
 def _report(report: SyncReport, note: str | None = None) -> CallToolResult:
     """Counts, the files that changed and the warnings, bounded, as text and structure."""
     data = report.to_dict()
@@ -93,9 +103,7 @@ def _report(report: SyncReport, note: str | None = None) -> CallToolResult:
     result = UpkeepReport.model_validate({
         **data, "files": [FileEntry.model_validate(vars(f)) for f in moved[:MAX_FILES]],
         "warnings": data["warnings"][:MAX_WARNINGS], "note": " ".join(notes) or None})
-    lines = [sync_summary(data), *(f.describe() for f in moved[:MAX_FILES]),
-             *(f"warning: {w}" for w in result.warnings)]
-    return tool_result("\n".join([*lines, result.note] if result.note else lines), result)
+    return bounded_result(upkeep_text, result)
 
 
 def _as_sync_report(one: IngestReport, path: str) -> SyncReport:
@@ -227,8 +235,7 @@ def remove_book(ctx: Context, book_id: Annotated[int | str, Field(
     note = ("Its file is under a synced folder: sync_library would add it back while the "
             "file is there." if removed.source_root else None)
     result = RemovedBook(book_id=removed.id, slug=removed.slug, name=removed.name, note=note)
-    text = f"removed {removed.slug} ({removed.name})" + (f"\n{note}" if note else "")
-    return tool_result(text, result)
+    return bounded_result(removed_text, result)
 
 
 TOOLS: tuple[tuple[str, Any, str, ToolAnnotations], ...] = (
@@ -240,6 +247,6 @@ TOOLS: tuple[tuple[str, Any, str, ToolAnnotations], ...] = (
 
 def enabled_tools(upkeep: Upkeep) -> list[tuple[Any, str, ToolAnnotations]]:
     """The upkeep tools the user allowed, and only those: (function, title, hints) for
-    ``mcp_server`` to register as it registers its own."""
+    ``server.py`` to register as it registers its own."""
     enabled = {"sync": upkeep.sync, "add": upkeep.add is not None, "remove": upkeep.remove}
     return [(fn, title, hints) for key, fn, title, hints in TOOLS if enabled[key]]
