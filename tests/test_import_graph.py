@@ -154,3 +154,31 @@ def test_no_sql_outside_store() -> None:
              if not (name == "store" or name.startswith("store."))
              and (lines := sql_calls(path.read_text(encoding="utf-8")))}
     assert not found, f"SQL outside store/: {found}"
+
+
+def private_imports(source: str) -> list[str]:
+    """Modules of other packages that ``source`` imports through a private name
+    (``typer._click.exceptions``, ``from mcp.server import _internal``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        found += [n for n in names if not n.startswith(PACKAGE) and n != "__future__"
+                  and any(part.startswith("_") and not part.startswith("__")
+                          for part in n.split("."))]
+    return found
+
+
+def test_the_private_import_finder_sees_a_vendored_module() -> None:
+    assert private_imports("from typer._click.exceptions import UsageError\n"
+                           "from typer import Abort\nimport os.path\n") == [
+        "typer._click.exceptions", "typer._click.exceptions.UsageError"]
+
+
+def test_src_imports_no_private_module_of_a_dependency() -> None:
+    found = {name: imports for name, path in _module_names().items()
+             if (imports := private_imports(path.read_text(encoding="utf-8")))}
+    assert not found, f"private modules of dependencies imported: {found}"
