@@ -49,7 +49,7 @@ def build_library(directory: Path, embedding: str) -> tuple[int, int]:
         if len(have) < len(files):
             print(f"ingested {len(files) - len(have)} files in "
                   f"{time.perf_counter() - started:.1f}s", file=sys.stderr)
-        return len(files), int(lib.status()["chunks"]["embedded"])
+        return len(files), int(lib.status().chunks["embedded"])
 
 
 def percentile(values: list[float], q: float) -> float:

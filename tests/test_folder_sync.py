@@ -126,7 +126,7 @@ def test_ingest_folder_then_edit_reembeds_only_the_changed_chunk(tmp_path: Path,
         assert book.id == runbook_id and book.chunks == 3
         assert book.status["embedded"] == 3
         integrity = lib.integrity()
-        assert integrity["fts_rows"] == integrity["embedded_chunks"] == integrity["vectors"]
+        assert integrity.fts_rows == integrity.embedded_chunks == integrity.vectors
         hit = lib.search("zeppelin lever", mode="keyword").hits[0]
         assert hit.slug == "runbook" and hit.relative_path == "ops/runbook.md"
         assert hit.section == "Runbook › Rollback" and hit.line_start is not None

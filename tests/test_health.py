@@ -114,7 +114,7 @@ def test_summary_is_kept_for_book_status_and_cli_reports(tmp_path: Path) -> None
     text = runner.invoke(app, ["health", "mixed", "--config", str(config)]).output
     assert "scanned pages with no text layer (OCR was off or not installed): 2" in text
     with Library.open(config, read_only=True) as lib:
-        saved = {b["slug"]: b.get("health") for b in lib.status()["books"]}
+        saved = {b.slug: b.health for b in lib.status().books}
     assert saved["mixed"]["pages_without_text"] == "2"
     assert saved["keeper"]["reachability"] is not None
 

@@ -46,8 +46,8 @@ def test_ingest_builds_structure_and_embeds(library: Library, sample_book: Path)
     assert section.breadcrumb == "Pests › Slugs" and "copper tape" in section.text
     assert section.summary and section.line_start is not None
     integrity = library.integrity()
-    assert integrity["integrity_check"] == "ok"
-    assert integrity["fts_rows"] == integrity["embedded_chunks"] == integrity["vectors"]
+    assert integrity.integrity_check == "ok"
+    assert integrity.fts_rows == integrity.embedded_chunks == integrity.vectors
 
 
 def test_contexts_are_scoped_to_the_section(library: Library, sample_book: Path) -> None:
@@ -65,8 +65,8 @@ def test_vectors_are_little_endian_float32_with_stamp(library: Library,
     blob, = library.conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()
     vec = np.frombuffer(blob, dtype="<f4")
     assert vec.shape == (64,) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
-    assert library.status()["embedding_stamp"] == {"identity": "fake:fake-embedder",
-                                                   "dimension": 64}
+    assert library.status().to_dict()["embedding_stamp"] == {
+        "identity": "fake:fake-embedder", "dimension": 64}
 
 
 def test_reingest_same_file_is_idempotent(library: Library, sample_book: Path) -> None:
@@ -151,7 +151,7 @@ def test_delete_removes_everything(library: Library, sample_book: Path, tmp_path
     library.delete("the-garden-book")
     assert [b.slug for b in library.list_books()] == ["second"]
     left = library.integrity()
-    assert left["fts_rows"] == left["embedded_chunks"] == left["vectors"]
+    assert left.fts_rows == left.embedded_chunks == left.vectors
     assert library.conn.execute(
         "SELECT count(*) FROM chunks WHERE book_id NOT IN (SELECT id FROM books)"
     ).fetchone()[0] == 0
@@ -167,9 +167,9 @@ def test_second_writer_is_refused(library: Library, sample_book: Path) -> None:
 def test_reindex_fts_rebuilds(library: Library, sample_book: Path) -> None:
     library.ingest(sample_book)
     library.conn.execute("DELETE FROM chunks_fts")
-    assert library.integrity()["fts_rows"] == 0
+    assert library.integrity().fts_rows == 0
     count = library.reindex_fts()
-    assert count == library.integrity()["fts_rows"] == library.integrity()["embedded_chunks"]
+    assert count == library.integrity().fts_rows == library.integrity().embedded_chunks
 
 
 def test_a_file_named_like_a_book_id_neither_shadows_nor_replaces_that_book(

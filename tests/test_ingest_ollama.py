@@ -106,8 +106,8 @@ def test_daemon_dying_mid_stage_stops_cleanly_and_resumes(tmp_path: Path,
         with open_with_ollama(config) as lib:
             with pytest.raises(ModelError):
                 lib.ingest(sample_book)
-            status = lib.status()["books"][0]
-            assert not status["complete"] and status["status"]["embedded"] == 0
+            status = lib.status().books[0]
+            assert not status.complete and status.status["embedded"] == 0
         server.start()  # the daemon is back: the same command resumes
         with open_with_ollama(config) as lib:
             report = lib.ingest(sample_book)
@@ -115,7 +115,7 @@ def test_daemon_dying_mid_stage_stops_cleanly_and_resumes(tmp_path: Path,
             book = lib.list_books()[0]
             assert book.status["embedded"] == book.chunks
             integrity = lib.integrity()
-            assert integrity["fts_rows"] == integrity["embedded_chunks"]
+            assert integrity.fts_rows == integrity.embedded_chunks
     finally:
         server.stop()
 

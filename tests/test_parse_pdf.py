@@ -150,6 +150,26 @@ def test_page_labels_follow_the_pdf_with_roman_front_matter(tmp_path: Path) -> N
     assert book.chapters[1].anchor_page == 3
 
 
+def test_page_labels_that_cannot_be_read_are_said(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A label tree MuPDF chokes on costs the labels, not the book — and says so."""
+    doc = pymupdf.open()
+    for i in range(3):
+        write(doc.new_page(), 100, f"Text on sheet {i + 1}.")
+    doc.set_page_labels([{"startpage": 0, "prefix": "", "style": "r", "firstpagenum": 1}])
+    path = save(doc, tmp_path / "labels.pdf")
+
+    def fails(self: pymupdf.Page) -> str:
+        raise RuntimeError("cannot parse page label tree")
+
+    monkeypatch.setattr(pymupdf.Page, "get_label", fails)
+    book = parse_pdf(path)
+    assert book.page_labels == {} and book.page_count == 3
+    assert book.warnings == ["printed page labels could not be read (RuntimeError: cannot "
+                             "parse page label tree); pages are cited by their physical "
+                             "numbers"]
+
+
 def test_without_outline_headings_come_from_font_sizes(tmp_path: Path) -> None:
     doc = pymupdf.open()
     body = "Ordinary body text that fills the page.\nIt runs over a second line."

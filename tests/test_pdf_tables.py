@@ -172,3 +172,22 @@ def test_opt_out_switch_keeps_the_table_as_plain_text(tmp_path: Path) -> None:
         config_from_mapping({"ocr": "always"})
     with pytest.raises(ConfigError, match="ocr_language"):
         config_from_mapping({"ocr_language": "eng deu"})
+
+
+def test_a_table_the_finder_fails_on_is_said_and_its_text_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyMuPDF raising inside find_tables (as 1.28.0 does for ``use_layout``) costs the page
+    its records, never its text — and the user is told, in the ingest report's warnings."""
+    def fails(self: pymupdf.Page, **_: object) -> None:
+        raise TypeError("find_tables() got an unexpected keyword argument 'use_layout'")
+
+    monkeypatch.setattr(pymupdf.Page, "find_tables", fails)
+    path = register_pdf(tmp_path / "timer.pdf")
+    with Library.open(config=fake_config(tmp_path, retrieval_mode="keyword"),
+                      embedder=FakeEmbedder()) as lib:
+        report = lib.ingest(path)
+        hit = lib.search("which bits divide the input clock (prescaler)?", top_k=1).hits[0]
+    assert report.warnings == [
+        "ruled tables on 1 page could not be read as rows (TypeError: find_tables() got an "
+        "unexpected keyword argument 'use_layout'); their text is kept as prose: 1"]
+    assert "PRESCALER" in hit.text and "Field: PRESCALER" not in hit.text

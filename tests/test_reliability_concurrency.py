@@ -155,7 +155,7 @@ def test_second_ingest_and_a_delete_are_refused_while_one_writes(
     with Library.open(lib_dir / "config.toml", read_only=True) as lib:
         assert {b.slug for b in lib.list_books()} == {"small-book", "big-quarry-book"}
         integrity = lib.integrity()
-        assert integrity["fts_rows"] == integrity["embedded_chunks"]
+        assert integrity.fts_rows == integrity.embedded_chunks
         row = lib.conn.execute("PRAGMA integrity_check").fetchone()
         assert row[0] == "ok"
     # With the writer gone, the refused ingest now just works.

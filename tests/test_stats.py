@@ -17,13 +17,13 @@ def test_searches_add_up(tmp_path: Path, sample_book: Path) -> None:
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(sample_book)
-        assert lib.savings()["searches"] == 0
+        assert lib.savings().searches == 0
         first = lib.search("slugs and copper tape", top_k=2)
         lib.search("nothing matches zzzzqqq", mode="keyword")  # no hits: not counted
         served = sum(len(h.text) + len(h.context or "") for h in first.hits)
     with Library.open(config=config, read_only=True, embedder=FakeEmbedder()) as ro:
         ro.search("aphids", top_k=1)  # the MCP path: library read-only, stats file writable
-        stats = ro.savings()
+        stats = ro.savings().to_dict()
     assert stats_path(config.database_path) == tmp_path / "book.stats.db"
     assert stats["searches"] == 2
     assert stats["chars_served"] > served

@@ -11,10 +11,10 @@ import contextlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Literal
 
 from grimoire_beholder import faults
 from grimoire_beholder.config import Config, load_config
@@ -30,8 +30,17 @@ from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store import book_rows, chunk_progress, folders, fts, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
-from grimoire_beholder.store.records import BookRow
-from grimoire_beholder.views import IngestReport, Outline, SectionText, SyncReport, status_view
+from grimoire_beholder.store.records import BookRow, Integrity
+from grimoire_beholder.views import (
+    IngestReport,
+    LibraryStatus,
+    Outline,
+    Savings,
+    SectionText,
+    StageCounts,
+    SyncReport,
+    status_view,
+)
 
 if TYPE_CHECKING:
     from grimoire_beholder.checks.health import BookHealth
@@ -42,6 +51,7 @@ if TYPE_CHECKING:
     from grimoire_beholder.models.protocols import Embedder, Generator
     from grimoire_beholder.search.engine import EmbedQuery, SearchEngine
     from grimoire_beholder.search.hits import SearchResults
+    from grimoire_beholder.search.index_writer import UpdateResult
     from grimoire_beholder.search.lookup import IndexTerm
     from grimoire_beholder.search.savings import SavingsRecorder
     from grimoire_beholder.store.check import LibraryCheck
@@ -166,7 +176,7 @@ class Library:
                                 f"parts 1–{len(parts)}, not {part}")
         return sec, parts[part - 1], len(parts)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> LibraryStatus:
         """Configured models, database path, and per-book counts by status."""
         from grimoire_beholder.store.health_rows import saved_health
 
@@ -174,7 +184,8 @@ class Library:
                            chunk_progress.status_counts(self.conn), self.list_books(),
                            chunk_progress.summary_counts(self.conn), saved_health(self.conn))
 
-    def integrity(self) -> dict[str, object]:
+    def integrity(self) -> Integrity:
+        """SQLite's integrity check and the FTS rows, embedded chunks and vectors counts."""
         return chunk_progress.integrity(self.conn)
 
     def check(self) -> LibraryCheck:
@@ -236,7 +247,7 @@ class Library:
 
         return lookup(self.conn, term, [self.book(book).id] if book is not None else None)
 
-    def savings(self) -> dict[str, Any]:
+    def savings(self) -> Savings:
         """Cumulative characters served vs the books' full size (search/savings.py); the
         CLI's ``stats`` and the MCP ``book_status`` show it."""
         from grimoire_beholder.search.savings import summary
@@ -377,7 +388,7 @@ class Library:
                                  exclude=exclude, within=within,
                                  progress=progress or NullProgress())
 
-    def sync(self, folders: list[str | os.PathLike[str]] | None = None, *,
+    def sync(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
              dry_run: bool = False, confined: bool = False,
              progress: Progress | None = None) -> SyncReport:
         """Bring books in line with their files: changed files re-embed only changed chunks,
@@ -402,7 +413,7 @@ class Library:
                            progress=progress or NullProgress())
             return report
 
-    def watch(self, folders: list[str | os.PathLike[str]] | None = None, *,
+    def watch(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,
               on_report: Callable[[SyncReport], None] | None = None,
               progress: Progress | None = None, debounce_ms: int = 1000) -> None:
@@ -413,12 +424,10 @@ class Library:
               stop_event=stop_event, on_report=on_report, progress=progress,
               debounce_ms=debounce_ms)
 
-    def resume(self, progress: Progress | None = None) -> dict[str, int]:
+    def resume(self, progress: Progress | None = None) -> StageCounts:
         """Finish the model stages for every book (after a crash or a dead daemon)."""
         with self._then_update_index():
-            report = self._ingest_deps().run_stages(None, progress or NullProgress())
-        return {"summaries": report.summaries, "contexts": report.contexts,
-                "embedded": report.embedded}
+            return self._ingest_deps().run_stages(None, progress or NullProgress())
 
     def delete(self, book: str | int) -> BookRow:
         """Remove a book and everything under it in one transaction."""
@@ -470,7 +479,8 @@ class Library:
         self.update_search_index()
         return count
 
-    def update_search_index(self, *, force: bool = True) -> str:
+    def update_search_index(self, *, force: bool = True
+                            ) -> UpdateResult | Literal["read-only", "failed"]:
         """Fold committed changes into the persisted search index beside the database.
 
         Writing commands call this after they commit (``force=False`` between the books of

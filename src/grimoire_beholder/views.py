@@ -249,29 +249,86 @@ def sync_summary(report: dict[str, Any]) -> str:
             + f" ({report['seconds']:.1f}s)")
 
 
+@dataclass(frozen=True)
+class BookState:
+    """One book in ``status``: its counts, whether every stage is done, its last health run."""
+
+    id: int
+    slug: str
+    name: str
+    chapters: int
+    sections: int
+    sections_summarized: int
+    chunks: int
+    status: dict[str, int]  # chunks by stage: pending, contextualized, embedded
+    complete: bool
+    health: dict[str, Any] | None  # the last `health` summary of this file, if any
+
+
+@dataclass(frozen=True)
+class EmbeddingStamp:
+    """The embedding model (backend:model) and dimension every stored vector has."""
+
+    identity: str
+    dimension: int
+
+
+@dataclass(frozen=True)
+class LibraryStatus:
+    """What ``status`` shows: the configured models, the database and why it was chosen,
+    the chunks by stage, and every book."""
+
+    database: str
+    config_file: str | None
+    chosen_by: str
+    embedding_backend: str
+    embedding_model: str
+    llm_backend: str
+    llm_model: str | None
+    embedding_stamp: EmbeddingStamp | None
+    chunks: dict[str, int]
+    books: list[BookState]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Savings:
+    """Cumulative characters searches served against the full size of the books they came
+    from (``stats``, MCP ``book_status``)."""
+
+    searches: int
+    chars_served: int
+    chars_books: int
+    first_at: str | None
+    last_at: str | None
+    stats_file: str
+    chars_saved: int
+    tokens_served_est: int
+    tokens_saved_est: int
+    saving_ratio: float | None  # None before the first search
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def status_view(config: Config, stamp: tuple[str, int] | None, chunks: dict[str, int],
                 books: list[BookRow], summaries: dict[int, tuple[int, int]],
-                health: dict[str, Any]) -> dict[str, Any]:
-    """What ``status`` shows: the configured models, the database and why it was chosen, and
-    per book its counts, whether every stage is done and its last health run."""
+                health: dict[str, Any]) -> LibraryStatus:
+    """The library's :class:`LibraryStatus` from the store's counts."""
     rows = []
     for b in books:
         done, total = summaries.get(b.id, (0, 0))
-        rows.append({"id": b.id, "slug": b.slug, "name": b.name,
-                     "chapters": b.chapters, "sections": b.sections,
-                     "sections_summarized": done, "chunks": b.chunks,
-                     "status": dict(b.status),
-                     "complete": b.chunks == b.status.get("embedded", 0) and done == total,
-                     "health": health.get(b.source_hash)})
-    return {
-        "database": str(config.database_path),
-        "config_file": config.source,
-        "chosen_by": config.origin,
-        "embedding_backend": config.embedding_backend,
-        "embedding_model": config.embedding_model_name,
-        "llm_backend": config.llm_backend,
-        "llm_model": config.llm_model if config.llm_backend != "none" else None,
-        "embedding_stamp": ({"identity": stamp[0], "dimension": stamp[1]} if stamp else None),
-        "chunks": chunks,
-        "books": rows,
-    }
+        rows.append(BookState(
+            id=b.id, slug=b.slug, name=b.name, chapters=b.chapters, sections=b.sections,
+            sections_summarized=done, chunks=b.chunks, status=dict(b.status),
+            complete=b.chunks == b.status.get("embedded", 0) and done == total,
+            health=health.get(b.source_hash)))
+    return LibraryStatus(
+        database=str(config.database_path), config_file=config.source,
+        chosen_by=config.origin, embedding_backend=config.embedding_backend,
+        embedding_model=config.embedding_model_name, llm_backend=config.llm_backend,
+        llm_model=config.llm_model if config.llm_backend != "none" else None,
+        embedding_stamp=EmbeddingStamp(*stamp) if stamp else None,
+        chunks=chunks, books=rows)

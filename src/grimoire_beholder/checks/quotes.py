@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from grimoire_beholder.checks.textmatch import (
     Alignment,
@@ -46,6 +46,9 @@ FOUND_AT = 0.85
 MAX_QUOTE_CHARS = 5_000
 _MARKS = "\"'“”‘’«»„‚.,;:!?()[]-–—…"  # what a quotation may carry at its ends
 _SLACK = 300  # characters of section text read beyond the candidate chunks on each side
+
+
+Verdict = Literal["exact", "close", "not_found"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,7 +76,7 @@ class QuoteCheck:
 
     quote: str
     found: bool
-    verdict: str
+    verdict: Verdict
     similarity: float
     passage: Passage | None = None
     differences: list[str] = field(default_factory=list)
@@ -290,7 +293,7 @@ def check(conn: sqlite3.Connection, quote: str, book_ids: Collection[int] | None
     assert book is not None
     similarity = best.alignment.similarity
     found = similarity >= FOUND_AT
-    verdict = "exact" if similarity >= 1.0 else "close" if found else "not_found"
+    verdict: Verdict = "exact" if similarity >= 1.0 else "close" if found else "not_found"
     span = ((best.spans[0][0], best.spans[-1][1]) if found else _widened(best, len(quote)))
     return QuoteCheck(quote=quote, found=found, verdict=verdict, similarity=similarity,
                       passage=_locate(conn, book, best, span),

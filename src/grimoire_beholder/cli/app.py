@@ -23,6 +23,7 @@ from grimoire_beholder.cli.help_pages import Grouped
 from grimoire_beholder.errors import GrimoireError
 
 if TYPE_CHECKING:
+    from grimoire_beholder.library import Library
     from grimoire_beholder.mcp_server.allowed import Upkeep
 
 app = typer.Typer(
@@ -144,7 +145,7 @@ def reported_errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def with_library(config: Path | None, fn: Callable[[Any], T], *, create: bool = False,
+def with_library(config: Path | None, fn: Callable[[Library], T], *, create: bool = False,
                  **kwargs: Any) -> T:
     """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),
     run ``fn`` on it, close it; errors reported as above.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -32,6 +32,11 @@ from grimoire_beholder.cli.app import (
 from grimoire_beholder.cli.help_pages import command
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import plural
+
+if TYPE_CHECKING:
+    from grimoire_beholder.library import Library
+    from grimoire_beholder.store.records import BookRow
+    from grimoire_beholder.views import IngestReport, SyncReport
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
     metavar="GLOB",
@@ -67,7 +72,7 @@ def ingest(
         if name or force:
             fail("--name and --force apply to a single file, not a folder")
 
-        def run_folder(lib: Any) -> Any:
+        def run_folder(lib: Library) -> SyncReport:
             with RichProgress(quiet=quiet) as progress:
                 return lib.ingest_folder(path, include=tuple(include or ()),
                                          exclude=tuple(exclude or ()), progress=progress)
@@ -78,7 +83,7 @@ def ingest(
     if include or exclude:
         fail("--include and --exclude apply to a folder, not a single file")
 
-    def run(lib: Any) -> Any:
+    def run(lib: Library) -> IngestReport:
         with RichProgress(quiet=quiet) as progress:
             return lib.ingest(path, name=name, force=force, progress=progress)
 
@@ -158,7 +163,7 @@ def sync_(
     if watch and dry_run:
         fail("--watch and --dry-run cannot be combined")
     if watch:
-        def show(report: Any) -> None:
+        def show(report: SyncReport) -> None:
             data = report.to_dict()
             if json_out:
                 print(json.dumps(data, ensure_ascii=False), flush=True)
@@ -166,7 +171,7 @@ def sync_(
                 _print_problems(data)
                 print(sync_summary(data), flush=True)
 
-        def run_watch(lib: Any) -> None:
+        def run_watch(lib: Library) -> None:
             if not quiet:
                 err.print("watching for changes (Ctrl-C to stop)", markup=False)
             lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
@@ -174,7 +179,7 @@ def sync_(
         with_library(config, run_watch, library=library)
         return
 
-    def run(lib: Any) -> Any:
+    def run(lib: Library) -> SyncReport:
         if dry_run:
             return lib.sync(folders or None, dry_run=True)
         with RichProgress(quiet=quiet) as progress:
@@ -224,7 +229,7 @@ def delete(
 ) -> None:
     """Remove a book and everything under it (one transaction)."""
 
-    def run(lib: Any) -> Any:
+    def run(lib: Library) -> BookRow:
         found = lib.book(book)
         if not yes:
             if not sys.stdin.isatty():
@@ -273,25 +278,25 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None,
 
     info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
     if json_out:
-        print_json(info)
+        print_json(info.to_dict())
         return
-    c = info["chunks"]
-    lines = [f"database:   {info['database']}",
-             f"config:     {info['config_file'] or '(none: built-in defaults)'}",
-             f"chosen by:  {info['chosen_by']}",
-             f"embeddings: {info['embedding_backend']} · {info['embedding_model']}",
-             f"contexts:   {info['llm_backend']}"
-             + (f" · {info['llm_model']}" if info["llm_model"] else " (extractive, no LLM)"),
+    c = info.chunks
+    lines = [f"database:   {info.database}",
+             f"config:     {info.config_file or '(none: built-in defaults)'}",
+             f"chosen by:  {info.chosen_by}",
+             f"embeddings: {info.embedding_backend} · {info.embedding_model}",
+             f"contexts:   {info.llm_backend}"
+             + (f" · {info.llm_model}" if info.llm_model else " (extractive, no LLM)"),
              f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "
              f"{c['pending']} pending"]
     for line in lines:
         out.print(fit(line, 12), markup=False)
-    for b in info["books"]:
-        s = b["status"]
-        state = "complete" if b["complete"] else "incomplete — run ingest again to resume"
-        out.print(fit(f"  {b['slug']}: {plural(b['chunks'], 'chunk')} ({s['embedded']} "
+    for b in info.books:
+        s = b.status
+        state = "complete" if b.complete else "incomplete — run ingest again to resume"
+        out.print(fit(f"  {b.slug}: {plural(b.chunks, 'chunk')} ({s['embedded']} "
                       f"embedded, {s['contextualized']} contextualized, {s['pending']} "
-                      f"pending), {b['sections_summarized']}/{b['sections']} summaries — "
+                      f"pending), {b.sections_summarized}/{b.sections} summaries — "
                       f"{state}", 4), markup=False)
 
 
@@ -378,7 +383,7 @@ def query(
 
     from grimoire_beholder.views import own_number, show_command
 
-    def run(lib: Any) -> Any:
+    def run(lib: Library) -> dict[str, Any]:
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
                              path_prefix=path_prefix, until_chapter=until, role=role,

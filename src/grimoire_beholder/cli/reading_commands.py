@@ -8,17 +8,20 @@ register on ``app.app``; ``cli/entry.py`` imports this module.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
 from grimoire_beholder.cli.help_pages import command
 
+if TYPE_CHECKING:
+    from grimoire_beholder.views import Outline
+
 BookArg = Annotated[str, typer.Argument(help="Slug or id of the book (see `list`).")]
 
 
-def _outline_dict(outline: Any) -> dict[str, Any]:
+def _outline_dict(outline: Outline) -> dict[str, Any]:
     """The outline for scripts: indices, titles, locations, sizes (no text)."""
     return {"book_id": outline.book_id, "slug": outline.slug, "name": outline.name,
             "chapters": [{

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -28,6 +28,9 @@ from grimoire_beholder.cli.app import (
 )
 from grimoire_beholder.cli.assistant_hooks import prompt_context, session_context
 from grimoire_beholder.cli.help_pages import command
+
+if TYPE_CHECKING:
+    from grimoire_beholder.library import Library
 
 hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
                        no_args_is_help=True, rich_markup_mode=None)
@@ -76,7 +79,7 @@ def eval_(
                   "gold_file, or none of evidence, gold_page, gold_chapter, gold_anchor): "
                   f"{', '.join(skipped[:5])}{' …' if len(skipped) > 5 else ''}", markup=False)
 
-    def run(lib: Any) -> dict[str, Any]:
+    def run(lib: Library) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for m in modes:
             records = evaluation.run_questions(lib, items, mode=m, top_k=top_k)
@@ -127,17 +130,17 @@ def stats(json_out: JsonOpt = False, config: ConfigOpt = None,
     if json_out:
         from grimoire_beholder.cli.rendering import print_json
 
-        print_json(data)
+        print_json(data.to_dict())
         return
-    if not data["searches"]:
-        print(f"no searches recorded yet ({data['stats_file']})")
+    if not data.searches:
+        print(f"no searches recorded yet ({data.stats_file})")
         return
-    print(f"searches:        {data['searches']} (since {data['first_at']})")
-    print(f"served:          {data['chars_served']:,} characters "
-          f"(~{data['tokens_served_est']:,} tokens)")
-    print(f"books behind it: {data['chars_books']:,} characters")
-    print(f"saved:           ~{data['tokens_saved_est']:,} tokens "
-          f"({data['saving_ratio']:.1%} of the books' text never had to be read)")
+    print(f"searches:        {data.searches} (since {data.first_at})")
+    print(f"served:          {data.chars_served:,} characters "
+          f"(~{data.tokens_served_est:,} tokens)")
+    print(f"books behind it: {data.chars_books:,} characters")
+    print(f"saved:           ~{data.tokens_saved_est:,} tokens "
+          f"({(data.saving_ratio or 0.0):.1%} of the books' text never had to be read)")
 
 
 BudgetOpt = Annotated[int | None, typer.Option(

@@ -166,7 +166,7 @@ def book_status(ctx: Context) -> Annotated[CallToolResult, LibraryStatus]:
     the embedding model and retrieval mode in use, and each book's last health check
     (how much of it retrieval finds, pages without text, parse problems)."""
     state = served(ctx)
-    info = state.run(lambda lib: {**lib.status(), "savings": lib.savings()})
+    info = state.run(lambda lib: {**lib.status().to_dict(), "savings": lib.savings().to_dict()})
     books = [BookStatus.model_validate(b) for b in info["books"]]
     note = (f"Only the first {MAX_BOOKS} of {len(books)} books are shown."
             if len(books) > MAX_BOOKS else None)

@@ -53,6 +53,7 @@ from grimoire_beholder.parse.pdf_headings import (
 from grimoire_beholder.parse.pdf_ocr import classify_textless, ocr_pages
 from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
 from grimoire_beholder.parse.source import read_source
+from grimoire_beholder.text import clip, page_ranges, plural
 
 # PyMuPDF prints to stdout, which carries results and the MCP protocol: MuPDF's messages about
 # a damaged file (the damage still raises, or is repaired) and, on the first find_tables, a
@@ -112,9 +113,7 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
     if doc.page_count == 0:
         raise _fail(path, "the PDF has no pages (corrupt or truncated file)")
     warnings: list[str] = []
-    lines, failed, textless = _extract_lines(doc, options)
-    if failed:
-        warnings.append(f"text of {failed} page(s) could not be read (damaged file)")
+    lines, failed, textless = _extract_lines(doc, options, warnings)
     kinds = classify_textless(doc, textless)
     ocr = ocr_pages(doc, kinds, mode=options.ocr, language=options.ocr_language,
                     flags=_FLAGS)
@@ -123,7 +122,7 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
             lines.extend(_page_lines(page_no, page_blocks, []))
         lines.sort(key=lambda ln: ln.page)  # stable: reading order within a page is kept
     if not lines:
-        if failed == doc.page_count:
+        if len(failed) == doc.page_count:
             raise _fail(path, "no page could be read (corrupt or truncated file)")
         what = ("a scanned PDF" if not kinds.drawn else "its text is drawn as shapes"
                 if not kinds.scanned else "scanned pages and text drawn as shapes")
@@ -155,29 +154,45 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
         source_path=str(path),
         chapters=_assemble(entries, lines),
         page_count=doc.page_count,
-        page_labels=_page_labels(doc),
+        page_labels=_page_labels(doc, warnings),
         warnings=warnings,
     )
 
 
-def _extract_lines(doc: Any, options: ParseOptions) -> tuple[list[PdfLine], int, list[int]]:
-    """All non-blank text lines in reading order, ruled tables as row records; also how many
-    pages failed to load and which pages (1-based) have no text at all."""
+def _extract_lines(doc: Any, options: ParseOptions, warnings: list[str]
+                   ) -> tuple[list[PdfLine], list[int], list[int]]:
+    """All non-blank text lines in reading order, ruled tables as row records; also the
+    pages (1-based) that failed to load and those with no text at all. Pages that could not
+    be read and tables that could not be made into records are said in ``warnings``."""
     lines: list[PdfLine] = []
-    failed = 0
+    failed: list[int] = []
     textless: list[int] = []
+    tables_lost: list[int] = []
+    problems: list[str] = []
     for index in range(doc.page_count):
         try:
             page = doc[index]
             blocks = page.get_text("dict", flags=_FLAGS, sort=True)["blocks"]
-        except Exception:
-            failed += 1
+        except Exception:  # a damaged page: the others are still read
+            failed.append(index + 1)
             continue
-        tables = page_tables(page, _FLAGS) if options.pdf_tables else []
+        tables: list[TableRecords] = []
+        if options.pdf_tables:
+            before = len(problems)
+            tables = page_tables(page, _FLAGS, problems)
+            if len(problems) > before:
+                tables_lost.append(index + 1)
         found = _page_lines(index + 1, blocks, tables)
         if not found:
             textless.append(index + 1)
         lines.extend(found)
+    if failed:
+        warnings.append(f"text of {plural(len(failed), 'page')} could not be read (damaged "
+                        f"file): {page_ranges(failed)}")
+    if tables_lost:
+        warnings.append(f"ruled tables on {plural(len(tables_lost), 'page')} could not be read "
+                        f"as rows ({clip(problems[0], 120)}); their text is kept as prose: "
+                        f"{page_ranges(tables_lost)}")
     return lines, failed, textless
 
 
@@ -343,12 +358,15 @@ def _assemble(entries: list[HeadingEntry], lines: list[PdfLine]) -> list[ParsedC
     return chapters
 
 
-def _page_labels(doc: Any) -> dict[int, str]:
-    """Printed page label per physical page, only when the PDF defines labels."""
+def _page_labels(doc: Any, warnings: list[str]) -> dict[int, str]:
+    """Printed page label per physical page, only when the PDF defines labels; labels that
+    cannot be read are said in ``warnings`` (pages are then cited by number only)."""
     try:
         if not doc.get_page_labels():
             return {}
         labels = {i + 1: doc[i].get_label() for i in range(doc.page_count)}
-    except Exception:
+    except Exception as exc:  # a damaged page-label tree
+        warnings.append(f"printed page labels could not be read ({type(exc).__name__}: "
+                        f"{exc}); pages are cited by their physical numbers")
         return {}
     return {page: label for page, label in labels.items() if label}

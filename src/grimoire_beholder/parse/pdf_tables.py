@@ -107,11 +107,12 @@ def _joined(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def page_tables(page: Any, flags: int) -> list[TableRecords]:
-    """The ruled tables on ``page`` as records; [] when there are none (or detection fails).
+def page_tables(page: Any, flags: int, problems: list[str]) -> list[TableRecords]:
+    """The ruled tables on ``page`` as records; [] when there are none.
 
-    A failure inside the table finder must never cost the page its text, so any error
-    leaves the page to the ordinary prose extraction.
+    A failure inside the table finder must never cost the page its text: the page is left
+    to the ordinary prose extraction, and what failed is added to ``problems`` (the parser
+    turns them into one warning).
     """
     if not has_grid(page):
         return []
@@ -121,7 +122,8 @@ def page_tables(page: Any, flags: int) -> list[TableRecords]:
             return []
         words = page.get_text("words", flags=flags, sort=True)
         tables = [_records(table, words) for table in found]
-    except Exception:
+    except Exception as exc:  # pymupdf raises many kinds on odd drawings
+        problems.append(f"{type(exc).__name__}: {exc}")
         return []
     return [t for t in tables if t is not None]
 

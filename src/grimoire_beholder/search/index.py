@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Collection
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -27,6 +28,10 @@ from grimoire_beholder.search.index_writer import min_rows
 from grimoire_beholder.search.persisted import PersistedIndex
 from grimoire_beholder.search.vector import RefreshResult, VectorIndex
 from grimoire_beholder.store import hit_queries, index_source, vectors
+
+# Which vectors a search reads: the persisted index's, or the exact arms' (with how the
+# in-memory matrix was brought up to date, or "exact" when it was not needed).
+IndexState = Literal["persisted", "exact"] | RefreshResult
 
 
 class SearchIndex:
@@ -59,7 +64,7 @@ class SearchIndex:
         return self._exact.rebuilds
 
     def refresh(self, conn: sqlite3.Connection, *, exact_vectors: bool = True
-                ) -> RefreshResult | str:
+                ) -> IndexState:
         """Bring the index up to date with the database, as cheaply as possible.
 
         ``exact_vectors=False`` (keyword-only searches) skips loading the exact vector
@@ -77,7 +82,7 @@ class SearchIndex:
         return result
 
     def _refresh(self, conn: sqlite3.Connection, manifest: tuple[int, int, int] | None,
-                 exact_vectors: bool) -> RefreshResult | str:
+                 exact_vectors: bool) -> IndexState:
         if (self._persisted is not None and manifest == self._manifest
                 and index_source.log_position(conn) == self._persisted.seen_seq):
             # Nothing was logged since the last full check (a commit elsewhere, e.g. a

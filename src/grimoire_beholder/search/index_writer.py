@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import numpy as np
 
@@ -50,13 +50,18 @@ def _locked(folder: Path) -> Iterator[bool]:
         yield held
 
 
+# What an update did: too few chunks for an index, another writer holds it, built from
+# scratch, already up to date, left for later (few changes), changes folded in.
+UpdateResult = Literal["small", "busy", "built", "fresh", "deferred", "updated"]
+
+
 def min_rows() -> int:
     """Embedded chunks from which a library gets a persisted index (see MIN_ROWS)."""
     raw = os.environ.get(MIN_ROWS_ENV, "")
     return int(raw) if raw.isdigit() else MIN_ROWS
 
 
-def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> str:
+def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> UpdateResult:
     """Bring the index beside ``db_path`` up to date; returns what was done."""
     folder = segment_files.folder_for(db_path)
     with hit_queries.snapshot(conn):
@@ -69,7 +74,8 @@ def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> st
             previous = segment_files.read_manifest(folder)
             index = PersistedIndex.open(folder, conn)
             if index is None or not index.catch_up(conn, sig):
-                manifest, result = _build(conn, folder, sig), "built"
+                manifest = _build(conn, folder, sig)
+                result: UpdateResult = "built"
             elif not index.touched:
                 return "fresh"
             elif len(index.touched) < FOLD_MIN and not force:
@@ -85,13 +91,13 @@ def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> st
     return result
 
 
-def _manifest(conn: sqlite3.Connection, seq: int, entries: list[dict[str, Any]]
-              ) -> dict[str, Any]:
+def _manifest(conn: sqlite3.Connection, seq: int, entries: list[segment_files.SegmentEntry]
+              ) -> segment_files.Manifest:
     return {**stamps(conn), "seq": seq, "segments": entries}
 
 
 def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
-           ) -> dict[str, Any]:
+           ) -> segment_files.Manifest:
     """Every embedded chunk, in segments of up to MAX_SEGMENT_ROWS consecutive chunk ids.
 
     Postings come from FTS5's own index in one pass (``index_source.library_postings``),
@@ -122,7 +128,7 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
                 parts[i].append((rows[mine].astype(np.int32), hashes[mine],
                                  tf[mine].astype(np.float32)))
         faults.reached("search_index.build_batch")
-    entries: list[dict[str, Any]] = []
+    entries: list[segment_files.SegmentEntry] = []
     for i, (first, part) in enumerate(zip(starts, parts, strict=True)):
         last = starts[i + 1] if i + 1 < len(starts) else len(ids)
         chunk_ids, books, matrix = index_source.vectors_of(conn, ids[first:last].tolist(),
@@ -138,7 +144,7 @@ def _build(conn: sqlite3.Connection, folder: Path, sig: vectors.VectorSignature
     return _manifest(conn, seq, entries)
 
 
-def _fold(index: PersistedIndex, folder: Path) -> dict[str, Any]:
+def _fold(index: PersistedIndex, folder: Path) -> segment_files.Manifest:
     """Append the delta as a segment, mark what it replaces dead, merge small segments."""
     live: list[tuple[segment_files.Segment, np.ndarray, str | None]] = []
     for i, (segment, alive) in enumerate(zip(index.segments, index.alive, strict=True)):
@@ -155,7 +161,8 @@ def _fold(index: PersistedIndex, folder: Path) -> dict[str, Any]:
         fresh = segment_files.load_segment(folder, name)
         live.append((fresh, np.ones(fresh.size, dtype=bool), None))
     live = _merge_small(folder, live)
-    entries = [{"name": s.name, "dead": dead} for s, _, dead in live]
+    entries: list[segment_files.SegmentEntry] = [{"name": s.name, "dead": dead}
+                                                 for s, _, dead in live]
     return {**index.manifest, "seq": index.seen_seq, "segments": entries}
 
 
@@ -185,14 +192,14 @@ def _rewrite(folder: Path, parts: list[tuple[segment_files.Segment, np.ndarray]]
     return fresh, np.ones(fresh.size, dtype=bool), None
 
 
-def _collect_garbage(folder: Path, current: dict[str, Any],
-                     previous: dict[str, Any] | None) -> None:
+def _collect_garbage(folder: Path, current: segment_files.Manifest,
+                     previous: segment_files.Manifest | None) -> None:
     """Delete segments and dead lists named by neither the new manifest nor the one before
     it (a reader may still be opening that one). Only names this index writes are ever
     deleted: the folder may be a link to a place holding the user's own files."""
     keep: set[str] = set()
-    for manifest in (current, previous or {}):
-        for entry in manifest.get("segments", []):
+    for manifest in (current, previous) if previous else (current,):
+        for entry in manifest["segments"]:
             keep.add(entry["name"])
             if entry.get("dead"):
                 keep.add(f"{entry['name']}/{entry['dead']}")

@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -66,7 +65,7 @@ def read_docs(conn: sqlite3.Connection, tokenizer: index_source.Tokenizer,
                                         lengths.astype(np.int32), postings, codes=False)
 
 
-def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
+def stamps(conn: sqlite3.Connection) -> segment_files.Stamps:
     """What a manifest must match to belong to this library as it is now."""
     stamp = vectors.get_stamp(conn)
     return {"library_id": index_source.library_id(conn),
@@ -74,10 +73,15 @@ def stamps(conn: sqlite3.Connection) -> dict[str, Any]:
             "fts": index_source.word_table_sql(conn), "weights": list(WORD_WEIGHTS)}
 
 
+def _dimension(manifest: segment_files.Manifest) -> int:
+    """The vectors' dimension a manifest names (0 before the first embedding)."""
+    return int(manifest["embedding"][1]) if manifest["embedding"] else 0
+
+
 class PersistedIndex:
     """Segments from one manifest, caught up with the change log. Read-only."""
 
-    def __init__(self, folder: Path, manifest: dict[str, Any],
+    def __init__(self, folder: Path, manifest: segment_files.Manifest,
                  segments: list[segment_files.Segment], dead: list[np.ndarray],
                  tokenizer: index_source.Tokenizer) -> None:
         self.folder = folder
@@ -87,7 +91,7 @@ class PersistedIndex:
         self._dead = dead
         self.base_seq = int(manifest["seq"])
         self.seen_seq = self.base_seq
-        self.dimension = int(manifest["embedding"][1])
+        self.dimension = _dimension(manifest)
         self.touched: set[int] = set()
         self.alive = [self._alive(i) for i in range(len(segments))]
         self.delta: segment_files.Segment = self._empty_delta()
@@ -96,9 +100,10 @@ class PersistedIndex:
     def open(cls, folder: Path, conn: sqlite3.Connection) -> PersistedIndex | None:
         """The index in ``folder`` if it exists and belongs to this library, else None."""
         manifest = segment_files.read_manifest(folder)
-        if manifest is None or manifest.get("embedding") is None:
+        if manifest is None or manifest["embedding"] is None:
             return None
-        if any(manifest.get(k) != v for k, v in stamps(conn).items()):
+        now = stamps(conn)
+        if any(manifest[k] != now[k] for k in ("library_id", "embedding", "fts", "weights")):
             return None
         if int(manifest["seq"]) > index_source.log_position(conn):
             return None  # written for a later state of the database than this one
@@ -108,7 +113,7 @@ class PersistedIndex:
                      for s in manifest["segments"]]
         except ValueError:  # a file missing, empty, cut short or of another shape
             return None
-        if any(p[0].arrays["vectors"].shape[1] != manifest["embedding"][1] for p in parts):
+        if any(p[0].arrays["vectors"].shape[1] != _dimension(manifest) for p in parts):
             return None
         return cls(folder, manifest, [p[0] for p in parts], [p[1] for p in parts],
                    index_source.Tokenizer(conn, WORD_WEIGHTS))

@@ -16,10 +16,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 from grimoire_beholder.search.hits import SearchResults
 from grimoire_beholder.store import hit_queries, stat_queries
+from grimoire_beholder.views import Savings
 
 log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 4
@@ -59,7 +59,7 @@ class SavingsRecorder:
             log.warning("not recording search statistics in %s: %s", self._path, exc)
 
 
-def summary(database_path: Path) -> dict[str, Any]:
+def summary(database_path: Path) -> Savings:
     """Cumulative savings for ``stats`` and the MCP ``book_status`` tool."""
     path = stat_queries.stats_path(database_path)
     try:
@@ -68,11 +68,8 @@ def summary(database_path: Path) -> dict[str, Any]:
         log.warning("cannot read search statistics in %s: %s", path, exc)
         totals = stat_queries.totals(Path("/nonexistent"))
     served, books = totals["chars_served"], totals["chars_books"]
-    return {
-        **totals,
-        "stats_file": str(path),
-        "chars_saved": max(0, books - served),
-        "tokens_served_est": served // CHARS_PER_TOKEN,
-        "tokens_saved_est": max(0, books - served) // CHARS_PER_TOKEN,
-        "saving_ratio": round(1.0 - served / books, 4) if books else None,
-    }
+    return Savings(
+        **totals, stats_file=str(path), chars_saved=max(0, books - served),
+        tokens_served_est=served // CHARS_PER_TOKEN,
+        tokens_saved_est=max(0, books - served) // CHARS_PER_TOKEN,
+        saving_ratio=round(1.0 - served / books, 4) if books else None)

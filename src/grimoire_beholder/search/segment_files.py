@@ -36,7 +36,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 
@@ -49,6 +49,30 @@ _ARRAYS: dict[str, tuple[type, int]] = {
     "chunk_ids": (np.int64, 1), "book_ids": (np.int64, 1), "vectors": (np.float32, 2),
     "codes": (np.int8, 2), "lengths": (np.int32, 1), "term_hash": (np.uint64, 1),
     "offsets": (np.int64, 1), "rows": (np.int32, 1), "tf": (np.float32, 1)}
+
+
+class Stamps(TypedDict):
+    """What a manifest must match to belong to a library as it is now."""
+
+    library_id: str
+    embedding: list[Any] | None  # [identity, dimension]; None before the first embedding
+    fts: str  # the word table's definition
+    weights: list[float]  # BM25 column weights
+
+
+class SegmentEntry(TypedDict):
+    name: str
+    dead: NotRequired[str | None]  # the segment's dead list (chunk ids no longer live)
+
+
+class Manifest(Stamps):
+    """``manifest.json``: the stamps, the change-log position covered, the live segments."""
+
+    seq: int
+    segments: list[SegmentEntry]
+    format: NotRequired[int]
+
+
 # The only names this index writes: anything else in the folder is not its to delete.
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
@@ -286,7 +310,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         os.fsync(handle.fileno())
 
 
-def read_manifest(folder: Path) -> dict[str, Any] | None:
+def read_manifest(folder: Path) -> Manifest | None:
     """The manifest, or None if missing, unreadable or not of the shape written here (a
     reader then ignores the index; a writer rebuilds it)."""
     try:
@@ -299,7 +323,7 @@ def read_manifest(folder: Path) -> dict[str, Any] | None:
     if not (isinstance(seq, int) and seq >= 0 and isinstance(segments, list)
             and all(map(_entry_ok, segments))):
         return None
-    return data
+    return cast(Manifest, data)
 
 
 def _entry_ok(entry: object) -> bool:
@@ -321,7 +345,7 @@ def manifest_id(folder: Path) -> tuple[int, int, int] | None:
     return st.st_ino, st.st_mtime_ns, st.st_size
 
 
-def publish(folder: Path, manifest: dict[str, Any]) -> None:
+def publish(folder: Path, manifest: Manifest) -> None:
     """Atomically replace the manifest (its segments must already be on disk)."""
     tmp = folder / (MANIFEST + ".tmp")
     _write_json(tmp, {**manifest, "format": FORMAT})

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from grimoire_beholder.errors import EmbeddingMismatchError
 from grimoire_beholder.store import fts, vectors
-from grimoire_beholder.store.records import ChunkWork
+from grimoire_beholder.store.records import ChunkWork, Integrity
 
 if TYPE_CHECKING:  # numpy is imported on use: `list` and `--help` must not load it
     import numpy as np
@@ -97,12 +97,11 @@ def summary_counts(conn: sqlite3.Connection) -> dict[int, tuple[int, int]]:
         "SELECT book_id, count(summary), count(*) FROM sections GROUP BY book_id")}
 
 
-def integrity(conn: sqlite3.Connection) -> dict[str, object]:
+def integrity(conn: sqlite3.Connection) -> Integrity:
     """Consistency figures: SQLite's integrity check and FTS rows vs embedded chunks."""
-    return {
-        "integrity_check": conn.execute("PRAGMA integrity_check").fetchone()[0],
-        "fts_rows": fts.count_rows(conn),
-        "embedded_chunks": int(conn.execute(
+    return Integrity(
+        integrity_check=str(conn.execute("PRAGMA integrity_check").fetchone()[0]),
+        fts_rows=fts.count_rows(conn),
+        embedded_chunks=int(conn.execute(
             "SELECT count(*) FROM chunks WHERE status = 'embedded'").fetchone()[0]),
-        "vectors": int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
-    }
+        vectors=int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0]))

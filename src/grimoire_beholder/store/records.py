@@ -149,3 +149,14 @@ class ChunkWork:
     text: str
     context: str | None
     content_hash: str
+
+
+@dataclass(frozen=True)
+class Integrity:
+    """Consistency figures: SQLite's integrity check, FTS rows, embedded chunks, vectors
+    (the last three agree in a consistent library)."""
+
+    integrity_check: str
+    fts_rows: int
+    embedded_chunks: int
+    vectors: int
