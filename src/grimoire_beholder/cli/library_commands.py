@@ -34,8 +34,7 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import plural
 
 if TYPE_CHECKING:
-    from grimoire_beholder.library import Library
-    from grimoire_beholder.store.records import BookRow
+    from grimoire_beholder.library import BookRow, Library
     from grimoire_beholder.views import IngestReport, SyncReport
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
