@@ -69,10 +69,8 @@ class Config:
     context_concurrency: int = 2
     embed_batch_size: int = 32
     # structure
-    # The embedded MiniLM reads 256 word pieces; 256-token chunks (plus their short context)
-    # beat 600 on the books dev set: hybrid R@5 0.978 vs 0.935, vector MRR 0.766 vs 0.741.
-    # Ollama embedders read more but work well at this size too; it costs more chunks (and,
-    # with an Ollama LLM, more context requests), which a config can trade back.
+    # Sized to the embedded MiniLM's 256-word-piece window (README, "Retrieval quality");
+    # larger Ollama embedders work at this size too, and a config can trade it back.
     chunk_size: int = 256
     chunk_overlap: int = 40
     section_split_tokens: int = 3000
@@ -92,8 +90,7 @@ class Config:
     retrieval_mode: str = "hybrid"
     candidate_pool_size: int = 50
     rrf_k: int = 60
-    # Convex fusion beat RRF on MRR@10 on both dev sets (SQuAD 0.881 vs 0.845, books 0.851 vs
-    # 0.832; bench/retrieval_eval.py); alpha 0.6-0.7 was the plateau, 0.5 and 0.8 were worse.
+    # convex fusion and its alpha: chosen on the dev sets (README, "Retrieval quality")
     fusion: str = "convex"
     fusion_alpha: float = 0.7
     # reranking after fusion (search/rerank.py): none, a local ONNX cross-encoder, or Ollama
@@ -102,9 +99,7 @@ class Config:
     reranker_model: str = "qwen2.5:1.5b"
     reranker_path: str = ""
     # Below this a search is flagged low_confidence (0 = never; search/confidence.py): the
-    # probability that the answer is among the hits. At 0.3 hybrid search flagged 4-7% of the
-    # answerable dev questions of each set (SQuAD, books, Markdown) and 16 of 23 unanswerable
-    # ones (5-fold cross-validated, bench/calibrate_confidence.py; README "Retrieval quality").
+    # probability that the answer is among the hits (README, "Answer quality").
     min_confidence: float = 0.3
     # per-search token-savings counters in a small file beside the library (search/savings.py)
     record_stats: bool = True

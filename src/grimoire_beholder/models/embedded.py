@@ -53,9 +53,8 @@ DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
 DEFAULT_WINDOW_STRIDE = 200
 DEFAULT_BATCH_SIZE = 32
-# Padded tokens per onnxruntime call. Measured per CPU-second on ~250-token chunks: 19.8
-# chunks at 1 per call, 16.8 at 8 (the [batch, seq, 1536] activations fall out of cache);
-# on ~25-token texts: 118 at 1 per call, 189 at 8. ~512 tokens per call suits both.
+# Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
+# measurement is in README, "Performance"; bench/embed_speed.py).
 DEFAULT_MAX_BATCH_TOKENS = 512
 _REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _INSTALL_HINT = (

@@ -1,11 +1,10 @@
 """Just enough of the ONNX protobuf format to write the BERT graph, without the onnx package.
 
-Why: the ``onnx`` package (27 MB installed, with ml_dtypes) was used only for ``onnx.helper``
-to serialise the graph that :mod:`.bert_onnx` builds; onnxruntime takes the bytes. The few
-messages needed here (model, graph, node, attribute, tensor, value info) are written directly
-in protobuf's wire format, with the field numbers of ``onnx.proto`` (stable since they were
-assigned: ONNX only ever adds fields). ``tests/test_models_embedded.py`` parses the output
-with the real onnx package and compares it message for message with ``onnx.helper``'s.
+The messages :mod:`.bert_onnx` needs (model, graph, node, attribute, tensor, value info) in
+protobuf's wire format, with the field numbers of ``onnx.proto``; onnxruntime takes the bytes.
+``tests/test_onnx_proto.py`` parses the output with the real onnx package and compares it
+message for message with ``onnx.helper``'s. Why there is no onnx at run time: ARCHITECTURE.md,
+"Packaging".
 """
 
 from __future__ import annotations

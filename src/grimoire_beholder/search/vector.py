@@ -17,13 +17,9 @@ selection (``np.argpartition``), so a filtered search still returns ``k`` hits w
 allowed books hold that many vectors; when the allowed rows are under half the matrix only
 those rows are multiplied.
 
-Cost (bench/scale.py, 2-vCPU VM, load average ~2): an exact scan is memory-bound, 4 bytes ×
-384 per row — the matrix-vector product is 4 ms alone, ~10 ms in a search, at 100k rows
-(146 MB) and ~130 ms in a search at 1M (1.5 GB); a one-book filter costs 1-2 ms at any
-size. Loading 100k rows (one query read in batches, normalised in place) takes 0.3-0.8 s
-warm and holds ~1.1× the raw matrix. Past ~1M rows, or when the matrix no longer fits in
-RAM comfortably, an approximate index is the next step (numpy has no float16/int8 kernels:
-a float16 matrix halves memory but scans 13× slower; bench/vector_precision.py).
+This is the exact arm: libraries from ``index_writer.MIN_ROWS`` embedded chunks search the
+persisted index (``search/index.py``) instead, which re-scores its int8 candidates exactly.
+Its cost is measured by ``bench/scale.py`` (README, "Performance").
 """
 
 from __future__ import annotations
