@@ -23,7 +23,6 @@ from grimoire_beholder.errors import (
     InputFileError,
     NotFoundError,
     ReadOnlyLibraryError,
-    StorageError,
 )
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models import Models
@@ -31,16 +30,7 @@ from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store import book_rows, chunk_progress, folders, fts, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow, Integrity
-from grimoire_beholder.views import (
-    IngestReport,
-    LibraryStatus,
-    Outline,
-    Savings,
-    SectionText,
-    StageCounts,
-    SyncReport,
-    status_view,
-)
+from grimoire_beholder.views import Outline, SectionText, SyncReport, status_view
 
 if TYPE_CHECKING:
     from grimoire_beholder.checks.health import BookHealth
@@ -55,16 +45,7 @@ if TYPE_CHECKING:
     from grimoire_beholder.search.lookup import IndexTerm
     from grimoire_beholder.search.savings import SavingsRecorder
     from grimoire_beholder.store.check import LibraryCheck
-
-
-def _refresh_derived(conn: sqlite3.Connection) -> None:
-    """Judge section roles and printed indexes again when the rules changed (or the library
-    predates them); see ingest/derive.py. Busy or read-only storage just means next time."""
-    from grimoire_beholder.ingest import derive
-
-    if derive.needed(conn):
-        with contextlib.suppress(StorageError):
-            derive.refresh(conn)
+    from grimoire_beholder.views import IngestReport, LibraryStatus, Savings, StageCounts
 
 
 class Library:
@@ -103,7 +84,9 @@ class Library:
             prepare_new_library(cfg)
         conn = connect(cfg.database_path, read_only=read_only)
         if conn.read_only_reason is None:
-            _refresh_derived(conn)
+            from grimoire_beholder.ingest.derive import refresh_if_needed
+
+            refresh_if_needed(conn)
         return cls(cfg, conn, read_only=conn.read_only_reason is not None, embedder=embedder,
                    generator=generator)
 

@@ -401,11 +401,18 @@ def query(
         return data
 
     data = with_library(config, run, library=library, read_only=True)
-    from grimoire_beholder.cli.rendering import err, excerpt, fit, out, print_json
-
     if json_out:
+        from grimoire_beholder.cli.rendering import print_json
+
         print_json(data)
         return
+    _print_results(data, explain=explain, expand=expand)
+
+
+def _print_results(data: dict[str, Any], *, explain: bool, expand: bool) -> None:
+    """The hits with their citations, the notes that qualify them on stderr."""
+    from grimoire_beholder.cli.rendering import err, excerpt, fit, out
+
     hits = data["results"]
     if not hits:
         err.print(data.get("note") or "No match in the library.", markup=False)

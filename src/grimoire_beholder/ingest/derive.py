@@ -2,16 +2,18 @@
 
 Both are pure functions of stored data (section titles, text and markup hints; page labels
 and page text), so a library written by an older version — or before the rules improved —
-gets them without re-parsing or re-embedding anything: ``Library`` calls :func:`refresh`
-on a writable open when ``library_meta.derived_version`` differs from
-``structure.roles.DERIVED_VERSION``. One transaction per book, so a crash leaves every book
+gets them without re-parsing or re-embedding anything: ``Library`` calls
+:func:`refresh_if_needed` on a writable open, which refreshes when
+``library_meta.derived_version`` differs from ``structure.roles.DERIVED_VERSION``. One transaction per book, so a crash leaves every book
 either judged or as it was; the version is stamped only after the last book.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 
+from grimoire_beholder.errors import StorageError
 from grimoire_beholder.store import book_rows, index_entries, role_rows
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import NewIndexEntry
@@ -48,3 +50,11 @@ def refresh(conn: sqlite3.Connection) -> int:
     with transaction(conn):
         role_rows.stamp_derived(conn, DERIVED_VERSION)
     return len(books)
+
+
+def refresh_if_needed(conn: sqlite3.Connection) -> None:
+    """Judge section roles and printed indexes again when the rules changed (or the library
+    predates them). Busy or read-only storage just means next time."""
+    if needed(conn):
+        with contextlib.suppress(StorageError):
+            refresh(conn)
