@@ -4,8 +4,9 @@ Both are pure functions of stored data (section titles, text and markup hints; p
 and page text), so a library written by an older version — or before the rules improved —
 gets them without re-parsing or re-embedding anything: ``Library`` calls
 :func:`refresh_if_needed` on a writable open, which refreshes when
-``library_meta.derived_version`` differs from ``structure.roles.DERIVED_VERSION``. One transaction per book, so a crash leaves every book
-either judged or as it was; the version is stamped only after the last book.
+``library_meta.derived_version`` differs from ``structure.roles.DERIVED_VERSION``. One
+transaction per book, so a crash leaves every book either judged or as it was; the version
+is stamped only after the last book.
 """
 
 from __future__ import annotations
