@@ -136,3 +136,29 @@ async def test_mcp_search_book_filters_by_collection_and_lists_labels(tmp_path: 
         assert all(r["link"] == "zotero://select/library/items/TIDES234" for r in results)
         text = found.content[0].text  # type: ignore[union-attr]
         assert "Highlight, p. 2 · p. 2 · zotero://select/library/items/TIDES234" in text
+
+
+def test_a_linked_file_outside_the_allowed_folders_is_not_added(tmp_path: Path) -> None:
+    """Zotero links files wherever they are; an assistant's add_book (``within``) and
+    sync_library (``confined``) never follow such a link out of the allowed folder."""
+    folder = _data_folder(tmp_path)
+    outside = tmp_path / "elsewhere" / "linked.html"
+    outside.parent.mkdir()
+    outside.write_text("<html><body><h1>Linked</h1><p>Kelp forests grow half a metre a "
+                       "day.</p></body></html>")
+    db = sqlite3.connect(folder / "zotero.sqlite")
+    db.execute("INSERT INTO items (itemID, itemTypeID, libraryID, key) VALUES (99, 2, 1, "
+               "'LNKF2345')")
+    db.execute("INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, "
+               "path) SELECT 99, itemID, 2, 'text/html', ? FROM items WHERE key = 'LINK2345'",
+               (str(outside),))
+    db.commit()
+    db.close()
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        report = lib.ingest_folder(folder, within=[folder])
+        skipped = next(f for f in report.files if f.path.endswith("[LINK2345]"))
+        assert skipped.action == "skipped" and "outside the allowed folders" in str(
+            skipped.error)
+        assert lib.sync(confined=True).counts()["added"] == 0
+        assert lib.sync().counts()["added"] == 1  # a terminal's sync follows the link
+        assert lib.search("kelp forests", top_k=1).hits[0].book == "A Paper Known Only by Link"

@@ -364,7 +364,7 @@ class Library:
 
         if is_library(Path(folder)):  # a Calibre library or a Zotero data folder
             with self._then_update_index():
-                return ingest_library(self._ingest_deps(), Path(folder),
+                return ingest_library(self._ingest_deps(), Path(folder), within=within,
                                       progress=progress or NullProgress())
         with self._then_update_index():
             return ingest_folder(self._ingest_deps(), Path(folder), include=include,
@@ -382,19 +382,12 @@ class Library:
         no new file is added through a link leading out of its synced folder (MCP).
         Calibre libraries and Zotero data folders ingested are followed too
         (ingest/external.py): added and removed items, replaced files, edited metadata."""
-        from grimoire_beholder.ingest.external import split_scope, sync_libraries
-        from grimoire_beholder.ingest.sync import sync
+        from grimoire_beholder.ingest.external import sync_all
 
-        deps = self._ingest_deps(writes=not dry_run)
         dirs = [Path(f) for f in folders] if folders else None
-        in_libraries, elsewhere = split_scope(deps, dirs)
         with self._then_update_index(enabled=not dry_run):
-            report = (sync(deps, elsewhere, dry_run=dry_run, confined=confined,
-                           progress=progress or NullProgress())
-                      if dirs is None or elsewhere else SyncReport(dry_run=dry_run))
-            sync_libraries(deps, in_libraries, report, dry_run=dry_run,
-                           progress=progress or NullProgress())
-            return report
+            return sync_all(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
+                            confined=confined, progress=progress or NullProgress())
 
     def watch(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,

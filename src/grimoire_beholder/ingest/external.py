@@ -94,13 +94,22 @@ def _file(item: SourceItem, stored: source_rows.StoredOrigin | None) -> FileInfo
     return file_info(path)
 
 
-def plan(conn: sqlite3.Connection, library: SourceLibrary, *,
-         remove_missing: bool) -> list[_Step]:
-    """What bringing the library's books in line takes; reads files' stats, writes nothing."""
+def plan(conn: sqlite3.Connection, library: SourceLibrary, *, remove_missing: bool,
+         within: list[str] | None = None) -> list[_Step]:
+    """What bringing the library's books in line takes; reads files' stats, writes nothing.
+
+    ``within``: a new item whose file (links followed) lies outside these folders is
+    skipped (MCP ``add_book`` and ``sync_library``: a Zotero linked file can be anywhere).
+    """
     stored = source_rows.stored_items(conn, str(library.path))
     steps: list[_Step] = []
     for item in library.items:
         old = stored.pop(item.key, None)
+        if (within is not None and old is None and item.file is not None
+                and not _under(str(item.file.resolve()), within)):
+            steps.append(_Step("skipped", item, None, error=f"its file {item.file} lies "
+                               "outside the allowed folders"))
+            continue
         if item.file is None:
             kinds = ", ".join(item.formats) or "no file"
             steps.append(_Step("removed" if old else "skipped", item, old,
@@ -211,8 +220,8 @@ class _Applier:
 
 
 def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progress: Progress,
-            *, remove_missing: bool, dry_run: bool) -> None:
-    steps = plan(deps.conn, library, remove_missing=remove_missing)
+            *, remove_missing: bool, dry_run: bool, within: list[str] | None = None) -> None:
+    steps = plan(deps.conn, library, remove_missing=remove_missing, within=within)
     report.warnings += library.warnings
     if dry_run:
         report.files += [FileOutcome(s.action, s.display, error=s.error,
@@ -246,9 +255,11 @@ def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:
     return zotero_library(folder, items, annotations, order)
 
 
-def ingest_library(deps: IngestDeps, folder: Path, *, progress: Progress) -> SyncReport:
+def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None = None,
+                   progress: Progress) -> SyncReport:
     """Ingest every readable item of the Calibre library or Zotero data folder at ``folder``
-    and remember it for ``sync`` (which also removes what the library dropped)."""
+    and remember it for ``sync`` (which also removes what the library dropped); with
+    ``within``, items whose file lies outside those folders are skipped."""
     folder = Path(folder).resolve()
     kind = detect(folder)
     if kind is None:
@@ -260,12 +271,27 @@ def ingest_library(deps: IngestDeps, folder: Path, *, progress: Progress) -> Syn
     with writer_lock(deps.config.database_path):
         with transaction(deps.conn):
             source_rows.save_library(deps.conn, str(folder), kind)
-        _follow(deps, library, report, progress, remove_missing=False, dry_run=False)
+        _follow(deps, library, report, progress, remove_missing=False, dry_run=False,
+                within=None if within is None else [str(Path(w).resolve()) for w in within])
     return report
 
 
 def _under(path: str, dirs: list[str]) -> bool:
     return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+
+
+def sync_all(deps: IngestDeps, dirs: list[Path] | None, *, dry_run: bool, confined: bool,
+             progress: Progress) -> SyncReport:
+    """The folder sync (``ingest/sync.py``) of what lies outside the remembered libraries,
+    then the sync of those libraries, in one report."""
+    from grimoire_beholder.ingest.sync import sync
+
+    in_libraries, elsewhere = split_scope(deps, dirs)
+    report = (sync(deps, elsewhere, dry_run=dry_run, confined=confined, progress=progress)
+              if dirs is None or elsewhere else SyncReport(dry_run=dry_run))
+    sync_libraries(deps, in_libraries, report, dry_run=dry_run, confined=confined,
+                   progress=progress)
+    return report
 
 
 def split_scope(deps: IngestDeps, dirs: list[Path] | None
@@ -291,9 +317,10 @@ def split_scope(deps: IngestDeps, dirs: list[Path] | None
 
 
 def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport, *,
-                   dry_run: bool, progress: Progress) -> None:
+                   dry_run: bool, confined: bool = False, progress: Progress) -> None:
     """Follow every remembered library (those inside or holding ``scope``'s folders when
-    given) into ``report``: additions, removals, replaced files and metadata edits."""
+    given) into ``report``: additions, removals, replaced files and metadata edits.
+    ``confined``: no new item is added whose file lies outside its library's folder."""
     for path, kind in source_rows.libraries(deps.conn):
         if scope is not None and not (_under(path, scope) or any(_under(s, [path])
                                                                  for s in scope)):
@@ -307,8 +334,11 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
         except InputFileError as exc:
             report.warnings.append(f"{exc}; its books are kept")
             continue
+        within = [path] if confined else None
         if dry_run:
-            _follow(deps, library, report, progress, remove_missing=True, dry_run=True)
+            _follow(deps, library, report, progress, remove_missing=True, dry_run=True,
+                    within=within)
             continue
         with writer_lock(deps.config.database_path):
-            _follow(deps, library, report, progress, remove_missing=True, dry_run=False)
+            _follow(deps, library, report, progress, remove_missing=True, dry_run=False,
+                    within=within)
