@@ -74,6 +74,10 @@ def test_ingest_a_calibre_library_then_follow_its_edits(tmp_path: Path) -> None:
     assert books["Orchard Pruning"]["source_type"] == "epub"  # EPUB before its PDF
     assert tides["link"] == "calibre://show-book/_hex_-43616C69627265204C696272617279/1"
     assert _digest(folder / "metadata.db") == before
+    from grimoire_beholder.cli.rendering import books_table
+
+    table = books_table(list(books.values()), 200)
+    assert "Coastal Guides #1 · navigation, sea" in table and "labels" in table
 
     hits = _cli("query", "when is the range between high and low water greatest",
                 "--tag", "sea", "--config", config)["results"]

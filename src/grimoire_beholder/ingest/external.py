@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -267,12 +268,14 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
     library = _read(deps, folder)
     progress.message(f"{folder} is a {KIND_NAMES[kind]}: ingesting its "
                      f"{len(library.items)} item(s) with their metadata")
+    started = time.perf_counter()
     report = SyncReport()
     with writer_lock(deps.config.database_path):
         with transaction(deps.conn):
             source_rows.save_library(deps.conn, str(folder), kind)
         _follow(deps, library, report, progress, remove_missing=False, dry_run=False,
                 within=None if within is None else [str(Path(w).resolve()) for w in within])
+    report.seconds = time.perf_counter() - started
     return report
 
 
@@ -286,11 +289,13 @@ def sync_all(deps: IngestDeps, dirs: list[Path] | None, *, dry_run: bool, confin
     then the sync of those libraries, in one report."""
     from grimoire_beholder.ingest.sync import sync
 
+    started = time.perf_counter()
     in_libraries, elsewhere = split_scope(deps, dirs)
     report = (sync(deps, elsewhere, dry_run=dry_run, confined=confined, progress=progress)
               if dirs is None or elsewhere else SyncReport(dry_run=dry_run))
     sync_libraries(deps, in_libraries, report, dry_run=dry_run, confined=confined,
                    progress=progress)
+    report.seconds = time.perf_counter() - started
     return report
 
 
