@@ -18,12 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from grimoire_beholder import faults
 from grimoire_beholder.config import Config, load_config
-from grimoire_beholder.errors import (
-    GrimoireError,
-    InputFileError,
-    NotFoundError,
-    ReadOnlyLibraryError,
-)
+from grimoire_beholder.errors import GrimoireError, NotFoundError, ReadOnlyLibraryError
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
@@ -133,17 +128,8 @@ class Library:
     def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
         """A section's full text and summary; out-of-range indices say what exists."""
         found = self.book(book)
-        counts = book_rows.section_counts(self.conn, found.id)
-        if not 0 <= chapter_index < len(counts):
-            raise NotFoundError(
-                f"book '{found.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
-        if not 0 <= section_index < counts[chapter_index]:
-            raise NotFoundError(
-                f"chapter {chapter_index} of '{found.slug}' has sections "
-                f"0–{counts[chapter_index] - 1}, not {section_index}")
-        row = book_rows.get_section(self.conn, found.id, chapter_index, section_index)
-        assert row is not None
-        return SectionText.from_row(found, row)
+        return SectionText.from_row(
+            found, book_rows.section_of(self.conn, found, chapter_index, section_index))
 
     def section_part(self, book: str | int, chapter_index: int, section_index: int,
                      part: int = 1) -> tuple[SectionText, str, int]:
@@ -263,17 +249,9 @@ class Library:
         """Is ``quote`` in the library (or in ``book``), where, and how does it differ?
 
         See checks/quotes.py. Restricted to one book, a quotation found in another says so."""
-        from grimoire_beholder.checks.quotes import check
+        from grimoire_beholder.checks.quotes import check_in
 
-        book_ids = None if book is None else [self.book(book).id]
-        result = check(self.conn, quote, book_ids)
-        if book_ids is not None and not result.found:
-            elsewhere = check(self.conn, quote)
-            if elsewhere.found and elsewhere.passage is not None:
-                where = elsewhere.passage
-                result.note = (f"not in '{self.book(book_ids[0]).slug}', but it is in "
-                               f"'{where.slug}' ({where.citation})")
-        return result
+        return check_in(self.conn, quote, None if book is None else self.book(book))
 
     def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,
                    printed: bool = False) -> PageImage:
@@ -424,24 +402,14 @@ class Library:
         """Stop syncing a folder given to ``ingest DIR``: no new file of it is added again.
         Its books stay, as books of single files, unless ``delete_books``; returns the
         folder as stored and the books it held. InputFileError when it is not followed."""
-        from grimoire_beholder.ingest.lock import writer_lock
+        from grimoire_beholder.ingest.unfollow import unfollow
 
         self._require_writable()
-        roots = [r.path for r in folders.list_roots(self.conn)]
-        given = Path(folder).expanduser()
-        real = str(given.resolve()) if given.exists() else str(given.absolute())
-        if real not in roots:
-            shown = ", ".join(roots) or "none"
-            raise InputFileError(f"{given}: not a followed folder; followed: {shown}")
-        books = [b for b in self.list_books() if b.source_root == real]
-        with writer_lock(self.config.database_path), transaction(self.conn):
-            folders.forget_root(self.conn, real)
-            if delete_books:
-                for b in books:
-                    book_rows.delete_book(self.conn, b.id)
+        real, books = unfollow(self.conn, self.config.database_path, folder,
+                               delete_books=delete_books)
         if delete_books:
             self.update_search_index()
-        return real, books
+        return real, source_rows.attach_origins(self.conn, books)
 
     def reindex_fts(self, book: str | int | None = None) -> int:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""

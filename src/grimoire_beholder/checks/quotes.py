@@ -298,3 +298,18 @@ def check(conn: sqlite3.Connection, quote: str, book_ids: Collection[int] | None
     return QuoteCheck(quote=quote, found=found, verdict=verdict, similarity=similarity,
                       passage=_locate(conn, book, best, span),
                       differences=[] if verdict == "exact" else _differences(best, pieces))
+
+
+def check_in(conn: sqlite3.Connection, quote: str, book: BookRow | None) -> QuoteCheck:
+    """:func:`check` against ``book`` (None: every book); a quotation not in ``book`` but in
+    another says where in its note."""
+    if book is None:
+        return check(conn, quote)
+    result = check(conn, quote, [book.id])
+    if not result.found:
+        elsewhere = check(conn, quote)
+        if elsewhere.found and elsewhere.passage is not None:
+            where = elsewhere.passage
+            result.note = (f"not in '{book.slug}', but it is in '{where.slug}' "
+                           f"({where.citation})")
+    return result

@@ -406,50 +406,9 @@ def query(
 
         print_json(data)
         return
-    _print_results(data, explain=explain, expand=expand)
+    from grimoire_beholder.cli.rendering import print_hits
 
-
-def _print_results(data: dict[str, Any], *, explain: bool, expand: bool) -> None:
-    """The hits with their citations, the notes that qualify them on stderr."""
-    from grimoire_beholder.cli.rendering import err, excerpt, fit, out
-
-    hits = data["results"]
-    if not hits:
-        err.print(data.get("note") or "No match in the library.", markup=False)
-        return
-    if data.get("low_confidence"):
-        err.print(f"The library probably does not cover this question (confidence "
-                  f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
-    if data.get("note"):
-        err.print(data["note"], markup=False)
-    wrap = not out.is_terminal  # rich wraps at words to the terminal's width
-    for hit in hits:
-        marked = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
-        out.print(f"[bold]{hit['rank']}. {_esc(hit['citation'])}[/bold]{marked}",
-                  soft_wrap=wrap)
-        if hit.get("link"):
-            out.print(f"   [dim]{_esc(hit['link'])}[/dim]", soft_wrap=wrap)
-        if explain:
-            ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
-                              for arm, r in hit["ranks"].items())
-            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]", soft_wrap=wrap)
-        number = hit["number"]
-        own = "" if not number else (f" (the book's §{number})" if number[0].isdigit()
-                                     else f" (the book's {number})")
-        out.print(fit(f"   read it: {hit['open']}{own}", 6), markup=False, style="dim")
-        body = hit.get("section_text") if expand else excerpt(hit["text"])
-        out.print(fit(_indent(body or ""), 3), markup=False)
-        out.print()
-
-
-def _esc(text: str) -> str:
-    from rich.markup import escape
-
-    return escape(text)
-
-
-def _indent(text: str) -> str:
-    return "\n".join("   " + line for line in text.splitlines())
+    print_hits(data, explain=explain, expand=expand)
 
 
 @command(app, 'Assistants', "serve-mcp", examples=(

@@ -14,6 +14,7 @@ import time
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -211,3 +212,38 @@ def fit(line: str, indent: int = 0, console: Console | None = None) -> str:
 def excerpt(text: str, limit: int = 600) -> str:
     """A hit's text on one line, clipped at a word boundary."""
     return clip(flat(text), limit)
+
+
+def print_hits(data: dict[str, Any], *, explain: bool, expand: bool) -> None:
+    """The hits with their citations, the notes that qualify them on stderr."""
+    hits = data["results"]
+    if not hits:
+        err.print(data.get("note") or "No match in the library.", markup=False)
+        return
+    if data.get("low_confidence"):
+        err.print(f"The library probably does not cover this question (confidence "
+                  f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
+    if data.get("note"):
+        err.print(data["note"], markup=False)
+    wrap = not out.is_terminal  # rich wraps at words to the terminal's width
+    for hit in hits:
+        marked = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
+        out.print(f"[bold]{hit['rank']}. {escape(hit['citation'])}[/bold]{marked}",
+                  soft_wrap=wrap)
+        if hit.get("link"):
+            out.print(f"   [dim]{escape(hit['link'])}[/dim]", soft_wrap=wrap)
+        if explain:
+            ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
+                              for arm, r in hit["ranks"].items())
+            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]", soft_wrap=wrap)
+        number = hit["number"]
+        own = "" if not number else (f" (the book's §{number})" if number[0].isdigit()
+                                     else f" (the book's {number})")
+        out.print(fit(f"   read it: {hit['open']}{own}", 6), markup=False, style="dim")
+        body = hit.get("section_text") if expand else excerpt(hit["text"])
+        out.print(fit(indented(body or ""), 3), markup=False)
+        out.print()
+
+
+def indented(text: str) -> str:
+    return "\n".join("   " + line for line in text.splitlines())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from grimoire_beholder.errors import BookNotFoundError
+from grimoire_beholder.errors import BookNotFoundError, NotFoundError
 from grimoire_beholder.naming import near_names, shown
 from grimoire_beholder.store import fts, index_entries, vectors
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
@@ -257,3 +257,18 @@ def section_counts(conn: sqlite3.Connection, book_id: int) -> list[int]:
         "GROUP BY ch.chapter_index ORDER BY ch.chapter_index", (book_id,)).fetchall()
     return [r[1] for r in rows]
 
+
+def section_of(conn: sqlite3.Connection, book: BookRow, chapter_index: int,
+               section_index: int) -> SectionRow:
+    """One section of ``book``; NotFoundError saying which indices exist when out of range."""
+    counts = section_counts(conn, book.id)
+    if not 0 <= chapter_index < len(counts):
+        raise NotFoundError(
+            f"book '{book.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
+    if not 0 <= section_index < counts[chapter_index]:
+        raise NotFoundError(
+            f"chapter {chapter_index} of '{book.slug}' has sections "
+            f"0–{counts[chapter_index] - 1}, not {section_index}")
+    row = get_section(conn, book.id, chapter_index, section_index)
+    assert row is not None
+    return row
