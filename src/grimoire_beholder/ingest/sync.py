@@ -42,6 +42,7 @@ from grimoire_beholder.ingest.folder import FolderFile, library_files, scan
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.ingest.sync_scope import resolve_dir, sync_scope, under
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.db import transaction
@@ -65,12 +66,8 @@ class _Step:
     group: str = ""
 
 
-def _under(path: str, dirs: list[str]) -> bool:
-    return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
-
-
 def _display(path: str, root: str | None) -> str:
-    if root and _under(path, [root]):
+    if root and under(path, [root]):
         return Path(os.path.relpath(path, root)).as_posix()
     return path
 
@@ -96,44 +93,12 @@ class Syncer:
         folder to a file the library does not hold, e.g. one ``add_book`` skipped; a book
         reached that way is still synced, from its own stored place).
         """
-        skip = library_files(self.deps.config.database_path)
-        known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
-        dropped = folders.dropped_files(self.conn)
-        left_out = 0
-        found: dict[str, tuple[FolderFile, str]] = {}
-        gone_roots: set[str] = set()
-        for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
-            if not Path(folder.path).is_dir():
-                gone_roots.add(folder.path)
-                report.warnings.append(f"{folder.path}: folder not found; its books are kept")
-                continue
-            result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
-                          skip=skip)
-            report.warnings.extend(result.warnings)
-            unread = result.unread_note()
-            if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
-                report.warnings.append(f"{folder.path}: {unread}")
-            for f in result.files:
-                if str(f.path) in dropped:  # its book was deleted: it stays out
-                    left_out += 1
-                elif within is not None and not _under(str(f.path), within):
-                    report.warnings.append(f"{f.relative}: leads outside the allowed folders "
-                                           f"(to {f.path}), skipped")
-                elif confined and not _under(str(f.path), [folder.path]):
-                    if str(f.path) not in known:  # a book already is synced as itself
-                        report.warnings.append(
-                            f"{f.relative}: leads outside its synced folder (to {f.path}), "
-                            "skipped; `grimoire-beholder sync` in a terminal adds it")
-                elif dirs is None or _under(str(f.path), dirs):
-                    found[str(f.path)] = (f, folder.path)
-        if left_out and not remove_missing:  # said once, by `ingest DIR`; sync stays quiet
-            report.warnings.append(
-                f"left out {left_out} file(s) whose books were deleted from the library; "
-                "`grimoire-beholder ingest FILE` brings one back")
+        found, gone_roots = self._on_disk(dirs, roots, report, remove_missing=remove_missing,
+                                          within=within, confined=confined)
         steps: list[_Step] = []
         missing: dict[str, list[folders.StoredFile]] = {}
         for stored in folders.stored_files(self.conn):
-            if dirs is not None and not _under(stored.path, dirs):
+            if dirs is not None and not under(stored.path, dirs):
                 continue
             if stored.root in gone_roots:
                 continue
@@ -170,6 +135,47 @@ class Syncer:
                 steps += [_Step("removed", _display(s.path, s.root), stored=s) for s in gone]
         steps.sort(key=lambda s: (_ORDER.get(s.action, 9), s.display))
         return steps
+
+    def _on_disk(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
+                 report: SyncReport, *, remove_missing: bool, within: list[str] | None,
+                 confined: bool) -> tuple[dict[str, tuple[FolderFile, str]], set[str]]:
+        """The files under the roots that :meth:`plan` may act on (path → file and its root),
+        and the roots that are gone; what is skipped and why goes into ``report``."""
+        skip = library_files(self.deps.config.database_path)
+        known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
+        dropped = folders.dropped_files(self.conn)
+        left_out = 0
+        found: dict[str, tuple[FolderFile, str]] = {}
+        gone_roots: set[str] = set()
+        for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
+            if not Path(folder.path).is_dir():
+                gone_roots.add(folder.path)
+                report.warnings.append(f"{folder.path}: folder not found; its books are kept")
+                continue
+            result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
+                          skip=skip)
+            report.warnings.extend(result.warnings)
+            unread = result.unread_note()
+            if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
+                report.warnings.append(f"{folder.path}: {unread}")
+            for f in result.files:
+                if str(f.path) in dropped:  # its book was deleted: it stays out
+                    left_out += 1
+                elif within is not None and not under(str(f.path), within):
+                    report.warnings.append(f"{f.relative}: leads outside the allowed folders "
+                                           f"(to {f.path}), skipped")
+                elif confined and not under(str(f.path), [folder.path]):
+                    if str(f.path) not in known:  # a book already is synced as itself
+                        report.warnings.append(
+                            f"{f.relative}: leads outside its synced folder (to {f.path}), "
+                            "skipped; `grimoire-beholder sync` in a terminal adds it")
+                elif dirs is None or under(str(f.path), dirs):
+                    found[str(f.path)] = (f, folder.path)
+        if left_out and not remove_missing:  # said once, by `ingest DIR`; sync stays quiet
+            report.warnings.append(
+                f"left out {left_out} file(s) whose books were deleted from the library; "
+                "`grimoire-beholder ingest FILE` brings one back")
+        return found, gone_roots
 
     def _check_book(self, stored: folders.StoredFile, root: str | None,
                     group: str) -> _Step | None:
@@ -242,7 +248,7 @@ class Syncer:
         touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
         return [(s.book_id, _display(s.path, s.root)) for s in folders.stored_files(self.conn)
                 if s.book_id in todo and s.book_id not in touched
-                and (scope is None or _under(s.path, scope))]
+                and (scope is None or under(s.path, scope))]
 
     def _unchanged(self, step: _Step) -> FileOutcome:
         stored = step.stored
@@ -386,42 +392,6 @@ def _free_slug(base: str, group: str, taken: set[str]) -> str:
     return f"{base}-{n}"
 
 
-def _resolve_dir(path: str | os.PathLike[str]) -> Path:
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise InputFileError(f"{folder}: no such folder")
-    if not folder.is_dir():
-        raise InputFileError(f"{folder}: not a folder")
-    return folder.resolve()
-
-
-def _scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
-    """The real paths a sync is narrowed to; each must name something the library knows.
-
-    A synced folder, a folder or file inside one (a new file there is added), a folder
-    holding one, or a book's file (also once deleted: its book is then removed). Anything
-    else is refused, so a sync never reaches past what was ingested.
-    """
-    roots = [r.path for r in folders.list_roots(deps.conn)]
-    books = [s.path for s in folders.stored_files(deps.conn) if not s.root]
-    scope = []
-    for given in paths:
-        path = Path(given).expanduser()
-        try:
-            real = str(path.resolve())
-        except (OSError, RuntimeError, ValueError) as exc:  # a link loop on 3.11; a NUL
-            raise InputFileError(f"{path}: cannot be resolved ({exc})") from None
-        if not (_under(real, roots) or any(_under(p, [real]) for p in [*roots, *books])):
-            if not path.exists():
-                raise InputFileError(f"{path}: no such file or folder")
-            shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
-            raise InputFileError(
-                f"{path}: nothing in the library comes from there; synced folders: "
-                + (shown or "none") + f"; {len(books)} file(s) ingested one by one")
-        scope.append(real)
-    return scope
-
-
 def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),
                   exclude: tuple[str, ...] = (), within: list[Path] | None = None,
                   progress: Progress) -> SyncReport:
@@ -431,7 +401,7 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
     (removal is what ``sync`` is for). ``within``: see ``Syncer.plan``.
     """
     started = time.perf_counter()
-    root = folders.FolderRoot(str(_resolve_dir(folder)), tuple(include), tuple(exclude))
+    root = folders.FolderRoot(str(resolve_dir(folder)), tuple(include), tuple(exclude))
     report = SyncReport()
     with writer_lock(deps.config.database_path), _reading(within is not None):
         with transaction(deps.conn):
@@ -449,11 +419,11 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
     """Sync every ingested file (or those under ``dirs``) with the disk; see module doc.
     ``confined``: see ``Syncer.plan``."""
     started = time.perf_counter()
-    scope = _scope(deps, dirs) if dirs else None
+    scope = sync_scope(deps, dirs) if dirs else None
     roots = folders.list_roots(deps.conn)
     if scope is not None:  # roots inside a given folder, or containing one
-        roots = [r for r in roots if _under(r.path, scope)
-                 or any(_under(d, [r.path]) for d in scope)]
+        roots = [r for r in roots if under(r.path, scope)
+                 or any(under(d, [r.path]) for d in scope)]
     report = SyncReport(dry_run=dry_run)
     syncer = Syncer(deps, progress)
     with _reading(confined):
