@@ -37,7 +37,11 @@ def query_stems(query: str) -> list[str]:
 
 def weights(stems: Sequence[str], texts: Mapping[int, str]) -> dict[str, float]:
     """IDF of each query stem over the candidate texts (rarer among them = heavier)."""
-    docs = [set(_stems(text)) for text in texts.values()]
+    return _weights(stems, [_stems(text) for text in texts.values()])
+
+
+def _weights(stems: Sequence[str], stemmed: Sequence[Sequence[str]]) -> dict[str, float]:
+    docs = [set(words) for words in stemmed]
     n = len(docs)
     out = {}
     for stem in stems:
@@ -48,10 +52,15 @@ def weights(stems: Sequence[str], texts: Mapping[int, str]) -> dict[str, float]:
 
 def best_window(text: str, term_weights: Mapping[str, float], window: int = WINDOW) -> float:
     """The largest share of the total term weight found within ``window`` words of text."""
+    return _best_window(_stems(text), term_weights, window)
+
+
+def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
+                 window: int = WINDOW) -> float:
     total = sum(term_weights.values())
     if total <= 0:
         return 0.0
-    positions = [(i, s) for i, s in enumerate(_stems(text)) if term_weights.get(s, 0.0) > 0]
+    positions = [(i, s) for i, s in enumerate(stemmed) if term_weights.get(s, 0.0) > 0]
     best = 0.0
     start = 0
     counts: dict[str, int] = {}
@@ -72,5 +81,6 @@ def scores(query: str, texts: Mapping[int, str]) -> dict[int, float]:
     stems = query_stems(query)
     if not stems or not texts:
         return {}
-    term_weights = weights(stems, texts)
-    return {chunk_id: best_window(text, term_weights) for chunk_id, text in texts.items()}
+    stemmed = {chunk_id: _stems(text) for chunk_id, text in texts.items()}  # once each
+    term_weights = _weights(stems, list(stemmed.values()))
+    return {chunk_id: _best_window(words, term_weights) for chunk_id, words in stemmed.items()}
