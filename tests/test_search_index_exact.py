@@ -91,7 +91,7 @@ def test_near_copies_get_the_exact_arms_top_10(tmp_path: Path,
     embedder = DenseEmbedder()
     with Library.open(config=config, embedder=embedder) as lib:  # type: ignore[arg-type]
         lib.ingest(_near_copies(tmp_path / "lighthouse.md"))
-        assert lib.status()["chunks"]["embedded"] == COPIES
+        assert lib.status().chunks["embedded"] == COPIES
     folder = folder_for(config.database_path)
     assert (folder / "manifest.json").is_file()
     words = PARAGRAPH.split()
