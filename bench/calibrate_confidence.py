@@ -1,4 +1,4 @@
-"""Fit the search confidence model on every dev set and write search/confidence_model.py.
+"""Fit the search confidence model on every dev set and write search/confidence_model.json.
 
 Run: ``uv run python bench/calibrate_confidence.py [--top-k 5] [--dry-run]``.
 
@@ -35,7 +35,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
 from retrieval_eval import OUT, ROOT, DevSet, build_library, caching_embedder, dev_sets
 
-MODEL_FILE = ROOT / "src" / "grimoire_beholder" / "search" / "confidence_model.py"
+MODEL_FILE = ROOT / "src" / "grimoire_beholder" / "search" / "confidence_model.json"
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("hybrid:convex", {"retrieval_mode": "hybrid", "fusion": "convex"}),
     ("hybrid:rrf", {"retrieval_mode": "hybrid", "fusion": "rrf"}),
@@ -162,12 +162,7 @@ def main() -> int:
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
     if not args.dry_run:
-        body = json.dumps(models, indent=4)
-        MODEL_FILE.write_text(
-            '"""Coefficients of the confidence model (see confidence.py), written by\n'
-            '``bench/calibrate_confidence.py``; edit by rerunning the script, not by hand."""'
-            "\n\nfrom __future__ import annotations\n\nfrom typing import Any\n\n"
-            f"MODELS: dict[str, dict[str, Any]] = {body}\n", encoding="utf-8")
+        MODEL_FILE.write_text(json.dumps(models, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}", file=sys.stderr)
     return 0
 
