@@ -88,10 +88,10 @@ def test_dispatcher_errors_name_the_file_and_reason(tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="directory"):
         parse_file(tmp_path)
     with pytest.raises(InputFileError) as info:
-        parse_file(_write(tmp_path, b"hello", "notes.docx"))
+        parse_file(_write(tmp_path, b"hello", "notes.odt"))
     message = str(info.value)
-    assert "notes.docx" in message and "'.docx'" in message
-    for ext in (".pdf", ".epub", ".md", ".markdown", ".txt"):
+    assert "notes.odt" in message and "'.odt'" in message
+    for ext in (".pdf", ".epub", ".md", ".markdown", ".txt", ".html", ".docx"):
         assert ext in message and ext in SUPPORTED_EXTENSIONS
 
 

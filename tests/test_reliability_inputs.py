@@ -292,7 +292,8 @@ CASES: dict[str, Case] = {
     "epub-no-container": ("nocontainer.epub", lambda: (lambda b: (
         zipfile.ZipFile(b, "w").close(), b.getvalue())[1])(io.BytesIO()), "error"),
     "md-deeply-nested-headings": ("nested.md", _nested_markdown, "ok"),
-    "unsupported-extension": ("book.docx", lambda: b"PK\x03\x04 not really", "error"),
+    "unsupported-extension": ("book.odt", lambda: b"PK\x03\x04 not really", "error"),
+    "docx-not-a-zip": ("book.docx", lambda: b"PK\x03\x04 not really", "error"),
 }
 
 
