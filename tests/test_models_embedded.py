@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir, window_starts
+from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir, window_spans
 from grimoire_beholder.models.protocols import Embedder
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"
@@ -159,16 +159,19 @@ def test_text_just_under_the_window_is_not_windowed(embedder: EmbeddedEmbedder) 
     assert embedder.last_windowed == 1
 
 
-def test_window_starts_cover_the_text_with_overlap() -> None:
-    assert window_starts(10, 254, 200) == [0]
-    assert window_starts(254, 254, 200) == [0]
-    assert window_starts(255, 254, 200) == [0, 1]
-    assert window_starts(504, 254, 200) == [0, 200, 250]
-    for n in (255, 600, 1000, 4321):
-        starts = window_starts(n, 254, 200)
-        assert starts[0] == 0
-        assert starts[-1] + 254 == n
-        assert all(b - a <= 200 for a, b in itertools.pairwise(starts))
+def test_windows_cover_the_text_evenly_with_overlap() -> None:
+    assert window_spans(10, 254, 32) == [(0, 10)]
+    assert window_spans(254, 254, 32) == [(0, 254)]
+    assert window_spans(255, 254, 32) == [(0, 144), (111, 255)]
+    for n in (255, 300, 600, 1000, 4321):
+        spans = window_spans(n, 254, 32)
+        assert spans[0][0] == 0 and spans[-1][1] == n
+        assert all(end - start <= 254 for start, end in spans)
+        assert all(b[0] <= a[1] - 32 for a, b in itertools.pairwise(spans))
+        # Each token is embedded about once: the windows add up to little more than the text.
+        assert sum(end - start for start, end in spans) <= n + 32 * (len(spans) - 1) + len(spans)
+        lengths = {end - start for start, end in spans}
+        assert max(lengths) - min(lengths) <= 1
 
 
 def test_missing_model_dir_is_a_model_error(tmp_path: Path) -> None:
@@ -193,4 +196,4 @@ def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
         EmbeddedEmbedder(threads=0)
     with pytest.raises(ValueError):
-        EmbeddedEmbedder(window_stride=0)
+        EmbeddedEmbedder(window_overlap=-1)

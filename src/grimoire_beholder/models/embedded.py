@@ -19,14 +19,16 @@ Why this shape:
 
 Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate policy:
 
-* :meth:`EmbeddedEmbedder.embed_documents` does **not** truncate. It splits the text's tokens
-  into overlapping windows of 254 content tokens (plus ``[CLS]``/``[SEP]``) that start every
-  ``window_stride`` (default 200) tokens, the last one aligned to the end of the text. Each
-  window is embedded and normalised as usual, the window vectors are averaged and the mean is
-  re-normalised, so every part of a chunk reaches the vector index. The first window is
-  exactly what sentence-transformers would embed (it truncates). :attr:`windowed`
-  counts the documents handled this way (and :attr:`last_windowed` those of the latest
-  call), so the pipeline can report it; chunkers should still aim below the window.
+* :meth:`EmbeddedEmbedder.embed_documents` does **not** truncate. It cuts the text's tokens
+  into the fewest windows of at most 254 content tokens (plus ``[CLS]``/``[SEP]``) that
+  cover it with ``window_overlap`` (default 32) tokens shared by neighbours, all of nearly
+  the same length (:func:`window_spans`). Each window is embedded and normalised as usual,
+  the window vectors are averaged and the mean is re-normalised, so every part of a chunk
+  reaches the vector index. Windows of even length, rather than full 254-token windows
+  sliding over the text, embed each token about once: a 300-token chunk costs two windows
+  of ~166 tokens, not two of 256. :attr:`windowed` counts the documents handled this way
+  (and :attr:`last_windowed` those of the latest call), so the pipeline can report it;
+  chunkers should still aim below the window.
 * :meth:`EmbeddedEmbedder.embed_query` truncates at 256 tokens, exactly like
   sentence-transformers: queries are short, and averaging windows of a long query would blur
   what it asks for.
@@ -51,7 +53,7 @@ MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
-DEFAULT_WINDOW_STRIDE = 200
+DEFAULT_WINDOW_OVERLAP = 32
 DEFAULT_BATCH_SIZE = 32
 # Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
 # measurement is in README, "Performance"; bench/embed_speed.py).
@@ -80,18 +82,18 @@ def find_model_dir() -> Path:
     )
 
 
-def window_starts(n_tokens: int, width: int, stride: int) -> list[int]:
-    """Start offsets of windows of ``width`` covering ``n_tokens`` tokens, ``stride`` apart.
-
-    The last window is aligned to the end, so no window is a short tail and consecutive
-    windows overlap by at least ``width - stride`` tokens.
-    """
+def window_spans(n_tokens: int, width: int, overlap: int) -> list[tuple[int, int]]:
+    """``(start, end)`` token spans of the fewest windows of at most ``width`` tokens that cover
+    ``n_tokens``, each sharing at least ``overlap`` tokens with the next, all of nearly equal
+    length (so no window is a short tail and no token is embedded more often than needed)."""
     if n_tokens <= width:
-        return [0]
-    last = n_tokens - width
-    starts = list(range(0, last, stride))
-    starts.append(last)
-    return starts
+        return [(0, n_tokens)]
+    overlap = min(overlap, width // 2)
+    count = -(-(n_tokens - overlap) // (width - overlap))  # ceil
+    size = -(-(n_tokens + (count - 1) * overlap) // count)
+    last = n_tokens - size
+    return [(start, start + size)
+            for start in (round(i * last / (count - 1)) for i in range(count))]
 
 
 class EmbeddedEmbedder(LoadsOnce):
@@ -101,8 +103,8 @@ class EmbeddedEmbedder(LoadsOnce):
     the same files (tests, vendored installs); ``threads`` overrides onnxruntime's intra-op
     thread count (default: the CPUs this process may use); ``batch_size`` and
     ``max_batch_tokens`` cap the sequences and the padded tokens per onnxruntime call (one
-    sequence always goes through); ``window_stride`` is the step between windows of a long
-    document.
+    sequence always goes through); ``window_overlap`` is how many tokens neighbouring windows
+    of a long document share.
     """
 
     def __init__(
@@ -112,7 +114,7 @@ class EmbeddedEmbedder(LoadsOnce):
         batch_size: int = DEFAULT_BATCH_SIZE,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         threads: int | None = None,
-        window_stride: int = DEFAULT_WINDOW_STRIDE,
+        window_overlap: int = DEFAULT_WINDOW_OVERLAP,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -120,13 +122,13 @@ class EmbeddedEmbedder(LoadsOnce):
             raise ValueError("max_batch_tokens must be at least 1")
         if threads is not None and threads < 1:
             raise ValueError("threads must be at least 1")
-        if window_stride < 1:
-            raise ValueError("window_stride must be at least 1")
+        if window_overlap < 0:
+            raise ValueError("window_overlap must not be negative")
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._batch_size = batch_size
         self._max_batch_tokens = max_batch_tokens
         self._threads = threads
-        self._window_stride = window_stride
+        self._window_overlap = window_overlap
         self._max_seq_length = DEFAULT_MAX_SEQ_LENGTH
         self._session: Any = None
         self._tokenizer: Any = None
@@ -174,11 +176,11 @@ class EmbeddedEmbedder(LoadsOnce):
         owners: list[int] = []
         windowed = 0
         for index, content in enumerate(self._content_ids(texts)):
-            starts = window_starts(len(content), width, self._window_stride)
-            if len(starts) > 1:
+            spans = window_spans(len(content), width, self._window_overlap)
+            if len(spans) > 1:
                 windowed += 1
-            for start in starts:
-                sequences.append(self._wrap(content[start:start + width]))
+            for start, end in spans:
+                sequences.append(self._wrap(content[start:end]))
                 owners.append(index)
         vectors = self._encode(sequences)
         if windowed:
@@ -284,8 +286,6 @@ class EmbeddedEmbedder(LoadsOnce):
         if cls_id is None or sep_id is None:
             raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
         self._max_seq_length = _max_seq_length(model_dir)
-        # A stride wider than the window would skip tokens between windows.
-        self._window_stride = min(self._window_stride, self._max_seq_length - 2)
         self._tokenizer, self._cls_id, self._sep_id = tokenizer, cls_id, sep_id
         self._session = session
         self.load_seconds = time.perf_counter() - started

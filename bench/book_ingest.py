@@ -1,0 +1,121 @@
+"""Real-book ingest, this checkout against another one side by side, in chunks per CPU-second.
+
+Run: ``uv run python bench/book_ingest.py [--baseline /work/base] [--rounds 3] [--json]``.
+
+Each book of ``../shared/bench/books`` named by ``--books`` (default: R-intro and the Sherlock
+Holmes EPUB) is ingested into a fresh library on the embedded default (MiniLM, extractive
+contexts) by a child process of each checkout's own ``.venv`` Python, so the baseline runs
+its own code. The child loads the model first (not timed), then times ``Library.ingest``:
+wall seconds, CPU seconds of the whole process (onnxruntime's threads included, so the load
+of other programs on the machine changes it much less than wall time), the chunks stored and
+how many of them were windowed (longer than the model's 256-piece window). Rounds alternate
+between the checkouts so both see the same machine; the table shows medians per book, the
+CPU seconds per book (what a user waits for, whatever the chunk size) beside the chunks per
+CPU-second, and the 1-minute load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOKS = ROOT.parent / "shared" / "bench" / "books"
+DEFAULT_BOOKS = ("R-intro.pdf", "arthur-conan-doyle_the-adventures-of-sherlock-holmes.epub")
+
+CHILD = r"""
+import json, sys, time
+from pathlib import Path
+from grimoire_beholder.config import Config
+from grimoire_beholder.library import Library
+from grimoire_beholder.models.embedded import EmbeddedEmbedder
+
+book, folder, threads = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+embedder = EmbeddedEmbedder(threads=threads or None)
+embedder.check()
+config = Config(db_path=str(Path(folder) / "lib.db"), base_dir=folder)
+with Library.open(config=config, embedder=embedder) as lib:
+    wall, cpu = time.perf_counter(), time.process_time()
+    report = lib.ingest(book)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    chars = lib.conn.execute("SELECT coalesce(sum(length(text)), 0), "
+                             "coalesce(max(length(text)), 0) FROM chunks").fetchone()
+print(json.dumps({"chunks": report.chunks, "windowed": report.windowed, "wall": wall,
+                  "cpu": cpu, "embed_wall": report.embed_seconds, "chars": chars[0],
+                  "max_chars": chars[1]}))
+"""
+
+
+def run_child(checkout: Path, book: Path, threads: int) -> dict[str, float]:
+    """One ingest of ``book`` by ``checkout``'s own interpreter, as a JSON mapping."""
+    python = checkout / ".venv" / "bin" / "python"
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([str(python), "-c", CHILD, str(book), tmp, str(threads)],
+                              cwd=checkout, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"{checkout}: ingest of {book.name} failed:\n{proc.stderr[-2000:]}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["load"] = os.getloadavg()[0]
+    return result
+
+
+def summarise(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Medians of each figure over the rounds (chunk counts do not vary)."""
+    keys = runs[0].keys()
+    out = {key: statistics.median(run[key] for run in runs) for key in keys}
+    out["chunks_per_cpu_s"] = out["chunks"] / out["cpu"]
+    out["chunks_per_s"] = out["chunks"] / out["wall"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", type=Path, default=Path("/work/base"),
+                        help="another checkout with its own .venv (default /work/base)")
+    parser.add_argument("--books", default=",".join(DEFAULT_BOOKS))
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=0,
+                        help="onnxruntime intra-op threads (0: the embedder's default)")
+    parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    args = parser.parse_args()
+    checkouts = {"baseline": args.baseline.resolve(), "this": ROOT}
+    books = [BOOKS / name for name in args.books.split(",")]
+    missing = [str(b) for b in books if not b.is_file()]
+    if missing:
+        raise SystemExit(f"missing books: {', '.join(missing)}")
+    runs: dict[tuple[str, str], list[dict[str, float]]] = {}
+    for _ in range(args.rounds):
+        for book in books:
+            for label, checkout in checkouts.items():
+                runs.setdefault((label, book.name), []).append(
+                    run_child(checkout, book, args.threads))
+                print(f"  {label} {book.name}: {runs[(label, book.name)][-1]}", file=sys.stderr)
+    rows = {key: summarise(value) for key, value in runs.items()}
+    if args.json:
+        for (label, book), row in rows.items():
+            print(json.dumps({"checkout": label, "book": book, **row}))
+        return
+    print(f"Real-book ingest, medians of {args.rounds} alternating rounds "
+          f"(baseline {checkouts['baseline']})\n")
+    print("| book | checkout | chunks | windowed | max chars | CPU s | wall s | "
+          "chunks per CPU-s | load |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for book in books:
+        for label in checkouts:
+            r = rows[(label, book.name)]
+            print(f"| {book.stem[:24]} | {label} | {r['chunks']:.0f} | {r['windowed']:.0f} | "
+                  f"{r['max_chars']:.0f} | {r['cpu']:.1f} | {r['wall']:.1f} | "
+                  f"{r['chunks_per_cpu_s']:.1f} | {r['load']:.1f} |")
+        base, this = rows[("baseline", book.name)], rows[("this", book.name)]
+        print(f"| {book.stem[:24]} | **ratio** | | | | {base['cpu'] / this['cpu']:.2f}× less | "
+              f"| {this['chunks_per_cpu_s'] / base['chunks_per_cpu_s']:.2f}× | |")
+
+
+if __name__ == "__main__":
+    main()
