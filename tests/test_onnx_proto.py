@@ -21,6 +21,7 @@ from grimoire_beholder.models import onnx_proto
     np.array(np.finfo(np.float32).min, np.float32),
     np.array([0, -1, 2**40], np.int64),
     np.array(3, np.int64),
+    np.array([[-128, 0], [5, 127]], np.int8),
 ])
 def test_tensors_match(array: np.ndarray) -> None:
     written = TensorProto.FromString(onnx_proto.encode(onnx_proto.tensor("t", array)))
@@ -33,6 +34,39 @@ def test_nodes_with_every_attribute_kind_match() -> None:
     written = onnx.NodeProto.FromString(
         onnx_proto.encode(onnx_proto.node("Op", ["a", "b"], ["c", "d"], **attrs)))
     assert written == helper.make_node("Op", ["a", "b"], ["c", "d"], **attrs)
+
+
+def test_a_node_of_another_domain_matches() -> None:
+    written = onnx.NodeProto.FromString(onnx_proto.encode(
+        onnx_proto.node("DynamicQuantizeMatMul", ["a", "b"], ["c"], domain=onnx_proto.MS_DOMAIN)))
+    assert written == helper.make_node("DynamicQuantizeMatMul", ["a", "b"], ["c"],
+                                       domain="com.microsoft")
+
+
+def test_a_model_importing_the_contrib_domain_matches_and_runs() -> None:
+    weight = np.array([[1, -2], [3, 4]], np.int8)
+    scale = np.array([0.5, 0.25], np.float32)
+    node = ("DynamicQuantizeMatMul", ["x", "w", "s"], ["y"])
+    written = onnx_proto.model(
+        [onnx_proto.node(*node, domain=onnx_proto.MS_DOMAIN)], "g",
+        [onnx_proto.value_info("x", onnx_proto.FLOAT, ["batch", 2])],
+        [onnx_proto.value_info("y", onnx_proto.FLOAT, ["batch", 2])],
+        [onnx_proto.tensor("w", weight), onnx_proto.tensor("s", scale)],
+        opset=17, ir_version=8, producer="p", domains=[(onnx_proto.MS_DOMAIN, 1)])
+    graph = helper.make_graph(
+        [helper.make_node(*node, domain="com.microsoft")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2])],
+        initializer=[numpy_helper.from_array(weight, "w"), numpy_helper.from_array(scale, "s")])
+    expected = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                       helper.make_opsetid("com.microsoft", 1)],
+                                 producer_name="p")
+    expected.ir_version = 8
+    assert onnx.ModelProto.FromString(written) == expected
+    session = ort.InferenceSession(written, providers=["CPUExecutionProvider"])
+    x = np.array([[1.0, 2.0]], np.float32)
+    # x quantizes exactly (two levels apart), so the product is exact.
+    np.testing.assert_allclose(session.run(None, {"x": x})[0], x @ (weight * scale), rtol=0.02)
 
 
 def test_a_model_matches_and_runs() -> None:

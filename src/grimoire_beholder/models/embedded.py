@@ -58,6 +58,8 @@ DEFAULT_BATCH_SIZE = 32
 # Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
 # measurement is in README, "Performance"; bench/embed_speed.py).
 DEFAULT_MAX_BATCH_TOKENS = 512
+INT8 = False
+"""Whether the model's projections run as int8 GEMMs (``EmbeddedEmbedder(int8=None)``)."""
 _REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 _INSTALL_HINT = (
     "reinstall grimoire-beholder (`uv tool install --reinstall …`, or `uv sync` in a checkout), "
@@ -115,6 +117,7 @@ class EmbeddedEmbedder(LoadsOnce):
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         threads: int | None = None,
         window_overlap: int = DEFAULT_WINDOW_OVERLAP,
+        int8: bool | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
@@ -129,6 +132,7 @@ class EmbeddedEmbedder(LoadsOnce):
         self._max_batch_tokens = max_batch_tokens
         self._threads = threads
         self._window_overlap = window_overlap
+        self._int8 = INT8 if int8 is None else int8
         self._max_seq_length = DEFAULT_MAX_SEQ_LENGTH
         self._session: Any = None
         self._tokenizer: Any = None
@@ -277,7 +281,7 @@ class EmbeddedEmbedder(LoadsOnce):
         try:
             # Windows are cut here: the tokenizer neither truncates nor pads.
             tokenizer = WordPieceTokenizer.from_file(model_dir / "tokenizer.json")
-            session = load_session(model_dir, self._threads)
+            session = load_session(model_dir, self._threads, int8=self._int8)
         except ModelError:
             raise
         except Exception as exc:  # corrupt tokenizer/weights/graph: json, ort, safetensors

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 FLOAT = 1  # TensorProto.DataType
+INT8 = 3
 INT64 = 7
-_DATA_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64}
+_DATA_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int8): INT8, np.dtype(np.int64): INT64}
+MS_DOMAIN = "com.microsoft"  # onnxruntime's contrib operators
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType
 
 
@@ -63,7 +65,8 @@ def _repeated(field: int, messages: Iterable[Message]) -> Message:
 
 
 def tensor(name: str, array: np.ndarray) -> Message:
-    """A TensorProto holding ``array`` (float32 or int64, any rank) as little-endian raw data."""
+    """A TensorProto holding ``array`` (float32, int8 or int64, any rank) as little-endian raw
+    data."""
     data_type = _DATA_TYPES[array.dtype]
     little = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False))
     raw = little.reshape(-1).view(np.uint8).data  # a view: the weights are not copied here
@@ -82,11 +85,13 @@ def attribute(name: str, value: int | float | Sequence[int]) -> Message:
     return [*_str(1, name), *(p for v in value for p in _int(8, v)), *_int(20, _ATTR_INTS)]
 
 
-def node(op_type: str, inputs: Sequence[str], outputs: Sequence[str],
+def node(op_type: str, inputs: Sequence[str], outputs: Sequence[str], *, domain: str = "",
          **attrs: int | float | Sequence[int]) -> Message:
-    """A NodeProto of the default (ai.onnx) domain; attributes in sorted order, as onnx.helper."""
+    """A NodeProto, of the default (ai.onnx) domain unless ``domain`` names another;
+    attributes in sorted order, as onnx.helper."""
     return [*(p for i in inputs for p in _str(1, i)), *(p for o in outputs for p in _str(2, o)),
-            *_str(4, op_type), *_repeated(5, (attribute(k, v) for k, v in sorted(attrs.items())))]
+            *_str(4, op_type), *_repeated(5, (attribute(k, v) for k, v in sorted(attrs.items()))),
+            *(_str(7, domain) if domain else [])]
 
 
 def value_info(name: str, elem_type: int, dims: Sequence[int | str]) -> Message:
@@ -98,10 +103,11 @@ def value_info(name: str, elem_type: int, dims: Sequence[int | str]) -> Message:
 
 def model(nodes: Sequence[Message], name: str, inputs: Sequence[Message],
           outputs: Sequence[Message], initializers: Sequence[Message], *, opset: int,
-          ir_version: int, producer: str) -> bytes:
-    """A serialized ModelProto around one graph, importing the default domain at ``opset``."""
+          ir_version: int, producer: str, domains: Sequence[tuple[str, int]] = ()) -> bytes:
+    """A serialized ModelProto around one graph, importing the default domain at ``opset``
+    and each ``(domain, version)`` of ``domains``."""
     graph = [*_repeated(1, nodes), *_str(2, name), *_repeated(5, initializers),
              *_repeated(11, inputs), *_repeated(12, outputs)]
-    opset_import = [*_str(1, ""), *_int(2, opset)]
+    imports = [[*_str(1, domain), *_int(2, version)] for domain, version in [("", opset), *domains]]
     return encode([*_int(1, ir_version), *_str(2, producer), *_sub(7, graph),
-                   *_sub(8, opset_import)])
+                   *_repeated(8, imports)])
