@@ -40,7 +40,12 @@ from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepa
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import FolderFile, library_files, scan
 from grimoire_beholder.ingest.lock import writer_lock
-from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.ingest.progress import (
+    FolderChunks,
+    NullProgress,
+    Progress,
+    estimate_chunks,
+)
 from grimoire_beholder.ingest.service import store_book
 from grimoire_beholder.ingest.sync_scope import resolve_dir, sync_scope, under
 from grimoire_beholder.parse.source import links_not_followed
@@ -64,6 +69,14 @@ class _Step:
     info: FileInfo | None = None
     root: str | None = None
     group: str = ""
+
+
+def _estimate(step: _Step) -> int:
+    """The chunks a step probably embeds: a new or changed file's guess from its size."""
+    if step.action not in ("added", "changed") or step.path is None:
+        return 0
+    size = step.info.size if step.info is not None else step.stored.size if step.stored else 0
+    return estimate_chunks(str(step.path), size)
 
 
 def _display(path: str, root: str | None) -> str:
@@ -201,11 +214,12 @@ class Syncer:
         unfinished = self._unfinished(scope, steps)
         if any(s.action in ("added", "changed") for s in steps) or unfinished:
             self.deps.check_models()  # before any write: models and embedding stamp
-        work = [s for s in steps if s.action != "unchanged"]
-        self.progress.stage("files", len(work) + len(unfinished))
+        chunks = FolderChunks(self.progress)
+        chunks.start([estimate_chunks(path, size) for _, path, size in unfinished]
+                     + [_estimate(s) for s in steps])
         # An interrupted book first: the rerun is mostly its work, and it is told as resumed
         # (not also as unchanged, so the counts add up to the files looked at).
-        resumed = self._resume(unfinished, report)
+        resumed = self._resume(unfinished, report, chunks)
         for step in steps:
             if step.action == "unchanged":
                 kept = self._unchanged(step)
@@ -213,7 +227,7 @@ class Syncer:
                     report.files.append(kept)
                 continue
             try:
-                outcome = self._apply_one(step, report)
+                outcome = self._apply_one(step, report, chunks.file(_estimate(step)))
             except FATAL:
                 raise
             except NoTextError as exc:
@@ -222,31 +236,34 @@ class Syncer:
                 outcome = FileOutcome("failed", step.display, error=_reason(exc, step))
             report.files.append(outcome)
             self._announce(outcome)
-            self.progress.advance()
+            chunks.done()
 
-    def _resume(self, unfinished: list[tuple[int, str]], report: SyncReport) -> set[int]:
+    def _resume(self, unfinished: list[tuple[int, str, int]], report: SyncReport,
+                chunks: FolderChunks) -> set[int]:
         """Finish the model stages of books an earlier run left half-done; their ids."""
-        for book_id, display in unfinished:
+        for book_id, display, size in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 self.progress.message(f"resuming {display} ({found.status.get('embedded', 0)}"
                                       f"/{found.chunks} chunks embedded so far)")
-            stages = self.deps.run_stages(book_id, NullProgress())
+            stages = self.deps.run_stages(book_id,
+                                          chunks.file(estimate_chunks(display, size)))
             self._count(report, stages.summaries, stages.contexts, stages.embedded)
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
                                   chunks=found.chunks if found else 0,
                                   embedded=stages.embedded)
             report.files.append(outcome)
             self._announce(outcome)
-            self.progress.advance()
-        return {book_id for book_id, _ in unfinished}
+            chunks.done()
+        return {book_id for book_id, _, _ in unfinished}
 
     def _unfinished(self, scope: list[str] | None, steps: list[_Step]
-                    ) -> list[tuple[int, str]]:
+                    ) -> list[tuple[int, str, int]]:
         """Books in scope left half-done by an earlier run that this plan does not touch."""
         todo = folders.unfinished_books(self.conn)
         touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
-        return [(s.book_id, _display(s.path, s.root)) for s in folders.stored_files(self.conn)
+        return [(s.book_id, _display(s.path, s.root), s.size)
+                for s in folders.stored_files(self.conn)
                 if s.book_id in todo and s.book_id not in touched
                 and (scope is None or under(s.path, scope))]
 
@@ -262,7 +279,7 @@ class Syncer:
                                          source_group=step.group)
         return FileOutcome("unchanged", step.display, slug=stored.slug)
 
-    def _apply_one(self, step: _Step, report: SyncReport) -> FileOutcome:
+    def _apply_one(self, step: _Step, report: SyncReport, progress: Progress) -> FileOutcome:
         if step.action == "moved":
             assert step.stored and step.info
             with transaction(self.conn):
@@ -277,10 +294,11 @@ class Syncer:
             with transaction(self.conn):
                 book_rows.delete_book(self.conn, step.stored.book_id)
             return FileOutcome("removed", step.display, slug=step.stored.slug)
-        return self._ingest(step, report)
+        return self._ingest(step, report, progress)
 
-    def _ingest(self, step: _Step, report: SyncReport) -> FileOutcome:
-        """Parse and store an added or changed file, then run its model stages."""
+    def _ingest(self, step: _Step, report: SyncReport, progress: Progress) -> FileOutcome:
+        """Parse and store an added or changed file, then run its model stages (reported to
+        ``progress``)."""
         path, stored = step.path, step.stored
         assert path is not None
         info = step.info or file_info(path)
@@ -295,7 +313,7 @@ class Syncer:
                                 progress=self.progress, naming=naming, root=step.root,
                                 group=step.group)
         _, reused, stages = store_book(
-            self.deps, prepared.book, NullProgress(),
+            self.deps, prepared.book, progress,
             in_place_of=stored.book_id if stored is not None else None)
         self._count(report, stages.summaries, stages.contexts, stages.embedded)
         report.reused += reused
@@ -331,7 +349,7 @@ class Syncer:
         """What apply would do, including how many chunks would be embedded; no writes.
         Books an interrupted run left unfinished count too: apply resumes them."""
         unfinished = self._unfinished(scope, steps)
-        resumed = {book_id for book_id, _ in unfinished}
+        resumed = {book_id for book_id, _, _ in unfinished}
         for step in steps:
             if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
                 continue  # told as resumed below, as apply tells it
@@ -358,7 +376,7 @@ class Syncer:
                     report.embedded += outcome.embedded
                     report.reused += outcome.reused
             report.files.append(outcome)
-        for book_id, display in unfinished:
+        for book_id, display, _ in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 todo = found.chunks - found.status.get("embedded", 0)
