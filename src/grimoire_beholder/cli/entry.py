@@ -14,6 +14,7 @@ from grimoire_beholder.cli import (  # noqa: F401  (they register their commands
     reading_commands,
     setup_commands,
     tool_commands,
+    web_commands,
 )
 from grimoire_beholder.cli.app import app
 

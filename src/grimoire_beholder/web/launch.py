@@ -1,0 +1,102 @@
+"""The web app and its server: routes behind the guard, bound to loopback on a free port.
+
+``build_app`` is what tests drive (Starlette's TestClient or a real server); ``serve`` is
+what ``grimoire-beholder web`` runs: it binds the socket first, so the URL it prints (with
+the token) already answers, then opens the browser and serves until Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import sys
+import threading
+import webbrowser
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.web import finding, routes
+from grimoire_beholder.web.access import Access, Guard, new_token
+from grimoire_beholder.web.templating import Reader
+
+if TYPE_CHECKING:
+    from grimoire_beholder.library import Library
+
+HOST = "127.0.0.1"
+STATIC = Path(__file__).parent / "static"
+
+
+def _route(path: str, view: Callable[[Reader, Request], Response], reader: Reader) -> Route:
+    return Route(path, partial(view, reader), methods=["GET", "HEAD"])
+
+
+def build_app(library: Library, access: Access, *, warm: bool = False) -> Guard:
+    """The page's ASGI app over ``library`` (read-only), refusing what ``access`` refuses;
+    ``warm`` loads the search's models in the background (under the page's lock) meanwhile."""
+    reader = Reader(library)
+    if warm:
+        threading.Thread(target=_warm, args=(reader,), daemon=True).start()
+    app = Starlette(routes=[
+        _route("/", routes.books_view, reader),
+        _route("/search", finding.search_view, reader),
+        _route("/quote", finding.quote_view, reader),
+        _route("/lookup", finding.lookup_view, reader),
+        _route("/book/{slug}", routes.outline_view, reader),
+        _route("/book/{slug}/page/{page:int}.png", routes.page_png, reader),
+        _route("/book/{slug}/page/{page:int}", routes.page_view, reader),
+        _route("/book/{slug}/{chapter:int}/{section:int}", routes.section_view, reader),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ])
+    return Guard(app, access)
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port`` (0: a free one), or a one-line error."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise GrimoireError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}; "
+                            "choose another --port (or leave it out for a free one)"
+                            ) from exc
+    sock.listen(128)
+    return sock
+
+
+def serve(library: Library, *, port: int = 0, open_browser: bool = True,
+          token: str | None = None) -> None:
+    """Serve ``library`` on loopback until Ctrl-C: print the URL (stdout), open a browser.
+
+    The library is only read: it should be opened read-only by the caller."""
+    import uvicorn
+
+    sock = bind(port)
+    access = Access(token or new_token(), HOST, sock.getsockname()[1])
+    url = access.url()
+    print(url, flush=True)
+    print("Serving the library read-only on loopback; Ctrl-C stops it.", file=sys.stderr,
+          flush=True)
+    if open_browser:
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    config = uvicorn.Config(build_app(library, access, warm=True), log_level="warning",
+                            access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+
+
+def _warm(reader: Reader) -> None:
+    """Load the search's models while the person opens the page (errors show on search)."""
+    with contextlib.suppress(GrimoireError):
+        reader.run(lambda lib: lib.warm_up())

@@ -1,0 +1,73 @@
+"""The page's URLs, built in one place: every view has one a person can bookmark.
+
+``/`` books · ``/book/SLUG`` outline · ``/book/SLUG/CH/SEC?part=N&q=…&at=A-B`` a section's
+text (part N, the query's words marked, characters A–B of the part marked as the passage) ·
+``/book/SLUG/page/N?highlight=…`` a PDF page (and ``…/page/N.png`` its image) ·
+``/search?q=…&book=&author=&type=&role=`` · ``/quote?text=…&book=`` · ``/lookup?term=…&book=``.
+Empty parameters are left out, so the same view always has the same URL.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, urlencode
+
+# A highlight travels in the page's URL: its first characters find the passage on the page
+# (checks/pages.py aligns what it is given), so longer ones only make the URL longer.
+HIGHLIGHT_CHARS = 600
+
+
+def _query(**params: object) -> str:
+    kept = {k: v for k, v in params.items() if v not in (None, "", [])}
+    return "?" + urlencode(kept, doseq=True) if kept else ""
+
+
+def book_url(slug: str) -> str:
+    return f"/book/{quote(slug, safe='')}"
+
+
+def section_url(slug: str, chapter: int, section: int, *, part: int | None = None,
+                q: str | None = None, at: tuple[int, int] | None = None) -> str:
+    """A section; ``at`` (characters of the part) marks a passage and the URL jumps to it."""
+    span = f"{at[0]}-{at[1]}" if at else None
+    return (f"{book_url(slug)}/{chapter}/{section}"
+            + _query(part=part if part and part > 1 else None, q=q, at=span)
+            + ("#passage" if at else ""))
+
+
+def clip_highlight(text: str | None) -> str | None:
+    """The start of a passage, cut on a word boundary, as a page link highlights it."""
+    if not text or len(text) <= HIGHLIGHT_CHARS:
+        return text or None
+    cut = text.rfind(" ", 0, HIGHLIGHT_CHARS)
+    return text[:cut if cut > HIGHLIGHT_CHARS // 2 else HIGHLIGHT_CHARS]
+
+
+def page_url(slug: str, page: int, highlight: str | None = None) -> str:
+    return f"{book_url(slug)}/page/{page}" + _query(highlight=clip_highlight(highlight))
+
+
+def page_png_url(slug: str, page: int, highlight: str | None = None) -> str:
+    return f"{book_url(slug)}/page/{page}.png" + _query(highlight=clip_highlight(highlight))
+
+
+def search_url(q: str, **filters: str | None) -> str:
+    return "/search" + _query(q=q, **filters)
+
+
+def quote_url(text: str | None = None, book: str | None = None) -> str:
+    return "/quote" + _query(text=text, book=book)
+
+
+def lookup_url(term: str | None = None, book: str | None = None) -> str:
+    return "/lookup" + _query(term=term, book=book)
+
+
+def parse_span(value: str | None) -> tuple[int, int] | None:
+    """``"120-480"`` as (120, 480); None for anything else (a hand-edited URL just shows
+    the section without a marked passage)."""
+    if not value:
+        return None
+    start, sep, end = value.partition("-")
+    if not (sep and start.isdigit() and end.isdigit()) or int(end) <= int(start):
+        return None
+    return int(start), int(end)
