@@ -21,7 +21,6 @@ from grimoire_beholder.web.templating import Reader
 
 SOURCE_TYPES = ("pdf", "epub", "markdown", "text")
 FILTERS = ("book", "author", "type", "role")
-DEFAULT_HITS = 10
 MAX_HITS = 50
 _PROBE_CHARS = 120  # of a passage's start, enough to find it in its section's text
 
@@ -78,7 +77,7 @@ def search_view(reader: Reader, request: Request) -> Response:
     q = request.query_params.get("q", "").strip()
     filters = _filters(request)
     k = request.query_params.get("k", "")
-    top_k = min(int(k), MAX_HITS) if k.isdigit() and int(k) > 0 else DEFAULT_HITS
+    top_k = min(int(k), MAX_HITS) if k.isdigit() and int(k) > 0 else None  # config's top_k
 
     def read(lib: Library) -> dict[str, Any]:
         out: dict[str, Any] = {"choices": _choices(lib), "results": None, "places": []}
