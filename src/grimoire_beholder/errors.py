@@ -41,6 +41,10 @@ class NotFoundError(GrimoireError):
     """A chapter or section index is out of range."""
 
 
+class NoPageImagesError(GrimoireError):
+    """The book's format has no pages to render (EPUB, Markdown, text)."""
+
+
 class StorageError(GrimoireError):
     """The database cannot be opened, is read-only, full, or from an incompatible version."""
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from grimoire_beholder.checks.textmatch import align, quote_pieces, skeleton
-from grimoire_beholder.errors import GrimoireError, NotFoundError
+from grimoire_beholder.errors import GrimoireError, NoPageImagesError, NotFoundError
 from grimoire_beholder.naming import shown
 from grimoire_beholder.store.records import BookRow
 
@@ -31,10 +31,6 @@ MIN_DENSITY = 0.75  # share of a highlighted span that must agree with the passa
 MIN_AGREE = 24  # letters that must agree (fewer: a coincidence, unless that is all of it)
 FORMAT_NAMES = {"epub": "an EPUB", "markdown": "a Markdown file", "text": "a text file",
                 "html": "an HTML page", "docx": "a Word document"}
-
-
-class NoPageImagesError(GrimoireError):
-    """The book's format has no pages to render (EPUB, Markdown, text)."""
 
 
 @dataclass

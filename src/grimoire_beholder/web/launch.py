@@ -61,7 +61,9 @@ def build_app(library: Library, access: Access, *, warm: bool = False) -> Guard:
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:``port`` (0: a free one), or a one-line error."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio sets TCP_NODELAY only on sockets that say so, and
+    # without it a kept-alive connection waits out the peer's delayed ACK on every response.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.bind((HOST, port))
     except OSError as exc:

@@ -39,13 +39,13 @@ def mark(text: str, words: list[str]) -> Markup:
     pattern = _matcher(words)
     if pattern is None:
         return escape(text)
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     for m in pattern.finditer(text):
-        out.append(escape(text[pos:m.start()]))
-        out.append(Markup("<mark>%s</mark>") % m.group(0))
+        out += (escape(text[pos:m.start()]), "<mark>", escape(m.group(0)), "</mark>")
         pos = m.end()
     out.append(escape(text[pos:]))
-    return Markup("").join(out)
+    return Markup("".join(out))  # every piece of text in it went through escape()
 
 
 def excerpt(text: str, words: list[str], limit: int = EXCERPT_CHARS) -> str:

@@ -15,9 +15,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from grimoire_beholder.checks.pages import NoPageImagesError
 from grimoire_beholder.citation import extent
-from grimoire_beholder.errors import BookNotFoundError, GrimoireError, NotFoundError
+from grimoire_beholder.errors import (
+    BookNotFoundError,
+    GrimoireError,
+    NoPageImagesError,
+    NotFoundError,
+)
 from grimoire_beholder.text import plural
 from grimoire_beholder.web import links
 from grimoire_beholder.web.marking import excerpt, mark, query_words
