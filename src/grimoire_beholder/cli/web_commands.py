@@ -11,9 +11,13 @@ from typing import Annotated
 import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, LibraryOpt, app, reported_errors
+from grimoire_beholder.cli.help_pages import command
 
 
-@app.command()
+@command(app, "Read it", examples=(
+    "grimoire-beholder web",
+    "grimoire-beholder web --no-browser --port 8800",
+))
 def web(
     port: Annotated[int, typer.Option(
         min=0, max=65535, help="Port on 127.0.0.1 (default: a free one).")] = 0,
