@@ -19,8 +19,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.text import split_parts
 from grimoire_beholder.web.templating import Reader
 
-SOURCE_TYPES = ("pdf", "epub", "markdown", "text")
-FILTERS = ("book", "author", "type", "role")
+FILTERS = ("book", "author", "type", "role", "tag", "collection", "series")
 MAX_HITS = 50
 _PROBE_CHARS = 120  # of a passage's start, enough to find it in its section's text
 
@@ -64,11 +63,15 @@ def _filters(request: Request) -> dict[str, str]:
 
 
 def _choices(lib: Library) -> dict[str, Any]:
-    """What the filter menus offer: the books, authors and roles of this library."""
+    """What the filter menus offer: the books, authors, types and roles of this library,
+    and the labels its Calibre or Zotero books carry (tags, collections, series)."""
     books = lib.list_books()
     roles = sorted({r for b in books for r in b.roles}, key=lambda r: (r != "body", r))
-    authors = sorted({b.author for b in books if b.author})
-    return {"books": books, "authors": authors, "roles": roles, "types": SOURCE_TYPES}
+    return {"books": books, "authors": sorted({b.author for b in books if b.author}),
+            "roles": roles, "types": sorted({b.source_type for b in books}),
+            "tag": sorted({t for b in books for t in b.tags}),
+            "collection": sorted({c for b in books for c in b.collections}),
+            "series": sorted({b.series for b in books if b.series})}
 
 
 def search_view(reader: Reader, request: Request) -> Response:
@@ -89,7 +92,9 @@ def search_view(reader: Reader, request: Request) -> Response:
             results = lib.search(q, top_k=top_k, book=filters["book"] or None,
                                  author=filters["author"] or None,
                                  source_type=filters["type"] or None,
-                                 role=filters["role"] or None)
+                                 role=filters["role"] or None, tag=filters["tag"] or None,
+                                 collection=filters["collection"] or None,
+                                 series=filters["series"] or None)
             out["ms"] = (time.perf_counter() - begun) * 1000
             placer = Placer(lib)
             out["places"] = [placer.place(h.book_id, h.chapter_index, h.section_index, h.text)
