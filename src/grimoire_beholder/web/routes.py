@@ -29,7 +29,7 @@ def books_view(reader: Reader, request: Request) -> Response:
 
     def read(lib: Library) -> dict[str, Any]:
         books = lib.list_books()
-        health = {b["id"]: b["health"] for b in lib.status()["books"]}
+        health = {b.id: b.health for b in lib.status().books}
         return {"books": books, "health": health}
 
     return reader.page(request, "books.html", title="Books", **reader.run(read))
