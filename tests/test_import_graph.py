@@ -10,6 +10,7 @@ moves the import to the top. So the graph here is built from *every* ``import`` 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,17 +136,35 @@ def test_no_import_cycles_among_src_modules() -> None:
 SQL_CALLS = frozenset({"execute", "executemany", "executescript", "cursor", "create_function"})
 
 
+# A statement as code writes it (upper-case keyword, then what it acts on); prose says "select".
+SQL_TEXT = re.compile(
+    r"^\s*(?:(?:SELECT|WITH)\b[\s\S]*\bFROM\b|(?:INSERT|REPLACE)\s+(?:OR\s+\w+\s+)?INTO\b"
+    r"|UPDATE\s+\w+\s+SET\b|DELETE\s+FROM\b|(?:CREATE|DROP|ALTER)\s+(?:VIRTUAL\s+)?"
+    r"(?:TABLE|INDEX|VIEW|TRIGGER)\b|PRAGMA\s+\w|ATTACH\b|VACUUM\b)")
+
+
 def sql_calls(source: str) -> list[int]:
-    """Lines of ``source`` that call a DB-API method running SQL (``conn.execute(...)``…)."""
-    return sorted(node.lineno for node in ast.walk(ast.parse(source))
-                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                  and node.func.attr in SQL_CALLS)
+    """Lines of ``source`` that call a DB-API method running SQL (``conn.execute(...)``…) or
+    hold an SQL statement as a string (a query handed to a helper, an aliased ``execute``)."""
+    return sorted({node.lineno for node in ast.walk(ast.parse(source))
+                   if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                       and node.func.attr in SQL_CALLS)
+                   or (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                       and SQL_TEXT.match(node.value))})
 
 
 def test_the_sql_finder_sees_a_query_in_a_method() -> None:
     source = ("class Index:\n    def gap(self, conn):\n"
               "        return conn.execute('SELECT min(seq) FROM search_log').fetchone()\n")
     assert sql_calls(source) == [3]
+
+
+def test_the_sql_finder_sees_a_query_string_handed_elsewhere() -> None:
+    source = ('GAP = """\n    SELECT min(seq)\n    FROM search_log"""\n'
+              'def wipe(run):\n    run("DELETE FROM chunks WHERE id = ?", (1,))\n'
+              'def note():\n    """Select the books FROM which the hits come."""\n'
+              '    return "PRAGMA user_version"\n')
+    assert sql_calls(source) == [1, 5, 8]
 
 
 def test_no_sql_outside_store() -> None:
