@@ -1,4 +1,5 @@
-"""Every CLI command and every config key is documented in the README."""
+"""Every CLI command and every config key is documented in the README; every module of
+src/ is named in ARCHITECTURE.md's layer table, and the table names no module that is gone."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ from pathlib import Path
 
 import typer.main
 
+import grimoire_beholder
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.config import Config, config_keys
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+ARCHITECTURE = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+SRC = Path(grimoire_beholder.__file__).parent
+MODULE_FILE = re.compile(r"`(?:[a-z_]+/)*([a-z_]+\.(?:py|json|sql))`")
 
 
 def _commands() -> list[str]:
@@ -38,3 +44,24 @@ def test_every_config_key_is_in_the_readme_with_its_default() -> None:
         value = getattr(defaults, key)
         shown = '""' if value == "" else str(value)
         assert f"`{shown}`".lower() in row.lower(), f"README gives another default for {key}"
+
+
+def _layer_table() -> list[str]:
+    """The rows of ARCHITECTURE.md's "Layers and who owns what" table."""
+    section = ARCHITECTURE.split("## Layers and who owns what", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| ")][2:]
+
+
+def test_every_module_is_in_the_architecture_table_and_only_those() -> None:
+    rows = _layer_table()
+    files = {p.relative_to(SRC) for p in SRC.rglob("*") if p.suffix in {".py", ".json", ".sql"}
+             and p.name != "__init__.py" and "__pycache__" not in p.parts}
+    # A module is named in the row of its folder (`cli/`, `search/engine.py`, then bare names).
+    missing = sorted(str(f) for f in files
+                     if not any(f"`{f.name}`" in row or f"`{f.as_posix()}`" in row
+                                for row in rows if len(f.parts) == 1
+                                or f"`{f.parts[0]}/" in row))
+    assert not missing, f"modules missing from ARCHITECTURE.md's layer table: {missing}"
+    named = {m.group(1) for row in rows for m in MODULE_FILE.finditer(row)}
+    gone = sorted(named - {f.name for f in files})
+    assert not gone, f"ARCHITECTURE.md's layer table names modules that do not exist: {gone}"
