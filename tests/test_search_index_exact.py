@@ -117,3 +117,46 @@ def test_near_copies_get_the_exact_arms_top_10(tmp_path: Path,
             want = index.search(probe, 10)
             assert [c for c, _ in got] == [c for c, _ in want]
             assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-6)
+
+
+def _segment_meta(folder: Path) -> list[Path]:
+    return sorted(folder.glob("seg-*/segment.json"))
+
+
+def test_the_recorded_rounding_bound_is_checked_and_older_segments_stay_exact(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``check`` calls a segment whose recorded residual is too small damaged (searches on
+    it would not be exact); a segment written before the residual was recorded searches
+    with the worst-case bound and still gives the exact arms' answers."""
+    import json
+
+    from grimoire_beholder.search import index_check
+    from grimoire_beholder.search.index import SearchIndex
+    from grimoire_beholder.search.vector import VectorIndex
+    from test_search_index import _library
+
+    monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
+    conn, path, _ = _library(tmp_path, n_books=4)
+    assert index_writer.update(conn, path) == "built"
+    folder = folder_for(path)
+    metas = _segment_meta(folder)
+    assert metas and all(json.loads(m.read_text())["residual"] > 0 for m in metas)
+    assert index_check.inspect(conn, path)[0].startswith("in use")
+    for meta in metas:  # an older segment: no residual recorded
+        data = json.loads(meta.read_text())
+        del data["residual"]
+        meta.write_text(json.dumps(data))
+    index = SearchIndex(path)
+    assert index.refresh(conn) == "persisted"
+    exact = VectorIndex()
+    exact.refresh(conn)
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        probe = rng.standard_normal(exact.dimension).astype(np.float32)
+        assert ([c for c, _ in index.search(probe, 10)]
+                == [c for c, _ in exact.search(probe, 10)])
+    data = json.loads(metas[0].read_text())
+    data["residual"] = 0.0  # claims codes equal to the vectors: not true
+    metas[0].write_text(json.dumps(data))
+    state, problems = index_check.inspect(conn, path)
+    assert state == "damaged" and "segment.json" in problems[0]
