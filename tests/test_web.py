@@ -323,3 +323,24 @@ def test_the_printed_index_lookup_shows_pages_and_sections(client: TestClient) -
     assert none.status_code == 200 and "No printed index names" in none.text
     bad = client.get("/lookup", params={"term": "..."})
     assert bad.status_code == 400 and "at least one letter" in bad.text
+
+
+# -- the command's own errors --------------------------------------------------------------
+
+def test_web_on_a_missing_library_or_a_taken_port_fails_with_one_line(
+        config: Path, tmp_path: Path) -> None:
+    import socket
+
+    missing = CliRunner().invoke(cli_app, ["web", "--no-browser", "--library",
+                                           str(tmp_path / "nowhere")])
+    assert missing.exit_code != 0 and missing.stdout == ""
+    assert missing.output.startswith("error: ") and len(missing.output.splitlines()) <= 2
+    assert not (tmp_path / "nowhere").exists()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        busy = CliRunner().invoke(cli_app, ["web", "--no-browser", "--port", str(port),
+                                            "--config", str(config)])
+    assert busy.exit_code == 1 and busy.stdout == ""
+    assert f"cannot listen on 127.0.0.1:{port}" in busy.output
