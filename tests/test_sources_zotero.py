@@ -162,3 +162,16 @@ def test_a_linked_file_outside_the_allowed_folders_is_not_added(tmp_path: Path) 
         assert lib.sync(confined=True).counts()["added"] == 0
         assert lib.sync().counts()["added"] == 1  # a terminal's sync follows the link
         assert lib.search("kelp forests", top_k=1).hits[0].book == "A Paper Known Only by Link"
+
+
+@pytest.mark.slow
+def test_a_database_in_the_middle_of_a_write_is_not_read(tmp_path: Path) -> None:
+    """A hot rollback journal beside zotero.sqlite means Zotero is writing: the copy would
+    be torn, so the ingest waits, then refuses in one line and changes nothing."""
+    folder = _data_folder(tmp_path)
+    (folder / "zotero.sqlite-journal").write_bytes(b"\xd9\xd5\x05\xf9\x20\xa1\x63\xd7" * 64)
+    config = str(write_config(tmp_path))
+    result = CliRunner().invoke(app, ["ingest", str(folder), "--config", config])
+    assert result.exit_code != 0
+    assert "was being written all the while it was read" in result.output
+    assert _cli("list", "--config", config) == []

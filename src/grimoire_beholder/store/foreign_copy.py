@@ -52,7 +52,7 @@ def foreign_database(path: Path, label: str) -> Iterator[sqlite3.Connection]:
     """A read-only connection to a consistent private copy of the database at ``path``.
 
     InputFileError (naming ``label``, e.g. "Zotero database") when it cannot be read or
-    kept changing over every attempt. The copy is deleted on exit.
+    was being written over every attempt. The copy is deleted on exit.
     """
     path = Path(path)
     with tempfile.TemporaryDirectory(prefix="grimoire-foreign-") as tmp:
@@ -63,8 +63,8 @@ def foreign_database(path: Path, label: str) -> Iterator[sqlite3.Connection]:
                     break
                 time.sleep(_PAUSE_S * (attempt + 1))
             else:
-                raise InputFileError(f"{path}: the {label} kept changing while it was read; "
-                                     "try again in a moment")
+                raise InputFileError(f"{path}: the {label} was being written all the while "
+                                     "it was read; try again in a moment")
         except OSError as exc:
             raise InputFileError(f"{path}: cannot read the {label} "
                                  f"({exc.strerror or exc})") from exc
