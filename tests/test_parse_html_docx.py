@@ -55,13 +55,14 @@ def test_an_html_page_gives_its_main_text_by_its_headings(tmp_path: Path) -> Non
     assert all(b.page is not None for c in book.chapters for s in c.sections for b in s.blocks)
 
 
+@pytest.mark.slow
 def test_a_page_of_100k_nested_tags_keeps_its_text_in_bounded_time(tmp_path: Path) -> None:
     path = tmp_path / "deep.html"
     path.write_text("<html><body><h1>Deep</h1>" + "<div>" * 100_000 + "<p>the buried line</p>"
                     + "</div>" * 100_000 + "<h1>After</h1><p>still read</p></body></html>")
     started = time.monotonic()
     book = parse_file(path)
-    assert time.monotonic() - started < 60  # no hang; a loose bound, not a speed test
+    assert time.monotonic() - started < 120  # no hang; a loose bound, not a speed test
     texts = [s.text for c in book.chapters for s in c.sections]
     assert "the buried line" in texts and "still read" in texts
 
