@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 from grimoire_beholder.parse.source import unstorable_name
 
@@ -142,3 +143,13 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
         stack.extend(reversed(subdirs))
     result.files.sort(key=lambda f: f.relative)
     return result
+
+
+def resolve_dir(path: str | os.PathLike[str]) -> Path:
+    """The real path of the folder ``path``; InputFileError when it is missing or a file."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise InputFileError(f"{folder}: no such folder")
+    if not folder.is_dir():
+        raise InputFileError(f"{folder}: not a folder")
+    return folder.resolve()
