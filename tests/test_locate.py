@@ -3,6 +3,7 @@ the per-user library — and that looking never creates anything."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -177,3 +178,27 @@ def test_naming_the_per_user_folder_is_the_per_user_library(home: Path) -> None:
                                                            folder / "book.db")
     Library.open(library=folder).close()
     assert sorted(p.name for p in folder.iterdir()) == ["book.db"]
+
+
+NOBODY = 65534
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="giving a file to another user needs root")
+def test_outside_home_a_config_another_user_owns_is_passed_over(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Like git's ownership check: in a shared folder such as /tmp, a marked config.toml
+    another user wrote does not choose this user's database; one of the user's own does."""
+    shared = tmp_path / "shared"
+    (shared / "work").mkdir(parents=True)
+    planted = shared / "config.toml"
+    planted.write_text(MARKED + 'db_path = "/tmp/theirs.db"\n')
+    os.chown(planted, NOBODY, NOBODY)
+    monkeypatch.chdir(shared / "work")
+    cfg = load_config()
+    assert cfg.origin == BY_USER_DEFAULT, cfg.source
+    os.chown(planted, os.geteuid(), os.getegid())
+    os.chown(shared, NOBODY, NOBODY)  # the user's file in someone else's folder: no either
+    assert load_config().origin == BY_USER_DEFAULT
+    os.chown(shared, os.geteuid(), os.getegid())
+    assert load_config().origin == BY_FOLDER

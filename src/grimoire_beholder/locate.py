@@ -10,7 +10,8 @@ The first rule that applies wins:
 3. ``GRIMOIRE_BEHOLDER_CONFIG``: like ``--config``.
 4. ``GRIMOIRE_BEHOLDER_LIBRARY``: like ``--library``.
 5. The nearest *library folder* from the working directory upwards, stopping at the home
-   folder (or the filesystem root outside it), as git finds its repository.
+   folder (or the filesystem root outside it, passing over folders and files another user
+   owns), as git finds its repository.
 6. The per-user library: the database in the platform's user data folder
    (``~/.local/share/grimoire-beholder`` on Linux) and an optional ``config.toml`` in its user
    config folder (``~/.config/grimoire-beholder``).
@@ -32,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from grimoire_beholder import portable
 from grimoire_beholder.errors import ConfigError, StorageError
 
 APP_NAME = "grimoire-beholder"
@@ -114,11 +116,18 @@ def user_config_file() -> Path:
 
 def find_library_folder(start: Path) -> Path | None:
     """The marked ``config.toml`` nearest to ``start``, walking up to the home folder (or the
-    filesystem root when ``start`` is outside home)."""
+    filesystem root when ``start`` is outside home).
+
+    Outside home, a folder or file that belongs to another user is passed over (as git
+    refuses a repository owned by someone else): a ``config.toml`` another user of the
+    machine left in ``/tmp`` must not choose where this user's books go."""
     home = Path(os.path.expanduser("~")).resolve()
+    inside_home = start == home or start.is_relative_to(home)
     for folder in (start, *start.parents):
         candidate = folder / CONFIG_FILENAME
-        if candidate.is_file() and is_library_config(candidate):
+        if candidate.is_file() and is_library_config(candidate) and (
+                inside_home or not (portable.owned_by_someone_else(candidate)
+                                    or portable.owned_by_someone_else(folder))):
             return candidate
         if folder == home:
             return None
