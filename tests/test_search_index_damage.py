@@ -114,7 +114,41 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
         lambda m: m.__setitem__("segments", None)),
     "manifest naming a number as dead file": _edit_manifest(
         lambda m: m["segments"][0].__setitem__("dead", 7)),
+    # same size, other bytes: the term directory's checksum is checked at open
+    "64 flipped bytes in the term hashes": lambda c: _flip(_first_segment(c) / "term_hash.npy"),
 }
+
+
+def _flip(path: Path, count: int = 64) -> None:
+    data = bytearray(path.read_bytes())
+    start = len(data) - count  # the last bytes: array data, past the .npy header
+    data[start:] = bytes(b ^ 0xA5 for b in data[start:])
+    path.write_bytes(bytes(data))
+
+
+def _set_array(path: Path, change: Callable[[np.ndarray], None]) -> None:
+    array = np.load(path)
+    change(array)
+    np.save(path, array)  # same dtype and shape: same size
+
+
+@pytest.mark.parametrize("what", ["a posting past the last row", "NaN vectors"])
+def test_impossible_values_fall_back_to_the_exact_arms_and_a_write_rebuilds(
+        library: Path, tmp_path: Path, what: str) -> None:
+    segment = _first_segment(library)
+    if what == "NaN vectors":
+        _set_array(segment / "vectors.npy", lambda a: a.__setitem__(slice(None), np.nan))
+    else:
+        _set_array(segment / "rows.npy", lambda a: a.__setitem__(0, 10**6))
+    expected = _exact_answers(library, tmp_path)
+    answers = _answers(library)  # no traceback; NaN in --json would not parse
+    if what != "NaN vectors":  # NaN vectors match nothing: the exact arms find them all
+        assert answers == expected
+    result = _cli(library, "delete", "book-1", "--yes")
+    assert result.exit_code == 0, result.output
+    ingest = _cli(library, "ingest", str(library.parent / "book1.md"), "--quiet")
+    assert ingest.exit_code == 0, ingest.output
+    assert _answers(library) == _exact_answers(library, tmp_path)
 
 
 @pytest.mark.parametrize("damage", DAMAGE.values(), ids=DAMAGE.keys())
@@ -181,3 +215,26 @@ def test_a_change_to_most_of_the_library_is_rebuilt_not_read_into_memory(
     assert index_writer.update(conn, path) == "built"
     assert reader.refresh(conn) == "persisted"
     conn.close()
+
+
+def _strict_json(text: str) -> Any:
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("threshold", ["0", "1000000"], ids=["persisted", "exact"])
+def test_nan_vectors_in_the_library_never_reach_the_json(
+        library: Path, monkeypatch: pytest.MonkeyPatch, threshold: str) -> None:
+    monkeypatch.setenv(index_writer.MIN_ROWS_ENV, threshold)
+    with sqlite3.connect(library.parent / "book.db") as conn:
+        (dim,) = conn.execute("SELECT length(vector) / 4 FROM embeddings LIMIT 1").fetchone()
+        nan = np.full(dim, np.nan, dtype="<f4").tobytes()
+        conn.execute("UPDATE embeddings SET vector = ? WHERE chunk_id % 2 = 0", (nan,))
+    assert _cli(library, "ingest", str(library.parent / "book0.md"), "--force",
+                "--quiet").exit_code == 0  # a write: the index is rebuilt from those rows
+    for mode in ("vector", "hybrid"):
+        result = _cli(library, "query", "lantern fog", "--json", "--mode", mode)
+        assert result.exit_code == 0, result.output
+        for hit in _strict_json(result.stdout)["results"]:
+            assert np.isfinite(hit["score"]), hit

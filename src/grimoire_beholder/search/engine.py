@@ -46,6 +46,7 @@ from grimoire_beholder.search import (
     position,
     ranking,
     rerank,
+    segment_files,
 )
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
@@ -238,7 +239,12 @@ class SearchEngine:
                 if vector_arm is not None:
                     futures.wait([vector_arm])  # never leave the snapshot with it running
             if vector_arm is not None:
-                arms["vector"], stage_ms = vector_arm.result()
+                try:
+                    arms["vector"], stage_ms = vector_arm.result()
+                except segment_files.IndexDamage:  # set aside: once more, on the exact arms
+                    self._index.refresh(self._conn)
+                    arms["vector"], stage_ms = self._vector_arm(result.query, pool, allowed,
+                                                                scope)
                 clock.lap("vector_wait")  # what the keyword arm did not hide
                 clock.timings.update(stage_ms)
             fused = ranking.adjust(self._conn, result.query, self._fuse(result.mode, arms, pool),

@@ -15,6 +15,7 @@ reopened (memory-mapped: milliseconds).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from collections.abc import Collection
 from pathlib import Path
@@ -28,6 +29,8 @@ from grimoire_beholder.search.index_writer import min_rows
 from grimoire_beholder.search.persisted import PersistedIndex
 from grimoire_beholder.search.vector import RefreshResult, VectorIndex
 from grimoire_beholder.store import hit_queries, index_source, vectors
+
+log = logging.getLogger(__name__)
 
 # Which vectors a search reads: the persisted index's, or the exact arms' (with how the
 # in-memory matrix was brought up to date, or "exact" when it was not needed).
@@ -45,6 +48,7 @@ class SearchIndex:
         self._manifest: tuple[int, int, int] | None = None
         self._token: tuple[int, int] | None = None
         self._exact_fresh = False
+        self._damaged: tuple[int, int, int] | None = None  # a manifest found damaged
 
     @property
     def persisted(self) -> bool:
@@ -92,7 +96,9 @@ class SearchIndex:
         if self._folder is None or manifest is None or sig.count < self._min_rows:
             self._persisted = None
             return self._exact.refresh(conn) if exact_vectors else "exact"
-        if self._persisted is None or manifest != self._manifest:
+        if manifest is not None and manifest == self._damaged:
+            self._persisted = None  # met impossible values: the exact arms until rewritten
+        elif self._persisted is None or manifest != self._manifest:
             self._persisted = PersistedIndex.open(self._folder, conn)
         if self._persisted is not None and self._persisted.catch_up(conn, sig):
             self._exact = VectorIndex()  # free the exact matrix, if one was loaded
@@ -118,7 +124,11 @@ class SearchIndex:
         norm = float(np.linalg.norm(q))
         if norm == 0.0 or not np.isfinite(norm):
             return []
-        return index.vector_search(q / norm, k, _ids(book_ids), _ids(chunk_ids))
+        try:
+            return index.vector_search(q / norm, k, _ids(book_ids), _ids(chunk_ids))
+        except (segment_files.IndexDamage, IndexError) as exc:
+            self._set_aside()
+            raise segment_files.IndexDamage(str(exc)) from exc
 
     def keyword(self, conn: sqlite3.Connection, expression: str, limit: int,
                 book_ids: Collection[int] | None) -> list[tuple[int, float]] | None:
@@ -134,9 +144,21 @@ class SearchIndex:
         terms = index.tokenizer.query_terms(tokens)
         if any(len(t) != 1 for t in terms):
             return None  # a token FTS5 reads as a phrase of several terms, or as none
-        return index.keyword_search([segment_files.term_hash(t[0]) for t in terms], limit,
-                                    _ids(book_ids),
-                                    index_source.fts_totals(conn))
+        try:
+            return index.keyword_search([segment_files.term_hash(t[0]) for t in terms],
+                                        limit, _ids(book_ids), index_source.fts_totals(conn))
+        except (segment_files.IndexDamage, IndexError):
+            self._set_aside()
+            return None  # FTS5 answers
+
+    def _set_aside(self) -> None:
+        """The persisted index met impossible values: not used again until it is rewritten
+        (the next writing command rebuilds it, see index_writer)."""
+        log.warning("the search index beside the library is damaged; searching without it "
+                    "until the next writing command rebuilds it")
+        self._damaged = self._manifest
+        self._persisted = None
+        self._token = None  # the next refresh loads the exact arms
 
 
 def _ids(ids: Collection[int] | None) -> np.ndarray | None:

@@ -81,7 +81,11 @@ def update(conn: sqlite3.Connection, db_path: Path, *, force: bool = True) -> Up
             elif len(index.touched) < FOLD_MIN and not force:
                 return "deferred"
             else:
-                manifest, result = _fold(index, folder), "updated"
+                try:
+                    manifest, result = _fold(index, folder), "updated"
+                except (segment_files.IndexDamage, IndexError, ValueError):
+                    # a segment folded holds impossible values: rebuild it all instead
+                    manifest, result = _build(conn, folder, sig), "built"
             faults.reached("search_index.before_publish")
             segment_files.publish(folder, manifest)
             _collect_garbage(folder, manifest, previous)
@@ -187,6 +191,10 @@ def _merge_small(folder: Path, live: list[tuple[segment_files.Segment, np.ndarra
 
 def _rewrite(folder: Path, parts: list[tuple[segment_files.Segment, np.ndarray]]
              ) -> tuple[segment_files.Segment, np.ndarray, str | None]:
+    """One new segment of the live rows of ``parts``; every byte of theirs is read here
+    anyway, so they are checked first (IndexDamage: the caller rebuilds)."""
+    if damaged := [f for s, _ in parts for f in s.damaged()]:
+        raise segment_files.IndexDamage(f"damaged: {', '.join(damaged)}")
     arrays, scale = segment_files.combine([(s.arrays, a) for s, a in parts])
     fresh = segment_files.load_segment(folder, segment_files.write_segment(folder, arrays, scale))
     return fresh, np.ones(fresh.size, dtype=bool), None

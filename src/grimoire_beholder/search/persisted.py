@@ -252,7 +252,8 @@ def _exact(segment: segment_files.Segment, rows: np.ndarray, query: np.ndarray
     if rows.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float64)
     scores = np.asarray(segment.vectors_of(rows) @ query, dtype=np.float64)
-    return np.asarray(segment.arrays["chunk_ids"][rows]), scores
+    finite = np.isfinite(scores)  # a NaN vector (damaged, or so embedded) matches nothing
+    return np.asarray(segment.arrays["chunk_ids"][rows])[finite], scores[finite]
 
 
 def _bounded(parts: list[tuple[segment_files.Segment, np.ndarray]], query: np.ndarray,

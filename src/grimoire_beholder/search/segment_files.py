@@ -74,6 +74,10 @@ class Manifest(Stamps):
 
 
 # The only names this index writes: anything else in the folder is not its to delete.
+# The small arrays every search reads through (term directory, per-chunk ids and lengths):
+# their CRC-32 is checked when a segment opens, so a flipped byte there cannot silently
+# lose hits. The big ones (vectors, codes, postings) are checked by ``check`` and on use.
+CHECKED_AT_OPEN = ("term_hash", "offsets", "chunk_ids", "book_ids", "lengths")
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
 
@@ -81,6 +85,11 @@ DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
 def folder_for(db_path: Path) -> Path:
     """Where a library's index lives: ``book.db`` → ``book.db.search/``."""
     return db_path.with_name(db_path.name + ".search")
+
+
+class IndexDamage(ValueError):
+    """A segment holds a value it cannot hold (a posting past its last row): its bytes
+    are not the ones written. Readers fall back to the exact arms; writers rebuild."""
 
 
 @functools.lru_cache(maxsize=200_000)
@@ -91,12 +100,18 @@ def term_hash(term: str) -> int:
 
 
 def quantize(vectors: np.ndarray) -> tuple[np.ndarray, float]:
-    """int8 codes of unit vectors and the scale used (largest component → 127)."""
-    peak = float(np.abs(vectors).max()) if vectors.size else 1.0
+    """int8 codes of unit vectors and the scale used (largest finite component → 127; a
+    component that is not finite is coded 0, and its row is never a hit, see persisted)."""
+    peak = 0.0
+    for start in range(0, len(vectors), 65536):  # block by block: no full-size temporary
+        part = np.abs(vectors[start:start + 65536])
+        part = part[np.isfinite(part)]
+        peak = max(peak, float(part.max()) if part.size else 0.0)
     scale = 127.0 / peak if peak > 0 else 1.0
     codes = np.empty(vectors.shape, dtype=np.int8)
     for start in range(0, len(vectors), 65536):  # no full-size float temporary
-        part = vectors[start:start + 65536] * scale
+        part = np.nan_to_num(vectors[start:start + 65536] * scale, nan=0.0, posinf=0.0,
+                             neginf=0.0)
         codes[start:start + 65536] = np.clip(np.rint(part), -127, 127)
     return codes, scale
 
@@ -180,7 +195,10 @@ class Segment:
         if i >= len(hashes) or int(hashes[i]) != term_hash:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         start, end = int(self.arrays["offsets"][i]), int(self.arrays["offsets"][i + 1])
-        return self.arrays["rows"][start:end], self.arrays["tf"][start:end]
+        rows = self.arrays["rows"][start:end]
+        if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= self.size):
+            raise IndexDamage(f"segment {self.name}: a posting names a row it does not have")
+        return rows, self.arrays["tf"][start:end]
 
     def rows_of_books(self, book_ids: np.ndarray) -> np.ndarray:
         """Rows whose book is in ``book_ids`` (sorted), via the book-ordered permutation."""
@@ -278,6 +296,12 @@ def load_segment(folder: Path, name: str) -> Segment:
     except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"segment {name} cannot be read ({exc})") from exc
     if not _well_formed(arrays, size):
+        raise ValueError(f"segment {name} is inconsistent")
+    sums = segment.checksums or {}
+    if any(zlib.crc32(arrays[key].data) != sums.get(key) for key in CHECKED_AT_OPEN):
+        raise ValueError(f"segment {name} is damaged (a checksum differs)")
+    offsets = arrays["offsets"]
+    if offsets.size and (offsets[0] != 0 or offsets[-1] != len(arrays["rows"])):
         raise ValueError(f"segment {name} is inconsistent")
     return segment
 

@@ -188,8 +188,14 @@ class VectorIndex:
         return self._top(rows, scores[rows], k)
 
     def _top(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """The best ``k`` of ``scores`` (aligned with matrix ``rows``), best first."""
+        """The best ``k`` of ``scores`` (aligned with matrix ``rows``), best first; a row
+        whose score is not finite (a NaN vector) is never among them."""
+        finite = np.isfinite(scores)
+        if not finite.all():
+            rows, scores = rows[finite], scores[finite]
         k = min(k, scores.shape[0])
+        if k <= 0:
+            return []
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
         order = top[np.lexsort((rows[top], -scores[top]))]
         return [(int(self._chunk_ids[rows[i]]), float(scores[i])) for i in order]
