@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
@@ -50,9 +51,24 @@ out = _SafeConsole(highlight=False, soft_wrap=True)
 err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every float that is not finite as null (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def print_json(data: Any) -> None:
-    """JSON on stdout, unstyled, for scripts."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+    """JSON on stdout, unstyled, for scripts; always valid JSON (a NaN is written null)."""
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(data), ensure_ascii=False, indent=2)
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 
