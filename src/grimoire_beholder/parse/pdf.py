@@ -51,7 +51,7 @@ from grimoire_beholder.parse.pdf_headings import (
     snap_to_headings,
 )
 from grimoire_beholder.parse.pdf_ocr import classify_textless, ocr_pages
-from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables
+from grimoire_beholder.parse.pdf_tables import TableRecords, page_tables, too_many_drawings
 from grimoire_beholder.parse.source import read_source
 from grimoire_beholder.text import clip, page_ranges, plural
 
@@ -163,12 +163,14 @@ def _extract_lines(doc: Any, options: ParseOptions, warnings: list[str]
                    ) -> tuple[list[PdfLine], list[int], list[int]]:
     """All non-blank text lines in reading order, ruled tables as row records; also the
     pages (1-based) that failed to load and those with no text at all. Pages that could not
-    be read and tables that could not be made into records are said in ``warnings``."""
+    be read, tables that could not be made into records and pages with too many drawings
+    to look for tables (pdf_tables.MAX_DRAWING_BYTES) are said in ``warnings``."""
     lines: list[PdfLine] = []
     failed: list[int] = []
     textless: list[int] = []
     tables_lost: list[int] = []
     problems: list[str] = []
+    busy: list[int] = []
     for index in range(doc.page_count):
         try:
             page = doc[index]
@@ -177,7 +179,9 @@ def _extract_lines(doc: Any, options: ParseOptions, warnings: list[str]
             failed.append(index + 1)
             continue
         tables: list[TableRecords] = []
-        if options.pdf_tables:
+        if options.pdf_tables and too_many_drawings(page):
+            busy.append(index + 1)
+        elif options.pdf_tables:
             before = len(problems)
             tables = page_tables(page, _FLAGS, problems)
             if len(problems) > before:
@@ -193,6 +197,9 @@ def _extract_lines(doc: Any, options: ParseOptions, warnings: list[str]
         warnings.append(f"ruled tables on {plural(len(tables_lost), 'page')} could not be read "
                         f"as rows ({clip(problems[0], 120)}); their text is kept as prose: "
                         f"{page_ranges(tables_lost)}")
+    if busy:
+        warnings.append(f"{plural(len(busy), 'page')} draw too much to look for ruled tables "
+                        f"there; their text is read as prose: {page_ranges(busy)}")
     return lines, failed, textless
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grimoire_beholder.parse.pdf_tables import too_many_drawings
 from grimoire_beholder.text import page_ranges
 
 _DPI = 300  # Tesseract's accuracy drops sharply below ~300 dpi on book-sized type
@@ -74,13 +75,14 @@ class TextlessPages:
 
 def _draws_text(page: Any) -> bool:
     """Enough path segments to be outlined glyphs, and visible on a quick grey render."""
-    strokes = 0
-    for path in page.get_cdrawings():
-        strokes += len(path.get("items", ()))
-        if strokes >= _MIN_STROKES:
-            break
-    else:
-        return False
+    if not too_many_drawings(page):  # else plenty of strokes: never list them all
+        strokes = 0
+        for path in page.get_cdrawings():
+            strokes += len(path.get("items", ()))
+            if strokes >= _MIN_STROKES:
+                break
+        else:
+            return False
     samples = page.get_pixmap(dpi=_INK_DPI, colorspace="gray", alpha=False).samples
     return len(samples) - len(samples.translate(None, _INK)) >= _INK_SHARE * len(samples)
 

@@ -49,6 +49,28 @@ class TableRecords:
         return x0 - 1 <= x <= x1 + 1 and y0 - 1 <= y <= y1 + 1
 
 
+MAX_DRAWING_BYTES = 4_000_000  # decompressed drawing instructions a page may have for its
+# paths to be listed: pymupdf builds a dict per path, and one 88 KB PDF page of 2M tiny
+# strokes took 3 GB that way. Real ruled tables take a few kB to a few hundred.
+
+
+def too_many_drawings(page: Any) -> bool:
+    """Whether ``page``'s content (its streams and the form XObjects it uses, decompressed)
+    exceeds MAX_DRAWING_BYTES: such a page's paths are never listed. Counted stream by
+    stream, stopping at the bound; a stream that cannot be read counts as nothing."""
+    doc = page.parent
+    xrefs = [*page.get_contents(), *(x[0] for x in page.get_xobjects())]
+    total = 0
+    for xref in dict.fromkeys(xrefs):
+        try:
+            total += len(doc.xref_stream(xref) or b"")
+        except Exception:
+            continue
+        if total > MAX_DRAWING_BYTES:
+            return True
+    return False
+
+
 def _rules(page: Any) -> tuple[dict[int, list[tuple[float, float]]], list[tuple[float, ...]]]:
     """The page's horizontal rules as x-spans by rounded y, and its vertical rules (x, y0, y1);
     rectangles count as their four edges."""
@@ -114,7 +136,7 @@ def page_tables(page: Any, flags: int, problems: list[str]) -> list[TableRecords
     to the ordinary prose extraction, and what failed is added to ``problems`` (the parser
     turns them into one warning).
     """
-    if not has_grid(page):
+    if too_many_drawings(page) or not has_grid(page):
         return []
     try:
         found = page.find_tables(strategy="lines", use_layout=False).tables
