@@ -153,3 +153,10 @@ def resolve_dir(path: str | os.PathLike[str]) -> Path:
     if not folder.is_dir():
         raise InputFileError(f"{folder}: not a folder")
     return folder.resolve()
+
+
+def all_gone(paths: list[str]) -> int:
+    """How many ``paths`` there are when none of them exists any more (0 when there are
+    none, or when any is still there): a synced folder's books whose every file vanished
+    at once, as when its drive is not mounted."""
+    return 0 if any(os.path.lexists(p) for p in paths) else len(paths)
