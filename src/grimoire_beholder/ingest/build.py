@@ -202,16 +202,3 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     if not any(s.chunks for ch in book.chapters for s in ch.sections):
         raise NoTextError(f"{label}: no text to index")
     return PreparedBook(book, list(parsed.warnings))
-
-
-def free_slug(base: str, group: str, taken: set[str]) -> str:
-    """``base``, else ``group-base``, else ``base-2``, ``base-3``…: folders repeat names."""
-    if base not in taken:
-        return base
-    grouped = slugify(f"{group} {base}") if group else ""
-    if grouped and grouped not in taken:
-        return grouped
-    n = 2
-    while f"{base}-{n}" in taken:
-        n += 1
-    return f"{base}-{n}"

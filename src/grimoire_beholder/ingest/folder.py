@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 from grimoire_beholder.parse.source import unstorable_name
 
@@ -145,18 +144,12 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
     return result
 
 
-def resolve_dir(path: str | os.PathLike[str]) -> Path:
-    """The real path of the folder ``path``; InputFileError when it is missing or a file."""
-    folder = Path(path).expanduser()
-    if not folder.exists():
-        raise InputFileError(f"{folder}: no such folder")
-    if not folder.is_dir():
-        raise InputFileError(f"{folder}: not a folder")
-    return folder.resolve()
-
-
-def all_gone(paths: list[str]) -> int:
-    """How many ``paths`` there are when none of them exists any more (0 when there are
-    none, or when any is still there): a synced folder's books whose every file vanished
-    at once, as when its drive is not mounted."""
-    return 0 if any(os.path.lexists(p) for p in paths) else len(paths)
+def missing_drive(root: str, paths: list[str]) -> str | None:
+    """What to say when a synced folder's books, ``paths``, are all gone at once (their
+    folder holds no file now): its drive is not mounted, most likely (an empty mount point
+    remains), so the books are kept. None while any of them is there, or there are none."""
+    if not paths or any(os.path.lexists(p) for p in paths):
+        return None
+    return (f"{root}: the folder holds none of its {len(paths)} book file(s) (a drive not "
+            "mounted?); its books are kept. If they are really gone, remove them with "
+            "`grimoire-beholder delete`")

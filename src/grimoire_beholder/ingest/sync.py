@@ -38,7 +38,7 @@ from grimoire_beholder.errors import (
 )
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book, slugify
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.folder import FolderFile, library_files, scan
+from grimoire_beholder.ingest.folder import FolderFile, library_files, missing_drive, scan
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import (
     FolderChunks,
@@ -155,7 +155,8 @@ class Syncer:
         """The files under the roots that :meth:`plan` may act on (path → file and its root),
         and the roots that are gone; what is skipped and why goes into ``report``."""
         skip = library_files(self.deps.config.database_path)
-        known = {s.path for s in folders.stored_files(self.conn)} if confined else set()
+        stored = folders.stored_files(self.conn)
+        known = {s.path for s in stored} if confined else set()
         dropped = folders.dropped_files(self.conn)
         left_out = 0
         found: dict[str, tuple[FolderFile, str]] = {}
@@ -171,6 +172,11 @@ class Syncer:
             unread = result.unread_note()
             if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
                 report.warnings.append(f"{folder.path}: {unread}")
+            if not result.files and (note := missing_drive(
+                    folder.path, [s.path for s in stored if s.root == folder.path])):
+                gone_roots.add(folder.path)  # its books are kept
+                report.warnings.append(note)
+                continue
             for f in result.files:
                 if str(f.path) in dropped:  # its book was deleted: it stays out
                     left_out += 1
