@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -91,8 +92,10 @@ def served(config: Path) -> Iterator[tuple[int, str]]:
     try:
         yield port, first_line(proc)
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: a clean stop, not an "interrupted" error
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert err.splitlines()[-1] == "Stopped." and "error" not in err
 
 
 def test_web_prints_a_token_url_and_serves_search_hits_pages_and_escaped_titles(

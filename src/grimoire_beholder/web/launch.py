@@ -77,7 +77,8 @@ def bind(port: int) -> socket.socket:
 
 def serve(library: Library, *, port: int = 0, open_browser: bool = True,
           token: str | None = None) -> None:
-    """Serve ``library`` on loopback until Ctrl-C: print the URL (stdout), open a browser.
+    """Serve ``library`` on loopback until Ctrl-C (or SIGTERM), then return: print the URL
+    (stdout), open a browser.
 
     The library is only read: it should be opened read-only by the caller."""
     import uvicorn
@@ -94,8 +95,11 @@ def serve(library: Library, *, port: int = 0, open_browser: bool = True,
                             access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C once it has shut down: that is the end
+        pass
     finally:
         sock.close()
+    print("Stopped.", file=sys.stderr, flush=True)
 
 
 def _warm(reader: Reader) -> None:
