@@ -1,4 +1,7 @@
-"""Shared fixtures: real SQLite libraries in tmp dirs, on deterministic fake models."""
+"""Shared fixtures: real SQLite libraries in tmp dirs, on deterministic fake models.
+
+Fixtures only; the helpers test files share are in helpers.py (and mcp_helpers.py for MCP).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pytest
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
+from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -23,17 +27,6 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["XDG_CONFIG_HOME"] = str(user_dirs / "config")
     for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY"):
         os.environ.pop(name, None)
-
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-BENCH = SHARED / "bench"
-
-
-def fake_config(tmp_path: Path, **overrides: object) -> Config:
-    """A config whose library lives in ``tmp_path`` and whose models are the fakes."""
-    base = Config(base_dir=str(tmp_path), db_path="book.db", embedding_backend="fake",
-                  llm_backend="none", chunk_size=120, chunk_overlap=20)
-    return base.with_overrides(**overrides) if overrides else base
 
 
 @pytest.fixture
@@ -56,45 +49,28 @@ def library(config: Config) -> Iterator[Library]:
         lib.close()
 
 
-def write_markdown_book(path: Path, title: str, chapters: dict[str, dict[str, str]]) -> Path:
-    """Write a Markdown book: ``# chapter`` headings with ``## section`` bodies."""
-    lines = ["---", f"title: {title}", "author: Test Author", "---", ""]
-    for chapter, sections in chapters.items():
-        lines += [f"# {chapter}", ""]
-        for section, body in sections.items():
-            lines += [f"## {section}", "", body, ""]
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
-
-
-GARDEN_CHAPTERS: dict[str, dict[str, str]] = {
-    "Soil": {
-        "Compost": "Compost turns kitchen scraps into dark humus. Turn the heap weekly "
-                   "so air reaches the microbes. " * 6,
-        "Drainage": "Clay soils hold water; raised beds and grit improve drainage for "
-                    "roots that rot in wet ground. " * 6,
-    },
-    "Pests": {
-        "Aphids": "Aphids cluster on new shoots. Ladybirds and a jet of water keep "
-                  "them down without sprays. " * 6,
-        "Slugs": "Slugs feed at night on seedlings; copper tape and beer traps "
-                 "protect lettuce beds. " * 6,
-    },
-}
-
-
 @pytest.fixture
 def sample_book(tmp_path: Path) -> Path:
     return write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
 
 
-def open_with_ollama(config: Config) -> Library:
-    """A Library on the real Ollama backends (for a FakeOllama server), with tiny retry
-    backoff so fault tests stay fast."""
-    from grimoire_beholder.models.ollama import OllamaEmbedder, OllamaGenerator
+@pytest.fixture
+def allowed_setup(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """For the add_book tool: a library, an allowed folder holding a book, a folder and
+    links out of it, and a secret book outside; returns (config, allowed, secret)."""
+    from mcp_helpers import folder_library
 
-    embedder = OllamaEmbedder(config.embedding_model, config.ollama_host, timeout=5.0,
-                              retries=2, batch_size=config.embed_batch_size, backoff=0.01)
-    generator = OllamaGenerator(config.llm_model, config.ollama_host, timeout=5.0, retries=2,
-                                backoff=0.01)
-    return Library.open(config=config, embedder=embedder, generator=generator)
+    config = folder_library(tmp_path)
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    (allowed / "shelf").mkdir(parents=True)
+    outside.mkdir()
+    write_markdown_book(allowed / "kites.md", "Kites", {
+        "Flying": {"Launch": "Launch the kite with the wind at your back and let the line "
+                             "run out through your fingers. " * 4}})
+    write_markdown_book(allowed / "shelf" / "knots.md", "Knots", {
+        "Loops": {"Bowline": "The bowline makes a fixed loop that will not slip or jam. " * 4}})
+    secret = write_markdown_book(outside / "secret.md", "Secret", {
+        "Vault": {"Code": "The vault code is heliotrope seven seven nine. " * 4}})
+    (allowed / "link.md").symlink_to(secret)
+    (allowed / "shelf" / "sneaky.md").symlink_to(secret)
+    return config, allowed, secret

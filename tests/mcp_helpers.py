@@ -17,6 +17,7 @@ from mcp.types import CallToolResult
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.allowed import Upkeep
 from grimoire_beholder.mcp_server.server import create_server, open_library
+from helpers import GARDEN_CHAPTERS, write_markdown_book
 
 FAKE_CONFIG = """\
 [grimoire-beholder]
@@ -35,6 +36,25 @@ def write_config(directory: Path, extra: str = "") -> Path:
     return path
 
 
+def folder_library(base: Path) -> Path:
+    """A library of one ingested folder (three Markdown books); returns its config."""
+    base.mkdir(parents=True, exist_ok=True)
+    config = write_config(base)
+    wiki = base / "wiki"
+    (wiki / "ops").mkdir(parents=True)
+    write_markdown_book(wiki / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    write_markdown_book(wiki / "ops" / "runbook.md", "Runbook", {
+        "Deploys": {"Rollout": "Roll the release out to one canary host first, watch the "
+                               "error rate, then the rest of the fleet. " * 4,
+                    "Rollback": "Rolling back means redeploying the previous tag; never "
+                                "patch a host by hand during an incident. " * 4}})
+    write_markdown_book(wiki / "bread.md", "Bread at Home", {
+        "Dough": {"Kneading": "Knead the dough until it is smooth and springs back. " * 5}})
+    with Library.open(config) as lib:
+        lib.ingest_folder(wiki)
+    return config
+
+
 @asynccontextmanager
 async def connect(config_path: Path, opened: list[Library] | None = None,
                   open_lib: Callable[[], Library] | None = None,
@@ -50,6 +70,10 @@ async def connect(config_path: Path, opened: list[Library] | None = None,
 
     async with Client(create_server(factory, upkeep)) as client:
         yield client
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> Any:
+    return await client.call_tool(tool, arguments)
 
 
 def structured(result: CallToolResult) -> dict[str, Any]:

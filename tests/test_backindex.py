@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BENCH, fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError
@@ -17,6 +16,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.backindex import IndexEntry, normalize_term, parse_index
 from grimoire_beholder.structure.book_index import page_texts, resolve_entries
+from helpers import BENCH, fake_config
 
 R_DATA = BENCH / "books-dev" / "R-data.pdf"
 R_INTRO = BENCH / "books" / "R-intro.pdf"

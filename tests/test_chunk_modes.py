@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fake_config
 from grimoire_beholder.config import Config, config_from_mapping
 from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.ingest.build import build_book, file_info
@@ -16,6 +15,7 @@ from grimoire_beholder.parse.document import Block, ParsedSection
 from grimoire_beholder.store.records import NewBook
 from grimoire_beholder.structure.chunks import chunk_section
 from grimoire_beholder.structure.modes import chunk_mode_for, is_headerless
+from helpers import fake_config
 
 SENTENCES = [f"Sentence {i} tells of the {w} by the river." for i, w in
              enumerate(["mill", "ferry", "bridge", "weir", "lock", "quay"] * 40)]

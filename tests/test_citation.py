@@ -19,10 +19,10 @@ import pytest
 from ebooklib import epub
 from typer.testing import CliRunner
 
-from conftest import write_markdown_book
 from grimoire_beholder.citation import Source
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
 from mcp_helpers import connect, structured, text, write_config
 
 pytestmark = pytest.mark.timeout(120)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import write_markdown_book
 from grimoire_beholder.cli.entry import app
+from helpers import write_markdown_book
 from mcp_helpers import connect, text, write_config
 
 UNRELATED = "who won the 1966 world cup final at wembley"

@@ -4,10 +4,15 @@ Only ``ingest`` creates a library: every other command, with no library, creates
 says in one line where it looked and how to create one. ``ingest`` creates the per-user
 library, which every later command finds from any folder. ``--library`` and
 ``GRIMOIRE_BEHOLDER_LIBRARY`` choose another; ``status`` says why.
+
+The CLI runs in-process (``helpers.run_cli``: the script's entry point, its streams and
+environment swapped for the call); a first ingest on the default embedded model and
+``--version`` run as real subprocesses, as a user starts them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -15,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import CliRun, run_cli
 from mcp_helpers import cli_command
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
@@ -35,16 +41,29 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
-def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
-        executable: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GRIMOIRE_BEHOLDER_")}
+def user_env(home: Path, **env: str) -> dict[str, str | None]:
+    """A new user's environment: ``home`` as HOME and its XDG folders, no library chosen."""
+    environ: dict[str, str | None] = {k: None for k in os.environ
+                                      if k.startswith("GRIMOIRE_BEHOLDER_")}
     environ.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
                    XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
                    COLUMNS="200", **env)
+    return environ
+
+
+def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
+        **env: str) -> CliRun:
+    """The CLI, in-process, as the new user at ``home`` (in ``home / "work"`` by default)."""
+    return run_cli(*args, cwd=cwd or home / "work", env=user_env(home, **env), stdin=stdin)
+
+
+def run_process(home: Path, *args: str, cwd: Path | None = None
+                ) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real subprocess of the new user at ``home``."""
+    environ = {k: v for k, v in {**os.environ, **user_env(home)}.items() if v is not None}
     environ.pop("ORT_DISABLE_TELEMETRY", None)  # as a user has it: unset
-    command = [executable, *args] if executable else [*cli_command(), *args]
-    return subprocess.run(command, cwd=cwd or home / "work", env=environ,
-                          input=stdin, capture_output=True, text=True, timeout=180, check=False)
+    return subprocess.run([*cli_command(), *args], cwd=cwd or home / "work", env=environ,
+                          capture_output=True, text=True, timeout=180, check=False)
 
 
 def tree(folder: Path) -> set[Path]:
@@ -73,11 +92,11 @@ def test_commands_but_ingest_without_a_library_fail_in_one_line_and_create_nothi
 def test_a_deleted_working_folder_falls_back_to_the_per_user_library(home: Path) -> None:
     """A shell still standing in a folder removed under it (a switched branch, a cleaned
     temporary folder) gets the usual one-line answer, not a traceback."""
-    import shlex
-
-    command = " ".join(shlex.quote(part) for part in [*cli_command(), "list"])
-    proc = run(home, "-c", f"mkdir gone && cd gone && rmdir ../gone && exec {command}",
-               executable="sh")
+    gone = home / "work" / "gone"
+    gone.mkdir()
+    with contextlib.chdir(gone):
+        gone.rmdir()
+        proc = run_cli("list", env=user_env(home))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert str(user_db(home)) in proc.stderr and len(proc.stderr.splitlines()) == 1
 
@@ -100,18 +119,20 @@ def test_another_tools_config_toml_is_neither_read_nor_written(home: Path) -> No
     assert tree(home) == before
 
 
+@pytest.mark.slow  # the default embedded model, in real subprocesses
 def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywhere(
         home: Path, tmp_path: Path) -> None:
-    proc = run(home, "ingest", str(SAMPLE), "-q")
+    proc = run_process(home, "ingest", str(SAMPLE), "-q")
     assert proc.returncode == 0, proc.stderr
     assert user_db(home).is_file()
     assert not list((home / "work").iterdir())  # nothing lands in the working folder
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    found = run(home, "query", "how far can a lighthouse beam reach?", "--json", cwd=elsewhere)
+    found = run_process(home, "query", "how far can a lighthouse beam reach?", "--json",
+                        cwd=elsewhere)
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["results"][0]["book"] == "The Lighthouse Keeper's Handbook"
-    status = json.loads(run(home, "status", "--json", cwd=elsewhere).stdout)
+    status = json.loads(run_process(home, "status", "--json", cwd=elsewhere).stdout)
     assert status["database"] == str(user_db(home))
     assert status["chosen_by"].startswith("user default")
     assert not list(elsewhere.iterdir())
@@ -151,9 +172,10 @@ def test_an_empty_library_or_config_option_is_refused_not_taken_as_the_working_f
     assert tree(home) == before
 
 
+@pytest.mark.slow  # the default embedded model, in a real subprocess
 def test_a_new_library_folder_is_created_marked(home: Path) -> None:
     shelf = home / "new-shelf"
-    proc = run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))
+    proc = run_process(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     assert "[grimoire-beholder]" in (shelf / "config.toml").read_text()
     status = run(home, "status", cwd=shelf)

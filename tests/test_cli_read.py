@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conftest import write_markdown_book
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.text import PART_CHARS, split_parts
+from helpers import write_markdown_book
 
 LONG = " ".join(f"Paragraph {i} tells of tides and lamps." for i in range(40))
 

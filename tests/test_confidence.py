@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
 from grimoire_beholder.search.confidence_model import MODELS
+from helpers import fake_config
 
 
 def test_features_from_the_arms() -> None:

@@ -17,8 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import write_markdown_book
 from db_state import library_state
+from helpers import write_markdown_book
+
+pytestmark = pytest.mark.slow  # SIGKILLs real ingest subprocesses
 
 pytestmark = pytest.mark.slow  # SIGKILLs real ingest subprocesses
 

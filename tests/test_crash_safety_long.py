@@ -22,9 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from db_state import library_state
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
+
+pytestmark = pytest.mark.slow  # SIGKILLs real subprocesses at many points
 
 pytestmark = pytest.mark.slow  # SIGKILLs real subprocesses at many points
 

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
 from fakes import FakeEmbedder
 from grimoire_beholder.cli.entry import app
@@ -25,6 +24,7 @@ from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.store.db import SCHEMA_VERSION, connect
+from helpers import fake_config, open_with_ollama
 from mcp_helpers import write_config
 
 WORDS = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper",

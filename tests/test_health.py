@@ -11,12 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from books_gen import KEEPER_PAGES, cli_library, html_pdf, keeper_pdf, scanned_pdf
-from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.checks.health import probe_for
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
-from test_pdf_ocr import needs_tesseract
+from helpers import BENCH, GARDEN_CHAPTERS, fake_config, needs_tesseract, write_markdown_book
 
 
 def test_a_scan_ingested_without_ocr_is_named(tmp_path: Path) -> None:

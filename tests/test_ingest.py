@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import fake_config, write_markdown_book
 from fakes import FakeEmbedder, FakeGenerator
 from grimoire_beholder.errors import (
     EmbeddingMismatchError,
@@ -18,6 +17,7 @@ from grimoire_beholder.errors import (
 )
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.library import Library
+from helpers import fake_config, write_markdown_book
 
 
 def _snapshot(db: Path) -> list[tuple[object, ...]]:

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fake_config, write_markdown_book
 from db_state import snapshot
 from fakes import FakeEmbedder
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.library import Library
+from helpers import fake_config, write_markdown_book
 
 TIMEOUT = 180
 # The default backends (no embedding_backend line): the embedded all-MiniLM-L6-v2 model.

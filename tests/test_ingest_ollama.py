@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from conftest import fake_config, open_with_ollama
 from fake_ollama import FakeOllama
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import ModelError
+from helpers import fake_config, open_with_ollama
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from books_gen import keeper_pdf
-from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.library import Library
+from helpers import GARDEN_CHAPTERS, write_markdown_book
 from mcp_helpers import cli_command, connect, structured, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.server import MAX_TOP_K
 from grimoire_beholder.text import PART_CHARS, split_parts
+from helpers import GARDEN_CHAPTERS, write_markdown_book
 from mcp_helpers import RawStdioServer, cli_command, connect, structured, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]

@@ -14,39 +14,19 @@ import pytest
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
-from conftest import GARDEN_CHAPTERS, write_markdown_book
 from db_state import snapshot
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.allowed import AllowedFolders, Upkeep
 from grimoire_beholder.mcp_server.server import TOOLS
-from mcp_helpers import cli_command, connect, structured, text, write_config
+from mcp_helpers import call, cli_command, connect, folder_library, structured, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
 READ_TOOLS = {fn.__name__ for fn, _title in TOOLS}
 NEW_TEXT = ("Moor the zeppelin to the mast with a brass windlass before the gale; "
             "slack the bow lines as the envelope warms. ") * 4
-
-
-def folder_library(base: Path) -> Path:
-    """A library of one ingested folder (three Markdown books); returns its config."""
-    base.mkdir(parents=True, exist_ok=True)
-    config = write_config(base)
-    wiki = base / "wiki"
-    (wiki / "ops").mkdir(parents=True)
-    write_markdown_book(wiki / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
-    write_markdown_book(wiki / "ops" / "runbook.md", "Runbook", {
-        "Deploys": {"Rollout": "Roll the release out to one canary host first, watch the "
-                               "error rate, then the rest of the fleet. " * 4,
-                    "Rollback": "Rolling back means redeploying the previous tag; never "
-                                "patch a host by hand during an incident. " * 4}})
-    write_markdown_book(wiki / "bread.md", "Bread at Home", {
-        "Dough": {"Kneading": "Knead the dough until it is smooth and springs back. " * 5}})
-    with Library.open(config) as lib:
-        lib.ingest_folder(wiki)
-    return config
 
 
 def edit_runbook(base: Path) -> None:
@@ -61,10 +41,6 @@ def db_bytes(base: Path) -> tuple[bytes, bytes]:
     read-only reader): a read-only session must not change a byte of either."""
     wal = base / "book.db-wal"
     return (base / "book.db").read_bytes(), wal.read_bytes() if wal.exists() else b""
-
-
-async def call(client: Client, tool: str, **arguments: Any) -> Any:
-    return await client.call_tool(tool, arguments)
 
 
 def sync_lines(data: dict[str, Any]) -> tuple[Any, ...]:
@@ -190,25 +166,6 @@ async def test_a_second_writer_is_an_immediate_tool_error(tmp_path: Path) -> Non
 
 
 # ------------------------------------------------------------------------ add_book
-@pytest.fixture
-def allowed_setup(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A library, an allowed folder with a book, a folder and a link out, and a secret."""
-    config = folder_library(tmp_path)
-    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
-    (allowed / "shelf").mkdir(parents=True)
-    outside.mkdir()
-    write_markdown_book(allowed / "kites.md", "Kites", {
-        "Flying": {"Launch": "Launch the kite with the wind at your back and let the line "
-                             "run out through your fingers. " * 4}})
-    write_markdown_book(allowed / "shelf" / "knots.md", "Knots", {
-        "Loops": {"Bowline": "The bowline makes a fixed loop that will not slip or jam. " * 4}})
-    secret = write_markdown_book(outside / "secret.md", "Secret", {
-        "Vault": {"Code": "The vault code is heliotrope seven seven nine. " * 4}})
-    (allowed / "link.md").symlink_to(secret)
-    (allowed / "shelf" / "sneaky.md").symlink_to(secret)
-    return config, allowed, secret
-
-
 async def test_add_book_only_inside_the_allowed_folders(
         tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:
     config, allowed, secret = allowed_setup

@@ -17,14 +17,13 @@ from db_state import snapshot
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.mcp_server.allowed import AllowedFolders
 from grimoire_beholder.mcp_server.upkeep_tools import Upkeep
-from mcp_helpers import connect, structured, text, write_config
-from test_mcp_upkeep import allowed_setup, call  # noqa: F401  (allowed_setup: a fixture)
+from mcp_helpers import call, connect, structured, text, write_config
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(90)]
 
 
 async def test_sync_never_adds_what_add_book_skipped_as_outside(
-        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:
     config, allowed, _secret = allowed_setup
     upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))
     async with connect(config, upkeep=upkeep) as client:
@@ -42,7 +41,7 @@ async def test_sync_never_adds_what_add_book_skipped_as_outside(
 
 
 async def test_sync_keeps_books_a_link_back_into_the_folder_reaches(
-        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:
     config, allowed, _secret = allowed_setup
     (allowed / "shelf" / "back").symlink_to(allowed)  # a loop back up to the allowed folder
     upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))
@@ -57,7 +56,7 @@ async def test_sync_keeps_books_a_link_back_into_the_folder_reaches(
 
 
 async def test_odd_paths_are_one_clear_tool_error(
-        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:  # noqa: F811
+        tmp_path: Path, allowed_setup: tuple[Path, Path, Path]) -> None:
     config, allowed, _secret = allowed_setup
     db = tmp_path / "book.db"
     upkeep = Upkeep(sync=True, add=AllowedFolders.of([allowed]))

@@ -12,12 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from books_gen import keeper_pdf
-from conftest import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.checks.pages import MAX_EDGE, NoPageImagesError, PageImage
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import NotFoundError
 from grimoire_beholder.library import Library
+from helpers import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
 from mcp_helpers import write_config
 
 LENS = "Polish the great lens every morning with a soft cloth of chamois leather"

@@ -24,6 +24,7 @@ from ebooklib import epub
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedSection
 from grimoire_beholder.parse.epub import parse_epub
+from helpers import make_epub, rewrite
 
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
 
@@ -42,73 +43,6 @@ def where(book: ParsedBook, phrase: str) -> tuple[str, ParsedSection]:
     hits = [(ch.title, s) for ch in book.chapters for s in ch.sections if phrase in s.text]
     assert len(hits) == 1, f"{phrase!r} found in {len(hits)} sections"
     return hits[0]
-
-
-def html(title: str, body: str) -> str:
-    return f"<html><head><title>{title}</title></head><body>{body}</body></html>"
-
-
-def make_epub(
-    path: Path,
-    docs: dict[str, str],
-    toc: list[object] | None,
-    *,
-    nav: bool = True,
-    ncx: bool = True,
-    spine: list[str] | None = None,
-    title: str = "The Test Grimoire",
-    author: str | None = "Ada Author",
-) -> Path:
-    """Write an EPUB with ebooklib: ``docs`` maps file name → body HTML; ``toc`` uses
-    ("title", "file#frag") leaves and (("title", "file"), [children]) branches."""
-    book = epub.EpubBook()
-    book.set_identifier("id-test")
-    book.set_title(title)
-    book.set_language("en")
-    if author:
-        book.add_author(author)
-    items = {}
-    for name, body in docs.items():
-        item = epub.EpubHtml(title=name, file_name=name, lang="en")
-        item.content = html(name, body)
-        book.add_item(item)
-        items[name] = item
-
-    def conv(node: object) -> object:
-        if isinstance(node, tuple) and isinstance(node[1], list):
-            (t, href), kids = node
-            return (epub.Section(t, href), [conv(k) for k in kids])
-        t, href = node  # type: ignore[misc]
-        return epub.Link(href, t, href.replace("#", "-").replace(".", "-"))
-
-    book.toc = [conv(n) for n in toc or []]
-    if ncx:
-        book.add_item(epub.EpubNcx())
-    if nav:
-        book.add_item(epub.EpubNav())
-    names = spine if spine is not None else list(docs)
-    book.spine = [items[n] for n in names]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        epub.write_epub(str(path), book, {"epub3_pages": False})
-    return path
-
-
-def rewrite(
-    src: Path,
-    dst: Path,
-    edit: Callable[[str, bytes], bytes | None] = lambda n, d: d,
-    add: dict[str, bytes] | None = None,
-) -> Path:
-    """Copy an EPUB member by member; ``edit`` may change or (returning None) drop one."""
-    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as zout:
-        for info in zin.infolist():
-            data = edit(info.filename, zin.read(info))
-            if data is not None:
-                zout.writestr(info.filename, data)
-        for name, data in (add or {}).items():
-            zout.writestr(name, data)
-    return dst
 
 
 def simple_book(tmp_path: Path) -> Path:

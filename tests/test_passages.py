@@ -6,10 +6,10 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
-from conftest import fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import passages, proximity
+from helpers import fake_config, write_markdown_book
 
 FILLER = ("The harbour master logged every arrival in the ledger by the window. ") * 3
 

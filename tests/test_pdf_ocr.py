@@ -7,28 +7,21 @@ language data (Debian ``tesseract-ocr``); CI installs it (.ci/run), locally they
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pymupdf
 import pytest
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.library import Library
 from grimoire_beholder.parse import pdf_ocr
 from grimoire_beholder.parse.document import ParsedBook, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf
+from helpers import fake_config, needs_tesseract
 
 SCANNED_TEXT = "The foghorn sounds every thirty seconds in dense fog."
-# .ci/run sets GRIMOIRE_TEST_REQUIRE_OCR when Tesseract is installed, so CI never skips these
-needs_tesseract = pytest.mark.skipif(
-    pdf_ocr.find_tessdata("eng") is None and not os.environ.get("GRIMOIRE_TEST_REQUIRE_OCR"),
-    reason="Tesseract with English language data is not installed "
-           "(apt-get install tesseract-ocr); CI installs it",
-)
 
 
 def scanned_page(doc: pymupdf.Document, text: str) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.config import config_from_mapping
 from grimoire_beholder.errors import ConfigError
@@ -22,6 +21,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.document import ParsedBook, ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf
+from helpers import fake_config
 from mcp_helpers import cli_command, write_config
 
 HEADER = ("Field", "Bits", "Access", "Description")

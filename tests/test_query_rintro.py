@@ -18,9 +18,9 @@ import pytest
 from _pytest.mark.structures import ParameterSet
 from typer.testing import CliRunner
 
-from conftest import BENCH
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.cli.evaluation import same_title, section_title
+from helpers import BENCH
 
 BOOK = BENCH / "books" / "R-intro.pdf"
 

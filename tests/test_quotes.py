@@ -11,13 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from books_gen import cli_library, keeper_pdf
-from conftest import GARDEN_CHAPTERS, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.checks.textmatch import align, fold, quote_pieces, skeleton
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from test_parse_epub import make_epub
+from helpers import GARDEN_CHAPTERS, fake_config, make_epub, write_markdown_book
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import BENCH, fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.checks.textmatch import fold
 from grimoire_beholder.library import Library
+from helpers import BENCH, fake_config
 
 BOOKS = BENCH / "books"
 pytestmark = pytest.mark.skipif(not BOOKS.is_dir(), reason="../shared/bench is not here")

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from books_gen import cli_library
-from conftest import fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import GrimoireError, NotFoundError
 from grimoire_beholder.library import Library
+from helpers import fake_config, write_markdown_book
 
 VOCAB = ["lantern", "harbour", "storm", "keeper", "ledger", "gull", "rope", "tide", "oil",
          "signal", "wreck", "fog", "bell", "cliff", "island", "letter"]

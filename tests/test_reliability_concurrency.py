@@ -20,10 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from fake_ollama import FakeOllama
 from grimoire_beholder.errors import LibraryBusyError
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
+
+pytestmark = pytest.mark.slow  # a writer subprocess and reader processes for seconds
 
 pytestmark = pytest.mark.slow  # a writer subprocess and reader processes for seconds
 

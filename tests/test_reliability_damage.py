@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from grimoire_beholder.errors import LibraryDamagedError
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
 from mcp_helpers import connect, text, write_config
 
 PAGE = 4096

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from db_state import snapshot
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
 
 pymupdf = pytest.importorskip("pymupdf")
 
@@ -437,9 +437,9 @@ def test_long_error_line_is_not_wrapped(seeded: Path, tmp_path: Path) -> None:
 
 
 def test_a_long_single_line_is_split_into_bounded_sections(tmp_path: Path) -> None:
-    from conftest import fake_config
     from grimoire_beholder.ingest.build import build_book, file_info
     from grimoire_beholder.parse import parse_file
+    from helpers import fake_config
 
     path = tmp_path / "line.txt"
     path.write_bytes(b"The tide rolls in over the flats. " * 60_000)  # 2 MB, no newline

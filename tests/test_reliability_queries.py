@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from db_state import snapshot
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
 
 CONFIG = """\
 [grimoire-beholder]

@@ -26,11 +26,11 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import write_markdown_book
 from db_state import snapshot
 from grimoire_beholder.errors import ReadOnlyLibraryError, StorageError
 from grimoire_beholder.library import Library
 from grimoire_beholder.store import connection
+from helpers import write_markdown_book
 from mcp_helpers import cli_command, structured, text, write_config
 
 pytestmark = pytest.mark.slow  # read-only mounts and CLI subprocesses

@@ -26,11 +26,11 @@ from typing import Any
 
 import pytest
 
-from conftest import write_markdown_book
 from db_state import snapshot
 from fake_ollama import FakeOllama
 from grimoire_beholder.errors import GrimoireError, StorageError
 from grimoire_beholder.library import Library
+from helpers import write_markdown_book
 
 FAKE_CONFIG = """\
 [grimoire-beholder]

@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from conftest import fake_config
 from fake_ollama import FakeOllama
 from fakes import FakeEmbedder
 from grimoire_beholder.errors import ModelError
@@ -18,6 +17,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.models import make_reranker
 from grimoire_beholder.models.rerank_ollama import UNPARSED, OllamaReranker, parse_grade
 from grimoire_beholder.models.rerank_onnx import OnnxReranker
+from helpers import fake_config
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "fog", "beam", "cat", "dog", "slugs", "copper"]
 # Per-token weights of the toy model: score = Σ weight(token) over the pair (padding masked)

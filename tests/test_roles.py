@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BENCH, fake_config, write_markdown_book
 from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError
@@ -18,6 +17,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.store.db import SCHEMA_VERSION
 from grimoire_beholder.structure.roles import section_role
+from helpers import BENCH, fake_config, write_markdown_book
 
 R_DATA = BENCH / "books-dev" / "R-data.pdf"
 ART_OF_WAR = BENCH / "books" / "sun-tzu_the-art-of-war_lionel-giles.epub"
@@ -259,7 +259,7 @@ def test_a_landmark_into_the_middle_of_a_document_marks_only_what_it_points_at(
         tmp_path: Path) -> None:
     """Books converted by Calibre and the like hold several chapters per document; the
     landmark ``b.xhtml#idx`` names the index at the end of b.xhtml, not chapter 3 before it."""
-    from test_parse_epub import make_epub, rewrite
+    from helpers import make_epub, rewrite
 
     index = "".join(f"<p>{entry}</p>" for entry in (
         "bell, 1", "clockwork, 2", "ferry, 1", "gulls, 3", "herring, 3", "lens, 2",

@@ -13,7 +13,7 @@ import numpy as np
 from grimoire_beholder.search import keyword
 from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import db, vectors
-from test_search_engine import add_book, open_library
+from helpers import add_book, open_library
 
 
 def test_read_vectors_crosses_batches_in_order(tmp_path: Path) -> None:

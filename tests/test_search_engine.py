@@ -1,88 +1,19 @@
-"""SearchEngine end to end on real SQLite libraries built through the store functions.
-
-The helpers at the top (``open_library``, ``add_book``, ``remove_book``) are shared with the
-other ``test_search_*`` modules.
-"""
+"""SearchEngine end to end on real SQLite libraries built through the store functions
+(``helpers.add_book``)."""
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError, ModelError
 from grimoire_beholder.search import passages
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS, SearchEngine
-from grimoire_beholder.store import book_rows as books
-from grimoire_beholder.store import chunk_progress as chunks
-from grimoire_beholder.store import db
-from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
-
-EMBEDDER = FakeEmbedder(dimension=64)
-
-# A chunk: its text, or (text, page_start, page_end).
-ChunkSpec = str | tuple[str, int | None, int | None]
-# A section: (chapter title, section title, chunks).
-SectionSpec = tuple[str, str, Sequence[ChunkSpec]]
-
-
-def open_library(tmp_path: Path) -> sqlite3.Connection:
-    return db.connect(tmp_path / "library.db")
-
-
-def _chunk(spec: ChunkSpec, breadcrumb: str) -> NewChunk:
-    text, page_start, page_end = (spec, None, None) if isinstance(spec, str) else spec
-    digest = hashlib.sha256((text + breadcrumb).encode()).hexdigest()
-    return NewChunk(text=text, char_start=0, char_end=len(text), approx_tokens=len(text) // 4,
-                    content_hash=digest, page_start=page_start, page_end=page_end)
-
-
-def add_book(conn: sqlite3.Connection, slug: str, sections: Sequence[SectionSpec], *,
-             name: str | None = None, author: str | None = None, source_type: str = "text",
-             page_labels: dict[int, str] | None = None, context: bool = False,
-             embed: bool = True) -> int:
-    """Insert a book, optionally give each chunk a context, and embed it with FakeEmbedder."""
-    chapters: dict[str, NewChapter] = {}
-    for chapter_title, section_title, specs in sections:
-        chapter = chapters.setdefault(chapter_title, NewChapter(title=chapter_title))
-        breadcrumb = f"{chapter_title} › {section_title}" if section_title else chapter_title
-        new_chunks = [_chunk(s, breadcrumb) for s in specs]
-        chapter.sections.append(NewSection(
-            title=section_title, breadcrumb=breadcrumb,
-            text=" ".join(c.text for c in new_chunks), approx_tokens=10, chunks=new_chunks))
-    book = NewBook(slug=slug, name=name or slug.replace("-", " ").title(), author=author,
-                   source_type=source_type, source_path=f"/books/{slug}.{source_type}",
-                   source_hash=hashlib.sha256(slug.encode()).hexdigest(), source_size=1,
-                   source_mtime=0.0, page_labels=page_labels or {},
-                   chapters=list(chapters.values()))
-    with db.transaction(conn):
-        book_id = books.insert_book(conn, book)
-        work = chunks.pending_chunks(conn, book_id)
-        if context:
-            for w in work:
-                chunks.set_context(conn, w.id, f"Context for {slug}.")
-        if embed and work:
-            vecs = EMBEDDER.embed_documents([w.text for w in work])
-            chunks.mark_embedded(conn, list(zip(work, vecs, strict=True)), EMBEDDER.identity,
-                                 EMBEDDER.dimension)
-    return book_id
-
-
-def remove_book(conn: sqlite3.Connection, book_id: int) -> None:
-    with db.transaction(conn):
-        books.delete_book(conn, book_id)
-
-
-def engine_for(conn: sqlite3.Connection, embed: bool = True, **config: object) -> SearchEngine:
-    return SearchEngine(conn, lambda: EMBEDDER.embed_query if embed else None,
-                        Config().with_overrides(**config))
-
+from helpers import add_book, engine_for, open_library, remove_book
 
 HIT_KEYS = ["rank", "score", "ranks", "book_id", "slug", "book", "author", "source_type",
             "source_path", "chapter_index", "chapter", "section_index", "section", "page_start",
@@ -251,7 +182,6 @@ def test_convex_fusion_and_hostile_queries(two_books: sqlite3.Connection) -> Non
     with pytest.raises(GrimoireError, match="100,000 characters long; ask it in at most 2,000"):
         engine.search("x" * 100_000)  # a question, not a document
     assert engine.search("dragon").hits
-
 
 
 def test_failing_embedder_is_not_masked(two_books: sqlite3.Connection) -> None:

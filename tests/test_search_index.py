@@ -22,7 +22,7 @@ from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import book_rows as books
 from grimoire_beholder.store import db, fts
 from grimoire_beholder.store import hit_queries as store_search
-from test_search_engine import EMBEDDER, add_book, open_library
+from helpers import EMBEDDER, add_book, open_library
 
 WORDS = [
     "lantern", "harbour", "tide", "keeper", "beacon", "fog", "rock", "signal", "storm", "gull",

@@ -21,12 +21,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import write_markdown_book
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.search import index_writer
 from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import db, fts
+from helpers import write_markdown_book
 from mcp_helpers import write_config
 
 TOPICS = ("lantern keeper fog", "harbour tide rope", "beacon storm gull")

@@ -12,7 +12,7 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.search import keyword
 from grimoire_beholder.search.engine import MAX_QUERY_CHARS
 from grimoire_beholder.store import hit_queries as store_search
-from test_search_engine import add_book, engine_for, open_library
+from helpers import add_book, engine_for, open_library
 
 HOSTILE = [
     '"', '""', '"""', 'foo"bar', '"unbalanced quote', "it's", "-", "-dragon", "dragon -fire",

@@ -11,7 +11,7 @@ import pytest
 from grimoire_beholder.errors import EmbeddingMismatchError
 from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import db, vectors
-from test_search_engine import EMBEDDER, add_book, open_library, remove_book
+from helpers import EMBEDDER, add_book, open_library, remove_book
 
 
 def _random_index(n: int, dim: int, books: int, seed: int = 0) -> tuple[VectorIndex, np.ndarray]:

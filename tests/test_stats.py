@@ -6,11 +6,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.library import Library
 from grimoire_beholder.store.stat_queries import stats_path
+from helpers import fake_config
 
 
 def test_searches_add_up(tmp_path: Path, sample_book: Path) -> None:

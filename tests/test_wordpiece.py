@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer
 
-from conftest import BENCH
 from grimoire_beholder.errors import ModelError
 from grimoire_beholder.models.embedded import find_model_dir
 from grimoire_beholder.models.rerank_onnx import OnnxReranker
 from grimoire_beholder.models.wordpiece import WordPieceTokenizer
+from helpers import BENCH
 
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "lighthouse-keepers-handbook.md"
 AWKWARD = [
