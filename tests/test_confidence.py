@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,15 +52,64 @@ def test_committed_models_cover_every_setting() -> None:
     assert confidence.confidence({}, "hybrid", "unknown-fusion") is None
 
 
-@pytest.mark.parametrize("threshold, low", [(0.0, False), (1.0, True)])
-def test_search_reports_confidence(tmp_path: Path, sample_book: Path, threshold: float,
-                                   low: bool) -> None:
-    config = fake_config(tmp_path, min_confidence=threshold)
-    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
-        lib.ingest(sample_book)
-        data = lib.search("copper tape beer traps for slugs").to_dict()
+SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
+# Questions the sample book answers (paraphrased, with the section that answers them) and
+# questions it has nothing on.
+ANSWERABLE = {
+    "what fuel did most stations burn by the late nineteenth century?": "The Lamp and Its Fuel",
+    "how far can a first-order Fresnel lens throw its beam?": "Lenses and Range",
+    "why were the curtains drawn inside the lantern during the day?": "Daily Routine",
+    "what does a red sector of a light warn ships about?": "Characteristics",
+    "how many keepers were posted to rock stations?": "Life at Remote Stations",
+    "what kinds of fog signals did stations use?": "Fog Signals",
+    "what happened to the keepers' cottages after automation?": "Automation",
+    "how often did keepers trim the wicks?": "The Lamp and Its Fuel",
+    "why can a light one hundred feet high only be seen fourteen miles?": "Lenses and Range",
+}
+UNANSWERABLE = [
+    "how do I configure a kubernetes ingress controller?",
+    "what is the recipe for sourdough bread?", "who won the football world cup in 1998?",
+    "how do I undo a git rebase?", "what is the capital of Mongolia?",
+    "how do vaccines train the immune system?",
+    "what is the best tyre pressure for a road bike?", "how to compute a matrix determinant",
+    "what are the symptoms of diabetes?", "which python library parses yaml files?",
+]
+
+
+@pytest.fixture(scope="module")
+def handbook(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A library holding the sample handbook (fake embedder); its folder."""
+    folder = tmp_path_factory.mktemp("handbook")
+    with Library.open(config=fake_config(folder), embedder=FakeEmbedder()) as lib:
+        lib.ingest(SAMPLE)
+    return folder
+
+
+def _searched(folder: Path, questions: Iterable[str], **config: Any) -> dict[str, Any]:
+    with Library.open(config=fake_config(folder, **config), embedder=FakeEmbedder()) as lib:
+        return {q: lib.search(q).to_dict() for q in questions}
+
+
+def test_confidence_separates_what_the_library_answers_from_what_it_cannot(
+        handbook: Path) -> None:
+    answered = _searched(handbook, ANSWERABLE)
+    unanswered = _searched(handbook, UNANSWERABLE)
+    for question, section in ANSWERABLE.items():  # the library really answers these
+        assert answered[question]["results"][0]["section"].endswith(section), question
+    lowest_answered = min(d["confidence"] for d in answered.values())
+    assert max(d["confidence"] for d in unanswered.values()) < lowest_answered
+    # At the default threshold every question off the book is flagged, nearly none on it.
+    assert all(d["low_confidence"] for d in unanswered.values())
+    assert sum(d["low_confidence"] for d in answered.values()) <= 1
+
+
+@pytest.mark.parametrize("threshold", [0.05, 0.5, 0.99])
+def test_low_confidence_is_confidence_under_the_threshold(handbook: Path,
+                                                          threshold: float) -> None:
+    searched = _searched(handbook, [*ANSWERABLE, *UNANSWERABLE], min_confidence=threshold)
+    for question, data in searched.items():
         assert 0.0 <= data["confidence"] <= 1.0
-        assert data["low_confidence"] is low
+        assert data["low_confidence"] is (data["confidence"] < threshold), question
         assert list(data)[:7] == ["query", "mode", "fusion", "results", "note", "confidence",
                                   "low_confidence"]
 

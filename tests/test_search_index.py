@@ -11,11 +11,12 @@ from __future__ import annotations
 import shutil
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from grimoire_beholder.search import index_writer, keyword
+from grimoire_beholder.search import index_writer, keyword, persisted
 from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.search.vector import VectorIndex
@@ -175,3 +176,35 @@ def test_reading_position_scope_matches_the_exact_scan(tmp_path: Path) -> None:
         got = index.search(vec, 5, [ids[1]], scope)
         assert got and {c for c, _ in got} <= set(scope)
         assert [c for c, _ in got] == [c for c, _ in exact.search(vec, 5, [ids[1]], scope)]
+
+
+def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a library many times larger than the rows re-scored exactly, the int8 scan really
+    chooses the shortlist, and the shortlist still holds the exact scan's best ``k``."""
+    conn = open_library(tmp_path)
+    for b in range(2):
+        _add(conn, f"big-{b}", seed=20 + b, sections=125)  # 2 × 125 × 8 = 2,000 chunks
+    path = tmp_path / "library.db"
+    assert index_writer.update(conn, path) == "built"
+    index, exact = SearchIndex(path), VectorIndex()
+    assert index.refresh(conn) == "persisted"
+    exact.refresh(conn)
+    rescored: list[tuple[int, int]] = []  # (rows in the segment, rows re-scored exactly)
+    approximate = persisted._approximate
+
+    def spy(segment: seg.Segment, *args: Any) -> tuple[np.ndarray, np.ndarray]:
+        found = approximate(segment, *args)
+        rescored.append((segment.size, len(found[0])))
+        return found
+
+    monkeypatch.setattr(persisted, "_approximate", spy)
+    rng = np.random.default_rng(11)
+    queries = [rng.standard_normal(EMBEDDER.dimension).astype(np.float32) for _ in range(20)]
+    queries += [EMBEDDER.embed_query(q) for q in QUERIES]
+    for i, vec in enumerate(queries):  # the same best scores (ids may differ between ties)
+        got, want = index.search(vec, 10), exact.search(vec, 10)
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+        if i < 20:  # a random direction: ten distinct scores, so the check above has teeth
+            assert len({round(s, 4) for _, s in want}) == 10
+    assert rescored and all(size == 2000 and kept <= size // 5 for size, kept in rescored)
