@@ -147,12 +147,15 @@ def test_filters_through_library_search(lib_dir: Path, opened: Library) -> None:
 
 
 def test_nul_and_lone_surrogates_through_library_search(opened: Library) -> None:
-    for text in ("lamp\x00", "\x00\x00", "\ud800 lamp", "fog \udfff"):
-        try:
-            results = opened.search(text)
-        except GrimoireError:
-            continue
-        json.dumps(results.to_dict())
+    """A NUL or a lone surrogate (what a badly decoded argument or JSON string carries) is
+    no word: every mode answers as for the rest of the text, and only NULs find nothing."""
+    for text, words in (("lamp\x00", "lamp"), ("\ud800 lamp", "lamp"), ("fog \udfff", "fog")):
+        for mode in ("keyword", "vector", "hybrid"):
+            got, want = opened.search(text, mode=mode), opened.search(words, mode=mode)
+            assert want.hits and [(h.section, h.text) for h in got.hits] == [
+                (h.section, h.text) for h in want.hits], (text, mode)
+            assert json.loads(json.dumps(got.to_dict()))["query"] == text
+    assert opened.search("\x00\x00", mode="keyword").hits == []
 
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
