@@ -6,6 +6,7 @@ Fixtures only; the helpers test files share are in helpers.py (and mcp_helpers.p
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,12 +22,15 @@ from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
 def pytest_configure(config: pytest.Config) -> None:
     """No test may read or fill the real per-user library: the platform's per-user folders
     (XDG on Linux) point into a throwaway folder for the session, subprocesses included, and
-    the library-choosing variables of the developer's shell are dropped."""
+    the library-choosing and terminal-size variables of the developer's shell are dropped."""
     user_dirs = Path(tempfile.mkdtemp(prefix="grimoire-user-dirs-"))
     os.environ["XDG_DATA_HOME"] = str(user_dirs / "data")
     os.environ["XDG_CONFIG_HOME"] = str(user_dirs / "config")
-    for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY"):
+    for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY", "COLUMNS", "LINES"):
         os.environ.pop(name, None)
+    # The CLI's rich consoles read COLUMNS once, when they are built: built here, they follow
+    # each test's COLUMNS, whichever test (on whichever xdist worker) first prints.
+    import grimoire_beholder.cli.rendering  # noqa: F401
 
 
 @pytest.fixture
@@ -52,6 +56,30 @@ def library(config: Config) -> Iterator[Library]:
 @pytest.fixture
 def sample_book(tmp_path: Path) -> Path:
     return write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+
+
+@pytest.fixture(scope="session")
+def garden_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A library folder holding the garden book, ingested once per session (per xdist
+    worker): copy it (``garden_library``), never open it for writing."""
+    folder = tmp_path_factory.mktemp("garden-template")
+    book = write_markdown_book(folder / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    with Library.open(config=fake_config(folder), embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+    return folder
+
+
+@pytest.fixture
+def garden_library(garden_template: Path, tmp_path: Path) -> Iterator[Library]:
+    """The ``library`` fixture with the garden book already in it: the session's library,
+    copied into ``tmp_path`` (the book's recorded source stays the template's file)."""
+    folder = tmp_path / "garden-library"
+    shutil.copytree(garden_template, folder)
+    lib = Library.open(config=fake_config(folder), embedder=FakeEmbedder())
+    try:
+        yield lib
+    finally:
+        lib.close()
 
 
 @pytest.fixture

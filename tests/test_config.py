@@ -80,6 +80,7 @@ def test_a_config_path_that_is_a_folder_says_so(tmp_path: Path,
         load_config(tmp_path)
 
 
+@pytest.mark.slow  # a subprocess per command
 def test_bad_config_is_one_cli_line_for_every_command(tmp_path: Path) -> None:
     """Through the CLI: the values that used to end in tracebacks."""
     import subprocess

@@ -118,6 +118,7 @@ def test_summary_is_kept_for_book_status_and_cli_reports(tmp_path: Path) -> None
     assert saved["keeper"]["reachability"] is not None
 
 
+@pytest.mark.slow  # real bench books
 @pytest.mark.skipif(not (BENCH / "books").is_dir(), reason="../shared/bench is not here")
 def test_bench_books_text_drawn_as_outlines_and_a_good_manual(tmp_path: Path) -> None:
     with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:

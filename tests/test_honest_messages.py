@@ -17,8 +17,12 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from db_state import snapshot
 from mcp_helpers import cli_command, write_config
+
+pytestmark = pytest.mark.slow  # CLI subprocesses, one killed at a fault point
 
 TOPICS = ["harbour", "lantern", "granite", "orchard", "violin", "glacier"]
 

@@ -50,22 +50,19 @@ def test_ingest_builds_structure_and_embeds(library: Library, sample_book: Path)
     assert integrity.fts_rows == integrity.embedded_chunks == integrity.vectors
 
 
-def test_contexts_are_scoped_to_the_section(library: Library, sample_book: Path) -> None:
-    library.ingest(sample_book)
-    rows = library.conn.execute(
+def test_contexts_are_scoped_to_the_section(garden_library: Library) -> None:
+    rows = garden_library.conn.execute(
         "SELECT s.title, c.context FROM chunks c JOIN sections s ON s.id = c.section_id"
     ).fetchall()
     for title, context in rows:
         assert context.startswith("The Garden Book › ") and title in context
 
 
-def test_vectors_are_little_endian_float32_with_stamp(library: Library,
-                                                      sample_book: Path) -> None:
-    library.ingest(sample_book)
-    blob, = library.conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()
+def test_vectors_are_little_endian_float32_with_stamp(garden_library: Library) -> None:
+    blob, = garden_library.conn.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()
     vec = np.frombuffer(blob, dtype="<f4")
     assert vec.shape == (64,) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
-    assert library.status().to_dict()["embedding_stamp"] == {
+    assert garden_library.status().to_dict()["embedding_stamp"] == {
         "identity": "fake:fake-embedder", "dimension": 64}
 
 
@@ -106,17 +103,16 @@ def test_name_option_sets_display_name_and_slug(library: Library, sample_book: P
     lambda d: _write(d / "broken.pdf", b"%PDF-1.7\n garbage garbage"),
     lambda d: _write(d / "broken.epub", b"PK\x03\x04 truncated zip"),
 ])
-def test_bad_input_leaves_library_unchanged(library: Library, sample_book: Path,
-                                            tmp_path: Path, make: object) -> None:
-    library.ingest(sample_book)
-    before = _snapshot(library.config.database_path)
+def test_bad_input_leaves_library_unchanged(garden_library: Library, tmp_path: Path,
+                                            make: object) -> None:
+    before = _snapshot(garden_library.config.database_path)
     bad_dir = tmp_path / "bad"
     bad_dir.mkdir()
     with pytest.raises(InputFileError) as info:
-        library.ingest(make(bad_dir))  # type: ignore[operator]
+        garden_library.ingest(make(bad_dir))  # type: ignore[operator]
     message = str(info.value)
     assert "\n" not in message and len(message) < 300
-    assert _snapshot(library.config.database_path) == before
+    assert _snapshot(garden_library.config.database_path) == before
 
 
 def _write(path: Path, data: bytes) -> Path:

@@ -72,6 +72,7 @@ def _long_prose(words: int) -> str:
     return " ".join(sentences)
 
 
+@pytest.mark.slow  # real subprocesses (a kill; the embedded model)
 def test_long_chunks_are_reported_as_windowed_on_the_default_backend(tmp_path: Path) -> None:
     lib_dir = _library_dir(tmp_path / "lib")
     short = write_markdown_book(tmp_path / "short.md", "Short",
@@ -185,6 +186,7 @@ def test_search_follows_writes_without_being_reset(tmp_path: Path) -> None:
         assert lib.search("compost").note == "the library is empty"
 
 
+@pytest.mark.slow  # real subprocesses (a kill; the embedded model)
 def test_rerun_after_a_kill_says_resumed_then_already_there(tmp_path: Path) -> None:
     lib_dir = tmp_path / "lib"
     lib_dir.mkdir()

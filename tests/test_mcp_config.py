@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -14,7 +13,8 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_helpers import cli_command, structured
+from helpers import CliRun, run_cli
+from mcp_helpers import structured
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
 OTHER = {"command": "/opt/other/bin/other-server", "args": ["--flag"], "env": {"K": "v"}}
@@ -47,9 +47,10 @@ def environ(home: Path) -> dict[str, str]:
     return env
 
 
-def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*cli_command(), *args], cwd=home / "work", env=environ(home),
-                          capture_output=True, text=True, timeout=120, check=False)
+def run(home: Path, *args: str) -> CliRun:
+    """The CLI in-process (``helpers.run_cli``) as the user at ``home``, in ``home/work``."""
+    dropped = {k: None for k in os.environ if k not in environ(home)}
+    return run_cli(*args, cwd=home / "work", env={**environ(home), **dropped})
 
 
 def backups(path: Path) -> list[Path]:
@@ -218,6 +219,7 @@ def test_a_client_file_that_does_not_parse_is_left_alone(home: Path, shelf: Path
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.slow  # a real server over stdio
 async def test_the_written_entry_starts_a_server_that_answers(
         home: Path, shelf: Path, anyio_backend: str) -> None:
     assert run(home, "mcp-config", "claude-desktop", "--write", "--library",
@@ -236,6 +238,7 @@ async def test_the_written_entry_starts_a_server_that_answers(
                                              version("grimoire-beholder-mcp"))
 
 
+@pytest.mark.slow  # a real server over stdio
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_allow_options_go_into_the_entry_and_start_the_upkeep_tools(

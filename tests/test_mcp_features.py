@@ -91,6 +91,7 @@ async def test_a_highlight_not_on_the_page_is_said_once(library_dir: Path) -> No
     assert said.count("not found on this page") + said.count("not on this page") == 1, said
 
 
+@pytest.mark.slow  # serve-mcp as a real subprocess
 async def test_page_image_bytes_over_stdio(library_dir: Path) -> None:
     command, *args = cli_command()
     params = StdioServerParameters(command=command, args=[*args, "serve-mcp"],

@@ -309,6 +309,7 @@ async def test_unreachable_ollama_is_a_tool_error(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ stdio
+@pytest.mark.slow  # serve-mcp as a real subprocess
 async def test_stdio_subprocess_with_the_sdk_client(library_dir: Path) -> None:
     command, *args = cli_command()
     params = StdioServerParameters(command=command, args=[*args, "serve-mcp"],
@@ -324,6 +325,7 @@ async def test_stdio_subprocess_with_the_sdk_client(library_dir: Path) -> None:
     assert top["section"].endswith("Slugs") and "copper tape" in section["text"]
 
 
+@pytest.mark.slow  # serve-mcp as a real subprocess
 def test_stdout_carries_only_protocol(library_dir: Path, tmp_path: Path) -> None:
     env = {"GRIMOIRE_BEHOLDER_CONFIG": str(library_dir / "config.toml")}
     server = RawStdioServer(tmp_path, env)  # cwd has no config: the env var finds it
@@ -349,6 +351,7 @@ def test_stdout_carries_only_protocol(library_dir: Path, tmp_path: Path) -> None
     assert server.proc.returncode == 0, err
 
 
+@pytest.mark.slow  # serve-mcp as a real subprocess
 @pytest.mark.parametrize("case", ["missing-config", "missing-database"])
 def test_start_up_failures_are_loud(tmp_path: Path, case: str) -> None:
     import subprocess

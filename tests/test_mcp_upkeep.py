@@ -51,6 +51,7 @@ def sync_lines(data: dict[str, Any]) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------ off by default
+@pytest.mark.slow  # serve-mcp as a real subprocess
 async def test_without_flags_only_read_only_tools_and_the_file_is_untouched(
         tmp_path: Path) -> None:
     config = folder_library(tmp_path)
@@ -231,6 +232,7 @@ async def test_remove_book(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------ over stdio
+@pytest.mark.slow  # serve-mcp as a real subprocess
 async def test_stdio_sync_and_add(tmp_path: Path,
                                   allowed_setup: tuple[Path, Path, Path]) -> None:
     _config, _allowed, secret = allowed_setup

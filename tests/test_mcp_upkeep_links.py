@@ -16,8 +16,7 @@ import pytest
 
 from grimoire_beholder.mcp_server.allowed import AllowedFolders
 from grimoire_beholder.mcp_server.upkeep_tools import Upkeep
-from mcp_helpers import connect, structured
-from test_mcp_upkeep import call, folder_library
+from mcp_helpers import call, connect, folder_library, structured
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 SECRET = "The vault code is heliotrope seven seven nine. " * 6

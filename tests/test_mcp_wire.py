@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.stdio_wire import read_line
+from helpers import GARDEN_CHAPTERS, write_markdown_book
 from mcp_helpers import cli_command, write_config
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {

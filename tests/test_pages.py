@@ -84,7 +84,8 @@ def test_the_cited_words_are_highlighted_on_the_page(lib: Library, tmp_path: Pat
     assert max(image.width, image.height) <= MAX_EDGE
     plain = lib.page_image("keeper", "2")
     assert plain.highlight_found is None and plain.boxes == []
-    assert not any(yellow(pymupdf.Pixmap(plain.png).pixel(x, y))
+    pix = pymupdf.Pixmap(plain.png)  # decoded once, not once per pixel looked at
+    assert not any(yellow(pix.pixel(x, y))
                    for x in range(0, plain.width, 9) for y in range(0, plain.height, 9))
 
 
@@ -162,6 +163,7 @@ def test_cli_page_never_writes_over_what_is_not_a_png(lib: Library, tmp_path: Pa
         assert again.exit_code == 0, again.output
 
 
+@pytest.mark.slow  # a real bench PDF
 @pytest.mark.skipif(not (BENCH / "books").is_dir(), reason="../shared/bench is not here")
 def test_a_bench_pdf_page_highlights_the_cited_words(tmp_path: Path) -> None:
     pdf = BENCH / "books" / "R-intro.pdf"

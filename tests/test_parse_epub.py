@@ -388,6 +388,7 @@ def test_deep_nesting_keeps_every_word_and_anchor(tmp_path: Path, tag: str, dept
     assert where(book, "candles never quite reach")[0] == "Next"
 
 
+@pytest.mark.slow  # a 12 MB paragraph
 def test_a_paragraph_over_libxml2s_text_limit_is_kept(tmp_path: Path) -> None:
     """A text node over 10 MB made both parsers drop the whole document silently."""
     rng = random.Random(3)

@@ -12,11 +12,11 @@ from pathlib import Path
 import docx
 import pytest
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder import Library
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.parse import parse_file
+from helpers import fake_config
 
 PAGE = """<!DOCTYPE html><html><head><title>Tea Guide | Leaf Blog</title>
 <meta name="author" content="Ann Leaf"></head>

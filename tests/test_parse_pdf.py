@@ -320,6 +320,7 @@ def test_image_only_pdf_is_reported_as_scanned(tmp_path: Path) -> None:
     assert "scanned" in one_line_error(save(doc, tmp_path / "scan.pdf"))
 
 
+@pytest.mark.slow  # big or real books
 def test_a_500_page_book_keeps_its_outline_and_text(tmp_path: Path) -> None:
     doc = pymupdf.open()
     toc = []
@@ -387,6 +388,7 @@ def margin_words(page: pymupdf.Page) -> Counter[str]:
     return words
 
 
+@pytest.mark.slow  # big or real books
 @pytest.mark.parametrize("rel", REAL)
 def test_real_book_loses_and_doubles_no_text(rel: str) -> None:
     path = bench_file(rel)

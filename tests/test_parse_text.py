@@ -101,6 +101,7 @@ def test_dispatcher_accepts_uppercase_extension(tmp_path: Path) -> None:
     assert book.chapters[0].sections[0].blocks[0].text == "hello there"
 
 
+@pytest.mark.slow  # a 50 MB file
 @pytest.mark.timeout(60)
 def test_single_50mb_line_parses_and_chunks_in_bounded_time(tmp_path: Path) -> None:
     sentence = b"The quick brown fox jumps over the lazy dog near the river bank. "

@@ -114,6 +114,7 @@ def test_a_question_about_one_row_retrieves_that_row(tmp_path: Path) -> None:
         assert "Field: DEBUG_FREEZE; Bits: 18" in hit.text
 
 
+@pytest.mark.slow  # ingest as a real subprocess
 @pytest.mark.parametrize("damaged", [False, True])
 def test_ingest_prints_only_its_result_to_stdout(tmp_path: Path, damaged: bool) -> None:
     """A fresh process each: PyMuPDF's layout hint (first find_tables) and MuPDF's messages

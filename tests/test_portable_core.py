@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import write_markdown_book
 from grimoire_beholder import portable
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.search import index_writer
+from helpers import write_markdown_book
 from mcp_helpers import cli_command, structured, write_config
 
 BLOCKER = '''\

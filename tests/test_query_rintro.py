@@ -24,7 +24,10 @@ from helpers import BENCH
 
 BOOK = BENCH / "books" / "R-intro.pdf"
 
-pytestmark = pytest.mark.skipif(not BOOK.is_file(), reason=f"{BOOK} is not available")
+pytestmark = [
+    pytest.mark.slow,  # ingests a real 100-page book on the embedded model
+    pytest.mark.skipif(not BOOK.is_file(), reason=f"{BOOK} is not available"),
+]
 
 # (question, section title as in the PDF outline, physical page of the answer)
 CASES: list[tuple[str, str, int] | ParameterSet] = [

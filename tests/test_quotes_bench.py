@@ -17,7 +17,10 @@ from grimoire_beholder.library import Library
 from helpers import BENCH, fake_config
 
 BOOKS = BENCH / "books"
-pytestmark = pytest.mark.skipif(not BOOKS.is_dir(), reason="../shared/bench is not here")
+pytestmark = [
+    pytest.mark.slow,  # ingests the real bench books
+    pytest.mark.skipif(not BOOKS.is_dir(), reason="../shared/bench is not here"),
+]
 
 R_INTRO, HOLMES, WAR = "r-intro", "the-adventures-of-sherlock-holmes", "the-art-of-war"
 

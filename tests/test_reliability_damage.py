@@ -25,6 +25,8 @@ from grimoire_beholder.library import Library
 from helpers import write_markdown_book
 from mcp_helpers import connect, text, write_config
 
+pytestmark = pytest.mark.slow  # every command as a subprocess on a damaged file
+
 PAGE = 4096
 
 

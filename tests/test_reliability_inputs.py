@@ -26,6 +26,8 @@ from db_state import snapshot
 from grimoire_beholder.library import Library
 from helpers import write_markdown_book
 
+pytestmark = pytest.mark.slow  # each hostile file through a real CLI subprocess
+
 pymupdf = pytest.importorskip("pymupdf")
 
 CONFIG = """\

@@ -22,7 +22,7 @@ import pytest
 from db_state import snapshot
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.library import Library
-from helpers import write_markdown_book
+from helpers import run_cli, write_markdown_book
 
 CONFIG = """\
 [grimoire-beholder]
@@ -158,6 +158,7 @@ def test_nul_and_lone_surrogates_through_library_search(opened: Library) -> None
     assert opened.search("\x00\x00", mode="keyword").hits == []
 
 
+@pytest.mark.slow  # every text through the CLI, a sample in real subprocesses
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_hostile_texts_through_the_cli(lib_dir: Path, as_json: bool) -> None:
     """Every text through the CLI's own code (parsing, error mapping, rendering) in-process,
@@ -185,8 +186,11 @@ def test_hostile_texts_through_the_cli(lib_dir: Path, as_json: bool) -> None:
 
 @pytest.mark.parametrize("flags", FILTERS, ids=lambda f: " ".join(f)[:40])
 def test_filters_through_the_cli(lib_dir: Path, flags: list[str]) -> None:
+    """Through the script's entry point in-process (the subprocess path is the texts' test)."""
     before = snapshot(lib_dir / "book.db")
-    proc = run_query(lib_dir, "lamp", *flags, "--json")
+    run = run_cli("query", "lamp", *flags, "--json", cwd=lib_dir, env={"COLUMNS": "10000"})
+    proc = subprocess.CompletedProcess([], run.returncode, run.stdout.encode(),
+                                       run.stderr.encode())
     check_cli(proc, as_json=True)
     if proc.returncode == 0 and flags[:2] in (["--author", "Nobody"], ["--type", "docx"],
                                               ["--book", "no-such-book"]):

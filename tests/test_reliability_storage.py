@@ -32,6 +32,8 @@ from grimoire_beholder.errors import GrimoireError, StorageError
 from grimoire_beholder.library import Library
 from helpers import write_markdown_book
 
+pytestmark = pytest.mark.slow  # CLI subprocesses against a faulty fake Ollama, with retries
+
 FAKE_CONFIG = """\
 [grimoire-beholder]
 db_path = "book.db"

@@ -29,6 +29,8 @@ from grimoire_beholder.store import db, fts
 from helpers import write_markdown_book
 from mcp_helpers import write_config
 
+pytestmark = pytest.mark.slow  # CLI subprocesses on 10,000-row libraries
+
 TOPICS = ("lantern keeper fog", "harbour tide rope", "beacon storm gull")
 QUERIES = ("lantern fog", "tide and the rope", "storm")
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import fake_config
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import index_writer
 from grimoire_beholder.search.segment_files import folder_for
+from helpers import fake_config
 
 PARAGRAPH = (
     "The keeper climbed the narrow stair each evening before dusk, trimmed the wick, polished "

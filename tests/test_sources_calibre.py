@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import fake_config
 from fakes import FakeEmbedder
 from grimoire_beholder import Library
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import GrimoireError
+from helpers import fake_config
 from mcp_helpers import write_config
 
 DATA = Path(__file__).parent / "data" / "calibre"

@@ -15,6 +15,8 @@ import pytest
 
 from mcp_helpers import cli_command, write_config
 
+pytestmark = pytest.mark.slow  # every command as a real subprocess, bytes checked
+
 CLEAR, TITLE, RED, CSI = "\x1b[2J", "\x1b]0;pwned\x07", "\x1b[31m", "\x9b2J"
 RAW = [b"\x1b", b"\x07", b"\r", "\x9b".encode()]
 BODY = f"The lighthouse keeper {RED}logged storms {CSI} at dawn and dusk."

@@ -50,6 +50,7 @@ def _real_texts() -> list[str]:
     return texts
 
 
+@pytest.mark.slow  # every BMP character / the real vocabulary against tokenizers
 @pytest.mark.parametrize("source", ["real", "awkward"])
 def test_ids_match_tokenizers(tokenizers: tuple[Tokenizer, WordPieceTokenizer],
                               source: str) -> None:
@@ -59,6 +60,7 @@ def test_ids_match_tokenizers(tokenizers: tuple[Tokenizer, WordPieceTokenizer],
     assert [ours.encode(t) for t in texts] == expected
 
 
+@pytest.mark.slow  # every BMP character / the real vocabulary against tokenizers
 def test_every_bmp_character_reads_as_tokenizers_reads_it(
         tokenizers: tuple[Tokenizer, WordPieceTokenizer]) -> None:
     """Up to Unicode's later additions: tokenizers' character tables predate them."""
