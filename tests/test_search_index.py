@@ -190,15 +190,16 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
     index, exact = SearchIndex(path), VectorIndex()
     assert index.refresh(conn) == "persisted"
     exact.refresh(conn)
-    rescored: list[tuple[int, int]] = []  # (rows in the segment, rows re-scored exactly)
-    approximate = persisted._approximate
+    rescored: list[tuple[int, int]] = []  # (rows in the segments, rows scored exactly)
+    bounded = persisted._bounded
 
-    def spy(segment: seg.Segment, *args: Any) -> tuple[np.ndarray, np.ndarray]:
-        found = approximate(segment, *args)
-        rescored.append((segment.size, len(found[0])))
+    def spy(parts: list[tuple[seg.Segment, np.ndarray]], *args: Any
+            ) -> list[tuple[np.ndarray, np.ndarray]]:
+        found = bounded(parts, *args)
+        rescored.append((sum(s.size for s, _ in parts), sum(len(f[0]) for f in found)))
         return found
 
-    monkeypatch.setattr(persisted, "_approximate", spy)
+    monkeypatch.setattr(persisted, "_bounded", spy)
     rng = np.random.default_rng(11)
     queries = [rng.standard_normal(EMBEDDER.dimension).astype(np.float32) for _ in range(20)]
     queries += [EMBEDDER.embed_query(q) for q in QUERIES]
@@ -207,4 +208,8 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
         assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
         if i < 20:  # a random direction: ten distinct scores, so the check above has teeth
             assert len({round(s, 4) for _, s in want}) == 10
-    assert rescored and all(size == 2000 and kept <= size // 5 for size, kept in rescored)
+    assert len(rescored) == len(queries) and all(size == 2000 for size, _ in rescored)
+    # a random direction: the shortlist alone (an eighth of the rows); one-word queries, whose
+    # scores tie in bulk on this small vocabulary, may need more rows, never every row
+    assert all(kept == 256 for _, kept in rescored[:20]), rescored[:20]
+    assert all(kept < size for size, kept in rescored), rescored
