@@ -182,3 +182,14 @@ def test_a_file_named_like_a_book_id_neither_shadows_nor_replaces_that_book(
     (notes / "7.md").write_text("Lions sleep most of the day.\n", encoding="utf-8")
     library.ingest_folder(notes)
     assert {b.slug for b in library.list_books()} == {"the-garden-book", "book-1", "book-7"}
+
+
+def test_check_passes_a_sound_library_and_names_a_missing_keyword_row(
+        garden_library: Library) -> None:
+    sound = garden_library.check()
+    assert sound.ok and not sound.problems, sound.to_dict()
+    with garden_library.conn:  # behind the library's back: FTS5 loses a row
+        garden_library.conn.execute(
+            "DELETE FROM chunks_fts WHERE rowid = (SELECT min(id) FROM chunks)")
+    damaged = garden_library.check()
+    assert not damaged.ok and damaged.problems, damaged.to_dict()
