@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pymupdf
 import pytest
 from ebooklib import epub
 
@@ -252,3 +253,15 @@ def run_cli(*args: str, cwd: Path | None = None, env: Mapping[str, str | None] |
         sys.stdout.flush()
         sys.stderr.flush()
         return CliRun(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+# ------------------------------------------------------------------------ page images
+def yellow(pixel: tuple[int, ...]) -> bool:
+    r, g, b = pixel[:3]
+    return r > 200 and g > 200 and b < 120
+
+
+def share_yellow(pix: pymupdf.Pixmap, box: tuple[int, int, int, int]) -> float:
+    x0, y0, x1, y1 = box
+    points = [(x, y) for x in range(x0 + 1, x1 - 1, 3) for y in range(y0 + 1, y1 - 1, 3)]
+    return sum(yellow(pix.pixel(x, y)) for x, y in points) / max(len(points), 1)

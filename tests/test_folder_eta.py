@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import fake_config
 from grimoire_beholder.ingest.progress import FolderChunks, estimate_chunks
 from grimoire_beholder.library import Library
+from helpers import fake_config
 
 
 class Recorder:

@@ -17,7 +17,7 @@ from grimoire_beholder.checks.pages import MAX_EDGE, NoPageImagesError, PageImag
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import NotFoundError
 from grimoire_beholder.library import Library
-from helpers import BENCH, GARDEN_CHAPTERS, fake_config, write_markdown_book
+from helpers import BENCH, GARDEN_CHAPTERS, fake_config, share_yellow, write_markdown_book, yellow
 from mcp_helpers import write_config
 
 LENS = "Polish the great lens every morning with a soft cloth of chamois leather"
@@ -37,17 +37,6 @@ def db_files(db: Path) -> tuple[bytes, bytes]:
     """The library file and its write-ahead log, byte for byte."""
     wal = db.with_name(db.name + "-wal")
     return db.read_bytes(), wal.read_bytes() if wal.exists() else b""
-
-
-def yellow(pixel: tuple[int, ...]) -> bool:
-    r, g, b = pixel[:3]
-    return r > 200 and g > 200 and b < 120
-
-
-def share_yellow(pix: pymupdf.Pixmap, box: tuple[int, int, int, int]) -> float:
-    x0, y0, x1, y1 = box
-    points = [(x, y) for x in range(x0 + 1, x1 - 1, 3) for y in range(y0 + 1, y1 - 1, 3)]
-    return sum(yellow(pix.pixel(x, y)) for x, y in points) / max(len(points), 1)
 
 
 def words_box(pdf: Path, page: int, phrase: str, zoom: float) -> list[pymupdf.Rect]:

@@ -10,10 +10,10 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from conftest import BENCH
 from grimoire_beholder.parse.document import ParseOptions
 from grimoire_beholder.parse.pdf import parse_pdf
 from grimoire_beholder.parse.pdf_headings import _destinations
+from helpers import BENCH
 
 REAL = sorted((BENCH / "books").glob("*.pdf")) + sorted((BENCH / "books-dev").glob("*.pdf"))
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_markdown_book
 from db_state import snapshot
 from grimoire_beholder.mcp_server.upkeep_tools import Upkeep
+from helpers import write_markdown_book
 from mcp_helpers import cli_command, connect, structured, write_config
 
 pytestmark = pytest.mark.timeout(120)

@@ -17,12 +17,11 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from books_gen import KEEPER_PAGES, KEEPER_TOC, cli_library, html_pdf
-from conftest import GARDEN_CHAPTERS, write_markdown_book
 from grimoire_beholder.cli.entry import app as cli_app
 from grimoire_beholder.library import Library
 from grimoire_beholder.web.access import Access
 from grimoire_beholder.web.launch import build_app
-from test_pages import share_yellow
+from helpers import GARDEN_CHAPTERS, share_yellow, write_markdown_book
 
 TOKEN = "test-token-0123456789"
 PORT = 8765

@@ -28,8 +28,8 @@ import pytest
 from bs4 import BeautifulSoup
 from typer.testing import CliRunner
 
-from conftest import BENCH
 from grimoire_beholder.cli.entry import app as cli_app
+from helpers import BENCH
 from mcp_helpers import write_config
 
 pytestmark = pytest.mark.slow
