@@ -10,7 +10,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, Field, field_validator
 
 from grimoire_beholder.citation import extent
-from grimoire_beholder.mcp_server.serving import bounded_result, served, with_note
+from grimoire_beholder.mcp_server.serving import bounded_result, one_line, served, with_note
 from grimoire_beholder.text import plural
 from grimoire_beholder.views import book_dict
 
@@ -87,12 +87,12 @@ def books_text(result: BookList) -> str:
     lines = [f"{plural(result.count, 'book')}:"]
     for b in result.books:
         size = extent(b.source_type, b.page_count, b.line_count)
-        lines.append(f"- id={b.id} slug={b.slug}: {b.name}"
-                     + (f" — {b.author}" if b.author else "")
+        lines.append(f"- id={b.id} slug={b.slug}: {one_line(b.name)}"
+                     + (f" — {one_line(b.author)}" if b.author else "")
                      + f" [{b.source_type}, {size}, {plural(b.chapters, 'chapter')}, "
                      + plural(b.sections, "section")
-                     + (f", group={b.group}" if b.group else "") + "]"
-                     + _labels(b.series, b.collections, b.tags, b.link))
+                     + (f", group={one_line(b.group)}" if b.group else "") + "]"
+                     + one_line(_labels(b.series, b.collections, b.tags, b.link)))
     return with_note(lines, result.note)
 
 

@@ -9,7 +9,14 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, Field
 
-from grimoire_beholder.mcp_server.serving import ROLE, Located, bounded_result, served
+from grimoire_beholder.mcp_server.serving import (
+    ROLE,
+    Located,
+    bounded_result,
+    one_line,
+    quoted,
+    served,
+)
 from grimoire_beholder.text import clip, plural
 
 MAX_TOP_K = 20  # more hits than this would blow the response budget without helping a model
@@ -59,9 +66,10 @@ def search_text(result: SearchResult) -> str:
     lines.append(f"{plural(len(result.results), 'result')} for {result.query!r} "
                  f"({result.mode} search):")
     for e in result.results:
-        lines += ["", f"{e.rank}. {e.citation}" + (f" · {e.link}" if e.link else ""),
+        lines += ["", f"{e.rank}. {one_line(e.citation)}"
+                  + (f" · {one_line(e.link)}" if e.link else ""),
                   f"   [get_section(book_id={e.book_id}, chapter_index={e.chapter_index}, "
-                  f"section_index={e.section_index})]", e.text]
+                  f"section_index={e.section_index})]", quoted(e.text)]
     if not result.results:
         lines.append("No match. Try other words, or list_books to see what is here.")
     return "\n".join(lines)

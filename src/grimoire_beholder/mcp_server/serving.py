@@ -8,6 +8,7 @@ the readable text and the structured content are made from it.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -92,6 +93,24 @@ def bounded_result(render: Callable[[M], str], model: M,
     shown = bounded(model)
     return CallToolResult(content=[TextContent(type="text", text=render(shown)), *extra],
                           structured_content=shown.model_dump(mode="json"))
+
+
+# Every line break Python's splitlines knows: book text and file names may hold any of them.
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+QUOTE = "   │ "  # what starts every line of book text in a tool's text result
+
+
+def one_line(text: str) -> str:
+    """A name, heading or citation from a book or a file name, on one line: each line
+    break written as ``⏎``, so it cannot start a line that looks like the result's own."""
+    return _BREAKS.sub(" ⏎ ", text)
+
+
+def quoted(text: str) -> str:
+    """Book text as a quote: every line starts with QUOTE, so no excerpt can look like
+    another hit, a citation or an instruction of the result's own (hits are forged by
+    pasting ``\n\n2. policy.md:3 · …`` into a book otherwise)."""
+    return "\n".join(QUOTE + line for line in _BREAKS.split(text))
 
 
 def with_note(lines: list[str], note: str | None) -> str:
