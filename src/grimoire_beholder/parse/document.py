@@ -85,3 +85,34 @@ class ParsedBook:
     page_labels: dict[int, str] = field(default_factory=dict)  # physical page → printed label
     line_count: int | None = None
     warnings: list[str] = field(default_factory=list)  # said on stderr, never fatal
+
+
+CHARS_PER_PAGE = 1024
+
+
+class SyntheticPages:
+    """Synthetic pages for a format without printed ones: one per ``CHARS_PER_PAGE``
+    characters of text in reading order. ``gap`` characters stand between two blocks (the
+    blank line a headed text file has there; EPUB text counts none)."""
+
+    def __init__(self, gap: int = 0) -> None:
+        self.chars = 0
+        self.gap = gap
+
+    @property
+    def page(self) -> int:
+        """The page the next block starts on."""
+        return self.chars // CHARS_PER_PAGE + 1
+
+    def block(self, text: str) -> Block:
+        """``text`` as the next block, with the page it starts on and the one it ends on
+        (``page_end`` None when the same)."""
+        start = self.page
+        self.chars += len(text) + self.gap
+        end = (self.chars - self.gap - 1) // CHARS_PER_PAGE + 1
+        return Block(text=text, page=start, page_end=end if end > start else None)
+
+    @property
+    def count(self) -> int:
+        """Pages the blocks so far fill (at least one)."""
+        return max(self.chars - self.gap - 1, 0) // CHARS_PER_PAGE + 1

@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grimoire_beholder.errors import InputFileError
-from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
+from grimoire_beholder.parse.document import (
+    ParsedBook,
+    ParsedChapter,
+    ParsedSection,
+    SyntheticPages,
+)
 from grimoire_beholder.parse.epub_html import DocInfo, WalkResult, localname, walk
 from grimoire_beholder.parse.epub_landmarks import read_landmarks
 from grimoire_beholder.parse.epub_package import (
@@ -36,7 +41,6 @@ from grimoire_beholder.parse.epub_package import (
 )
 from grimoire_beholder.parse.source import read_source
 
-CHARS_PER_PAGE = 1024
 _ERRORS: tuple[type[BaseException], ...] = (*READ_ERRORS, RecursionError, KeyError)
 # epub:type values of documents that are packaging, not the book's text.
 BOILERPLATE_TYPES = frozenset(
@@ -244,20 +248,16 @@ class _Builder:
 
     def __init__(self, book: ParsedBook) -> None:
         self.book = book
-        self.chars = 0
+        self.pages = SyntheticPages()
         self.chapter: ParsedChapter | None = None
         self.section: ParsedSection | None = None
         self.attached = False
         self.hints: frozenset[str] = frozenset()  # of the document being read
 
-    @property
-    def page(self) -> int:
-        return self.chars // CHARS_PER_PAGE + 1
-
     def new_chapter(self, title: str) -> None:
-        self.chapter = ParsedChapter(title=title, anchor_page=self.page, hints=self.hints)
+        self.chapter = ParsedChapter(title=title, anchor_page=self.pages.page, hints=self.hints)
         self.book.chapters.append(self.chapter)
-        self.section = ParsedSection(title="", path=[], anchor_page=self.page,
+        self.section = ParsedSection(title="", path=[], anchor_page=self.pages.page,
                                      hints=self.hints)
         self.attached = False
 
@@ -265,7 +265,7 @@ class _Builder:
         if self.chapter is None:
             self.new_chapter(chapter_title)
         assert self.chapter is not None
-        self.section = ParsedSection(title=title, path=path, anchor_page=self.page,
+        self.section = ParsedSection(title=title, path=path, anchor_page=self.pages.page,
                                      hints=self.hints)
         self.chapter.sections.append(self.section)
         self.attached = True
@@ -275,12 +275,7 @@ class _Builder:
         if not self.attached:
             self.chapter.sections.append(self.section)
             self.attached = True
-        start = self.page
-        self.chars += len(text)
-        end = (self.chars - 1) // CHARS_PER_PAGE + 1
-        self.section.blocks.append(
-            Block(text=text, page=start, page_end=end if end != start else None)
-        )
+        self.section.blocks.append(self.pages.block(text))
 
 
 def _assemble(
@@ -331,7 +326,7 @@ def _assemble(
                 untitled = False
             b.add(value)
     mark(at_end)
-    book.page_count = max(1, (b.chars - 1) // CHARS_PER_PAGE + 1)
+    book.page_count = b.pages.count
 
 
 def _doc_title(d: _Doc) -> str:

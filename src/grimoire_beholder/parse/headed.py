@@ -11,16 +11,19 @@ read — each a heading with its level or a paragraph-like block — into a :cla
 * text before the first chapter heading is a chapter named after the document.
 
 These formats have no pages, so blocks get synthetic ones as EPUBs do (one per
-``CHARS_PER_PAGE`` characters in reading order), cited as locations (``loc. 3``).
+``document.CHARS_PER_PAGE`` characters in reading order), cited as locations (``loc. 3``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
-
-CHARS_PER_PAGE = 1024  # as parse/epub.py: a location per ~1,024 characters
+from grimoire_beholder.parse.document import (
+    ParsedBook,
+    ParsedChapter,
+    ParsedSection,
+    SyntheticPages,
+)
 
 
 @dataclass(frozen=True)
@@ -50,18 +53,14 @@ class _Builder:
 
     def __init__(self, book: ParsedBook) -> None:
         self.book = book
-        self.chars = 0
+        self.pages = SyntheticPages(gap=2)  # the blank line between two blocks
         self.chapter: ParsedChapter | None = None
         self.section: ParsedSection | None = None
         self.stack: list[tuple[int, str]] = []  # (level, title) of the open sub-headings
 
-    @property
-    def page(self) -> int:
-        return self.chars // CHARS_PER_PAGE + 1
-
     def new_chapter(self, title: str) -> None:
-        self.chapter = ParsedChapter(title=title, anchor_page=self.page)
-        self.section = ParsedSection(title="", anchor_page=self.page)
+        self.chapter = ParsedChapter(title=title, anchor_page=self.pages.page)
+        self.section = ParsedSection(title="", anchor_page=self.pages.page)
         self.chapter.sections.append(self.section)
         self.book.chapters.append(self.chapter)
         self.stack = []
@@ -74,18 +73,14 @@ class _Builder:
             self.stack.pop()
         self.stack.append((level, title))
         self.section = ParsedSection(title=title, path=[t for _, t in self.stack],
-                                     anchor_page=self.page)
+                                     anchor_page=self.pages.page)
         self.chapter.sections.append(self.section)
 
     def add(self, text: str) -> None:
         if self.section is None:
             self.new_chapter(self.book.title)
         assert self.section is not None
-        start = self.page
-        self.chars += len(text) + 2
-        end = (self.chars - 3) // CHARS_PER_PAGE + 1
-        self.section.blocks.append(Block(text=text, page=start,
-                                         page_end=end if end > start else None))
+        self.section.blocks.append(self.pages.block(text))
 
 
 def assemble(pieces: list[Piece], *, title: str | None, author: str | None,
@@ -111,5 +106,5 @@ def assemble(pieces: list[Piece], *, title: str | None, author: str | None,
     for chapter in book.chapters:  # an empty lead-in (heading straight after heading) goes
         chapter.sections = [s for s in chapter.sections if s.blocks or s.title] or [
             ParsedSection(title="", anchor_page=chapter.anchor_page)]
-    book.page_count = max(b.chars - 3, 0) // CHARS_PER_PAGE + 1
+    book.page_count = b.pages.count
     return book
