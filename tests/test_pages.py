@@ -118,6 +118,11 @@ def test_cli_page_writes_a_png(lib: Library, tmp_path: Path) -> None:
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = CliRunner().invoke(app, ["page", "the-garden-book", "1", "--config", str(config)])
     assert bad.exit_code == 1 and "no page images for this format" in bad.output
+    missed = CliRunner().invoke(app, ["page", "keeper", "2", "--highlight",
+                                      "words printed nowhere in this book", "-o", str(out),
+                                      "--config", str(config)])
+    assert missed.exit_code == 1, missed.output
+    assert "not found on this page" in missed.output and "wrote" in missed.output
 
 
 def test_odd_page_numbers_are_one_clear_error(lib: Library, tmp_path: Path) -> None:

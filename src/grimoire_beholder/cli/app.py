@@ -98,7 +98,22 @@ LibraryOpt = Annotated[Path | None, typer.Option(
     "--library", metavar="DIR", help="Library folder (default: "
     "$GRIMOIRE_BEHOLDER_LIBRARY, else the nearest folder above with a config.toml holding "
     "[grimoire-beholder], else the per-user library).", show_default=False, parser=_named_path)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+
+# Whether errors are told as JSON: set once --json is given (by its callback, or by
+# entry.main for a usage error, when callbacks may not have run).
+ERRORS_AS_JSON = {"on": False}
+
+
+def _json_errors(given: bool) -> bool:
+    """``--json`` also makes errors JSON (see ``error_line``)."""
+    if given:
+        ERRORS_AS_JSON["on"] = True
+    return given
+
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", callback=_json_errors, is_eager=True,
+    help="Print JSON for scripts (an error too: {\"error\": …, \"exit_code\": …} on stderr).")]
 # What serve-mcp lets an assistant change (mcp-config writes the same into a client).
 AllowSyncOpt = Annotated[bool, typer.Option(
     "--allow-sync", envvar="GRIMOIRE_BEHOLDER_ALLOW_SYNC", help="Add the sync_library "
@@ -122,11 +137,20 @@ def allowed_upkeep(sync: bool, add: list[Path] | None, remove: bool) -> Upkeep:
     return Upkeep(sync=sync, remove=remove, add=AllowedFolders.of(add) if add else None)
 
 
+def error_line(message: str, code: int) -> str:
+    """How an error is told: ``error: …``, or under ``--json`` one JSON object."""
+    if ERRORS_AS_JSON["on"]:
+        import json
+
+        return json.dumps({"error": message, "exit_code": code}, ensure_ascii=False)
+    return f"error: {message}"
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print one ``error:`` line on stderr and exit with ``code``."""
+    """Print one error line on stderr (``error_line``) and exit with ``code``."""
     from grimoire_beholder.cli.rendering import err
 
-    err.print(f"error: {message}", markup=False)
+    err.print(error_line(message, code), markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -151,13 +175,60 @@ def with_library(config: Path | None, fn: Callable[[Library], T], *, create: boo
     run ``fn`` on it, close it; errors reported as above.
 
     A library that does not exist is created only with ``create`` (``ingest`` asks for it):
-    every other command fails with the one line naming where it looked, creating nothing."""
+    every other command fails with the one line naming where it looked, creating nothing.
+    One created here is taken away again when ``fn`` fails (a refused file leaves no empty
+    library behind)."""
     from grimoire_beholder.library import Library
 
+    if not create:
+        with reported_errors(), Library.open(config, create=False, **kwargs) as lib:
+            return fn(lib)
+    from grimoire_beholder.config import load_config
+
     with reported_errors():
-        lib = Library.open(config, create=create, **kwargs)
+        cfg = load_config(config, library=kwargs.pop("library", None))
+        new = _not_yet_there(cfg.database_path)
+        lib = Library.open(config=cfg, create=True, **kwargs)
         try:
             return fn(lib)
+        except BaseException:
+            empty = bool(new) and _holds_no_book(lib)
+            lib.close()
+            if empty:
+                _take_away(new)
+            raise
         finally:
             lib.close()
     raise AssertionError("unreachable")
+
+
+def _holds_no_book(lib: Any) -> bool:
+    try:
+        return not lib.list_books()
+    except Exception:  # a library that cannot even be read now is not taken away
+        return False
+
+
+def _not_yet_there(database: Path) -> list[Path]:
+    """What creating a library at ``database`` would add: the database, its companions
+    and its folder's marked config.toml, and each of its folders not there yet (innermost
+    first); empty when the database already exists."""
+    if database.exists():
+        return []
+    folders = [p for p in [database.parent, *database.parent.parents] if not p.exists()]
+    files = [database.with_name(database.name + s) for s in ("", "-wal", "-shm", "-journal",
+                                                             ".lock")]
+    marker = database.parent / "config.toml"
+    return [*files, *([] if marker.exists() else [marker]), *folders]
+
+
+def _take_away(created: list[Path]) -> None:
+    """Remove what a failed first ingest created (folders only when left empty)."""
+    for path in created:
+        try:
+            if path.is_dir():
+                path.rmdir()
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:  # not empty, or not ours to remove: leave it
+            return

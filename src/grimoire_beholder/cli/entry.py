@@ -16,7 +16,7 @@ from grimoire_beholder.cli import (  # noqa: F401  (they register their commands
     tool_commands,
     web_commands,
 )
-from grimoire_beholder.cli.app import app
+from grimoire_beholder.cli.app import ERRORS_AS_JSON, app, error_line
 
 __all__ = ["app", "main"]
 
@@ -33,7 +33,9 @@ def main() -> None:
     except TyperException as exc:  # a usage error (exit code 2) carries its command's ctx
         ctx = getattr(exc, "ctx", None)
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-        print(f"error: {exc.format_message()}{hint}", file=sys.stderr)
+        if "--json" in sys.argv[1:]:  # its callback may not have run: the usage was wrong
+            ERRORS_AS_JSON["on"] = True
+        print(error_line(f"{exc.format_message()}{hint}", exc.exit_code), file=sys.stderr)
         sys.exit(exc.exit_code)
     except Abort:
         print("aborted", file=sys.stderr)

@@ -75,7 +75,8 @@ def page(
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
-    """Write a PDF page as a PNG with the cited words highlighted (the library is only read)."""
+    """Write a PDF page as a PNG with the cited words highlighted (the library is only read).
+    Exit code 1 when the --highlight text is not on the page (the page is still written)."""
     from grimoire_beholder.cli.rendering import err, print_json
 
     image = with_library(config, lambda lib: lib.page_image(book, page_, highlight,
@@ -87,11 +88,15 @@ def page(
         err.print(f"note: {image.note}", markup=False)
     if json_out:
         print_json({**image.to_dict(), "path": str(target)})
+        if highlight and not image.boxes:
+            raise typer.Exit(1)
         return
     label = f" (printed {image.page_label})" if image.page_label else ""
     marked = f", {len(image.boxes)} highlighted line(s)" if image.boxes else ""
     print(f"wrote {target}: page {image.page}{label} of {image.page_count}, "
           f"{image.width}×{image.height} px{marked}")
+    if highlight and not image.boxes:  # the page is written, but not what was asked for
+        raise typer.Exit(1)
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
