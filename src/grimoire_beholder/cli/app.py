@@ -59,6 +59,7 @@ def _root(ctx: typer.Context, version: Annotated[bool, typer.Option(
         help="Print the version and exit.")] = False) -> None:
     """Options that apply before any command; alone, the command prints its help (exit 0),
     as git and uv do."""
+    ERRORS_AS_JSON["on"] = False  # until this invocation's --json says otherwise
     if ctx.invoked_subcommand is None:
         print(ctx.get_help())
         raise typer.Exit()
