@@ -72,3 +72,24 @@ def test_session_start_lists_books_and_chapters(config: Path) -> None:
     assert small.exit_code == 0 and "more books" in small.stdout
     broken = CliRunner().invoke(app, ["hook", "session-start", "-c", "/nonexistent.toml"])
     assert broken.exit_code == 0 and broken.stdout == ""
+
+
+def test_session_start_shows_an_ingested_folder_as_one_entry(tmp_path: Path,
+                                                             sample_book: Path) -> None:
+    from mcp_helpers import write_config
+
+    config = write_config(tmp_path)
+    notes = tmp_path / "npm-docs"
+    for n in range(40):
+        (notes / "cli").mkdir(parents=True, exist_ok=True)
+        (notes / "cli" / f"npm-command-{n}.md").write_text(
+            f"# npm command {n}\n\nWhat npm command {n} does, in a few words of text.\n")
+    runner = CliRunner()
+    for path in (sample_book, notes):
+        assert runner.invoke(app, ["ingest", str(path), "-q", "-c", str(config)]).exit_code == 0
+    text = runner.invoke(app, ["hook", "session-start", "-c", str(config)]).stdout
+    lines = text.splitlines()
+    assert lines[1].startswith("- the-garden-book: The Garden Book")  # the book comes first
+    [folder] = [line for line in lines if line.startswith("- folder ")]
+    assert "40 files" in folder and str(notes.resolve()) in folder and "folders cli" in folder
+    assert len(lines) == 3 and "(35 more)" in folder  # 41 books in three lines

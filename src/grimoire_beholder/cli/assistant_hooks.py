@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from grimoire_beholder.library import Library
 from grimoire_beholder.text import MAX_QUERY_CHARS, clip, flat, plural
@@ -24,6 +27,7 @@ MIN_WORDS = 4
 PROMPT_BUDGET = 1500
 SESSION_BUDGET = 2000
 PROMPT_HITS = 3
+COLLECTION_NAMES = 5  # names shown of an ingested folder's files
 HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
 
 
@@ -75,24 +79,48 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
 def session_context(config_path: str | os.PathLike[str] | None = None,
                     budget: int | None = None,
                     library: str | os.PathLike[str] | None = None) -> str:
-    """A compact table of contents: each book with its chapters, within ``budget`` chars."""
+    """A compact table of contents within ``budget`` characters: the books ingested one by
+    one first, each with its chapters, then each ingested folder as one entry (a collection:
+    its file count and a few of its names), so a folder of a hundred notes cannot push the
+    books out; what does not fit is counted, not cut mid-line."""
     limit = budget or SESSION_BUDGET
     with _open(config_path, library) as lib:
         books = lib.list_books()
         if not books:
             return ""
+        singles = [b for b in books if not b.source_root]
+        folders: dict[str, list[Any]] = {}
+        for b in books:
+            if b.source_root:
+                folders.setdefault(b.source_root, []).append(b)
         lines = [f"Local book library (grimoire-beholder, {plural(len(books), 'book')}; MCP tools "
                  "search_book, get_book_outline, get_section):"]
+        entries: list[Callable[[], str]] = [partial(_book_line, lib, b) for b in singles]
+        entries += [partial(_folder_line, r, m) for r, m in folders.items()]
         used = len(lines[0])
-        for shown, book in enumerate(books):
-            chapters = [c.title for c in lib.outline(book.id).chapters]
-            by = f" — {book.author}" if book.author else ""
-            line = f"- {book.slug}: {book.name}{by} ({len(chapters)} ch.): " + "; ".join(
-                clip(flat(t), 60) for t in chapters)
-            line = clip(flat(line), max(80, min(400, limit - used - 1)))
+        for shown, entry in enumerate(entries):
+            line = clip(flat(entry()), max(80, min(400, limit - used - 1)))
             if used + len(line) + 1 > limit:
-                lines.append(f"… and {len(books) - shown} more books (list_books)")
+                lines.append(f"… and {len(entries) - shown} more books or folders (list_books)")
                 break
             lines.append(line)
             used += len(line) + 1
     return "\n".join(lines)
+
+
+def _book_line(lib: Library, book: Any) -> str:
+    chapters = [c.title for c in lib.outline(book.id).chapters]
+    by = f" — {book.author}" if book.author else ""
+    return f"- {book.slug}: {book.name}{by} ({len(chapters)} ch.): " + "; ".join(
+        clip(flat(t), 60) for t in chapters)
+
+
+def _folder_line(root: str, books: list[Any]) -> str:
+    """One ingested folder: how many files, its top-level groups, the first names."""
+    groups = sorted({b.source_group for b in books if b.source_group})
+    names = ", ".join(b.name for b in books[:COLLECTION_NAMES])
+    more = f", … ({len(books) - COLLECTION_NAMES} more)" if len(books) > COLLECTION_NAMES \
+        else ""
+    inside = f"; folders {', '.join(groups)}" if groups else ""
+    return (f"- folder {root} ({plural(len(books), 'file')}{inside}; search_book "
+            f"path_prefix={root!r} searches only it): {names}{more}")
