@@ -121,10 +121,6 @@ class RichProgress:
             elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
             self._bar.update(self._task, rate=f"{done / elapsed:6.1f}/s")
 
-    def retotal(self, total: int) -> None:
-        if self._bar is not None and self._task is not None:
-            self._bar.update(self._task, total=total)
-
     def message(self, text: str) -> None:
         if not self.quiet:
             err.print(text, markup=False)
@@ -140,9 +136,6 @@ class MessageProgress:
         return None
 
     def advance(self, n: int = 1) -> None:
-        return None
-
-    def retotal(self, total: int) -> None:
         return None
 
     def message(self, text: str) -> None:

@@ -129,23 +129,12 @@ class ToolProgress:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.done = self.total = self.stage_done = self.stage_total = 0
-        self.steps = 0  # notifications that carried a note and no work (see retotal)
         self.stage_name = ""
         self.note: str | None = None
 
     def stage(self, name: str, total: int) -> None:
         self.stage_name, self.stage_total, self.stage_done = name, total, 0
         self.total += total
-
-    def retotal(self, total: int) -> None:
-        """A better estimate of the stage's total (after each file of a folder): a note
-        waiting for the next step (the file's outcome) goes now, as one step of its own."""
-        self.total += total - self.stage_total
-        self.stage_total = total
-        if self.note:
-            self.steps += 1
-            self._send(f"{self.stage_name} {self.stage_done}/{self.stage_total}: {self.note}")
-            self.note = None
 
     def advance(self, n: int = 1) -> None:
         if n <= 0:
@@ -155,12 +144,9 @@ class ToolProgress:
         message = f"{self.stage_name} {self.stage_done}/{self.stage_total}" + (
             f": {self.note}" if self.note else "")
         self.note = None
-        self._send(message)
-
-    def _send(self, message: str) -> None:
-        done, total = self.done + self.steps, self.total + self.steps
         try:
-            anyio.from_thread.run(self.ctx.report_progress, done, total or None, message)
+            anyio.from_thread.run(self.ctx.report_progress, self.done, self.total or None,
+                                  message)
         except Exception as exc:  # the client went away: finish the work anyway
             log.debug("progress not sent: %s", exc)
 
