@@ -164,3 +164,25 @@ def test_a_library_calibredb_builds_from_bench_books(tmp_path: Path) -> None:
     report = _cli("sync", "--config", config)
     assert report["chunks_embedded"] == 0 and report["counts"]["removed"] == 1
     assert [b["name"] for b in _cli("list", "--config", config)] == ["The Art of War (Giles)"]
+
+
+def test_a_deleted_library_book_stays_deleted_on_sync(tmp_path: Path) -> None:
+    """`delete` of a Calibre book is the reader's word: `sync` and `ingest LIBRARY` again
+    leave that item out (as for a loose folder), while the others are still followed."""
+    folder = _library(tmp_path)
+    config = str(write_config(tmp_path))
+    assert CliRunner().invoke(app, ["ingest", str(folder), "--config", config]).exit_code == 0
+    gone = CliRunner().invoke(app, ["delete", "orchard-pruning", "--yes", "--config", config])
+    assert gone.exit_code == 0, gone.output
+    report = _cli("sync", "--config", config)
+    assert "Orchard Pruning" not in {b["name"] for b in _cli("list", "--config", config)}
+    assert not [f for f in report["files"] if f["action"] == "added"]
+    again = CliRunner().invoke(app, ["ingest", str(folder), "--config", config])
+    assert again.exit_code == 0, again.output
+    assert "left out 1 item(s) whose books were deleted" in again.stderr
+    names = {b["name"] for b in _cli("list", "--config", config)}
+    assert names == {"Tide Tables of the North", "Signal Lamps at Night"}
+    folder = _library(tmp_path, "after")  # the other items are still followed
+    _cli("sync", "--config", config)
+    assert {b["name"] for b in _cli("list", "--config", config)} == {
+        "Tide Tables of the Far North"}

@@ -389,8 +389,11 @@ class Library:
 
         self._require_writable()
         found = self.book(book)
+        origin = source_rows.origins(self.conn, [found.id]).get(found.id)
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_rows.delete_book(self.conn, found.id)
+            if origin is not None:  # a Calibre/Zotero item: its library's sync leaves it out
+                source_rows.drop_item(self.conn, origin.library, origin.item)
             if found.source_root:  # a file of a synced folder: the next sync leaves it out
                 folders.drop_file(self.conn, found.source_path, found.source_root)
             faults.reached("delete.before_commit")

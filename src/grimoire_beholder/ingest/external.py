@@ -103,9 +103,13 @@ def plan(conn: sqlite3.Connection, library: SourceLibrary, *, remove_missing: bo
     skipped (MCP ``add_book`` and ``sync_library``: a Zotero linked file can be anywhere).
     """
     stored = source_rows.stored_items(conn, str(library.path))
+    dropped = source_rows.dropped_items(conn, str(library.path))
     steps: list[_Step] = []
     for item in library.items:
         old = stored.pop(item.key, None)
+        if old is None and item.key in dropped:  # its book was deleted: it stays out
+            steps.append(_Step("left out", item, None))
+            continue
         if (within is not None and old is None and item.file is not None
                 and not _under(str(item.file.resolve()), within)):
             steps.append(_Step("skipped", item, None, error=f"its file {item.file} lies "
@@ -224,12 +228,23 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
             *, remove_missing: bool, dry_run: bool, within: list[str] | None = None) -> None:
     steps = plan(deps.conn, library, remove_missing=remove_missing, within=within)
     report.warnings += library.warnings
+    left_out = [s for s in steps if s.action == "left out"]
+    steps = [s for s in steps if s.action != "left out"]
+    if left_out and not remove_missing:  # said once, by `ingest LIBRARY`; sync stays quiet
+        report.warnings.append(f"{library.path}: left out {len(left_out)} item(s) whose "
+                               "books were deleted from grimoire-beholder")
     if dry_run:
         report.files += [FileOutcome(s.action, s.display, error=s.error,
                                      slug=s.stored.slug if s.stored else None) for s in steps]
         return
     if any(s.action in ("added", "changed") for s in steps):
         deps.check_models()
+    present = {item.key for item in library.items}
+    gone = source_rows.dropped_items(deps.conn, str(library.path)) - present
+    if gone and remove_missing:  # dropped by the library too: a reused key is a new item
+        with transaction(deps.conn):
+            for key in gone:
+                source_rows.undrop_item(deps.conn, str(library.path), key)
     applier = _Applier(deps, library, progress)
     progress.stage("books", sum(1 for s in steps if s.action != "unchanged"))
     for step in steps:

@@ -90,6 +90,30 @@ def stored_items(conn: sqlite3.Connection, library: str) -> dict[str, StoredOrig
                                     str(r[5]), int(r[6]), float(r[7])) for r in rows}
 
 
+# library_meta key prefix of a library item whose book was deleted, + JSON [library, item];
+# the value is the library. Its sync leaves such an item out.
+DROPPED_ITEM_KEY = "dropped-item:"
+
+
+def drop_item(conn: sqlite3.Connection, library: str, item: str) -> None:
+    """Keep ``item`` of ``library`` out of later syncs. Call inside a transaction."""
+    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) VALUES (?, ?)",
+                 (DROPPED_ITEM_KEY + json.dumps([library, item]), library))
+
+
+def undrop_item(conn: sqlite3.Connection, library: str, item: str) -> None:
+    """Let sync see ``item`` of ``library`` again. Call inside a transaction."""
+    conn.execute("DELETE FROM library_meta WHERE key = ?",
+                 (DROPPED_ITEM_KEY + json.dumps([library, item]),))
+
+
+def dropped_items(conn: sqlite3.Connection, library: str) -> set[str]:
+    """The items of ``library`` its sync leaves out: their books were deleted."""
+    return {str(json.loads(r[0][len(DROPPED_ITEM_KEY):])[1]) for r in conn.execute(
+        "SELECT key FROM library_meta WHERE substr(key, 1, ?) = ? AND value = ?",
+        (len(DROPPED_ITEM_KEY), DROPPED_ITEM_KEY, library))}
+
+
 def source_book_ids(conn: sqlite3.Connection) -> set[int]:
     """Books that a library sync owns (folder sync leaves them alone)."""
     return {int(r[0]) for r in conn.execute("SELECT book_id FROM book_sources")}
