@@ -204,6 +204,15 @@ def test_missing_books_sections_and_pages_say_so_with_404(client: TestClient) ->
         assert words in soup(r.text).select_one(".error").get_text(), path
 
 
+def test_hand_edited_numbers_that_are_not_plain_digits_are_ignored(client: TestClient) -> None:
+    # '²' passes str.isdigit() but int() refuses it: a 500 before, the default view now.
+    for path in ["/book/keeper/1/0?part=%C2%B2", "/book/keeper/1/0?at=%C2%B2-%C2%B3",
+                 "/search?q=lens&k=%C2%B2"]:
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert soup(r.text).select_one("main") is not None, path
+
+
 # -- search --------------------------------------------------------------------------------
 
 def hits_of(html: str) -> list[BeautifulSoup]:

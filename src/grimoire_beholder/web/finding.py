@@ -80,7 +80,8 @@ def search_view(reader: Reader, request: Request) -> Response:
     q = request.query_params.get("q", "").strip()
     filters = _filters(request)
     k = request.query_params.get("k", "")
-    top_k = min(int(k), MAX_HITS) if k.isdigit() and int(k) > 0 else None  # config's top_k
+    plain = k.isascii() and k.isdigit()  # '²' is a digit int() refuses
+    top_k = min(int(k), MAX_HITS) if plain and int(k) > 0 else None  # config's top_k
 
     started = time.perf_counter()
 

@@ -68,6 +68,7 @@ def parse_span(value: str | None) -> tuple[int, int] | None:
     if not value:
         return None
     start, sep, end = value.partition("-")
-    if not (sep and start.isdigit() and end.isdigit()) or int(end) <= int(start):
+    if not (sep and value.isascii() and start.isdigit() and end.isdigit()) \
+            or int(end) <= int(start):
         return None
     return int(start), int(end)

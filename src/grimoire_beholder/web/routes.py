@@ -21,7 +21,7 @@ from grimoire_beholder.web.templating import Reader
 
 def _int_param(request: Request, name: str, default: int) -> int:
     value = request.query_params.get(name, "")
-    return int(value) if value.isdigit() else default
+    return int(value) if value.isascii() and value.isdigit() else default
 
 
 def books_view(reader: Reader, request: Request) -> Response:
