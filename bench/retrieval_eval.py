@@ -52,7 +52,7 @@ BENCH = ROOT.parent / "shared" / "bench"
 OUT = Path(os.environ.get("GRIMOIRE_BENCH_OUT") or ROOT / "bench" / "out")
 SOURCE = ROOT / "src" / "grimoire_beholder"
 # Settings and code that change what is stored and indexed (not how it is searched).
-INGEST_KEYS = ("embedding_backend", "embedding_model", "llm_backend", "llm_model",
+INGEST_KEYS = ("embedding_backend", "embedding_model", "embed_int8", "llm_backend", "llm_model",
                "chunk_size", "chunk_overlap", "section_split_tokens", "chunk_mode",
                "window_size", "window_overlap", "pdf_tables")
 INGEST_CODE = ("parse", "structure", "ingest", "store/schema.sql", "store/db.py",

@@ -197,3 +197,15 @@ def test_bad_arguments() -> None:
         EmbeddedEmbedder(threads=0)
     with pytest.raises(ValueError):
         EmbeddedEmbedder(window_overlap=-1)
+
+
+def test_int8_graph_stays_close_to_float32_and_ranks_alike(embedder: EmbeddedEmbedder) -> None:
+    int8 = EmbeddedEmbedder(int8=True)
+    texts = [PROSE, "Quarterly tax returns for the shipping company were filed late.",
+             PROSE * 3, "a lighthouse beam reaches about twenty nautical miles"]
+    exact, quantized = embedder.embed_documents(texts), int8.embed_documents(texts)
+    for row in range(len(texts)):
+        assert _cosine(exact[row], quantized[row]) > 0.98
+    query = int8.embed_query("where were the rare books kept cold?")
+    scores = quantized @ query
+    assert int(np.argmax(scores)) in (0, 2) and scores[1] < scores[0]

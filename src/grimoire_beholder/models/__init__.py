@@ -47,7 +47,7 @@ def make_embedder(config: Config) -> Embedder:
     if config.embedding_backend == "embedded":
         from grimoire_beholder.models.embedded import EmbeddedEmbedder
 
-        return EmbeddedEmbedder(batch_size=config.embed_batch_size)
+        return EmbeddedEmbedder(batch_size=config.embed_batch_size, int8=config.embed_int8)
     if config.embedding_backend == "ollama":
         from grimoire_beholder.models.ollama import OllamaEmbedder
 
