@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grimoire_beholder.config import Config
-from grimoire_beholder.errors import NoTextError
+from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.naming import unambiguous_slug
 from grimoire_beholder.parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
@@ -202,3 +202,28 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     if not any(s.chunks for ch in book.chapters for s in ch.sections):
         raise NoTextError(f"{label}: no text to index")
     return PreparedBook(book, list(parsed.warnings))
+
+
+def failure_reason(exc: Exception, display: str, path: Path | None) -> str:
+    """Why a file failed, without the file's name: the outcome line already leads with it
+    (an InputFileError's message starts with the path it was given)."""
+    text = str(exc) or type(exc).__name__
+    if not isinstance(exc, InputFileError):
+        return f"{type(exc).__name__}: {text}"
+    for name in (display, str(path)):
+        if text.startswith(f"{name}: "):
+            return text[len(name) + 2:]
+    return text
+
+
+def free_slug(base: str, group: str, taken: set[str]) -> str:
+    """``base``, else ``group-base``, else ``base-2``, ``base-3``…: folders repeat names."""
+    if base not in taken:
+        return base
+    grouped = slugify(f"{group} {base}") if group else ""
+    if grouped and grouped not in taken:
+        return grouped
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"

@@ -30,13 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grimoire_beholder.errors import (
-    InputFileError,
     LibraryBusyError,
     ModelError,
     NoTextError,
     StorageError,
 )
-from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book, slugify
+from grimoire_beholder.ingest.build import (
+    FileInfo,
+    book_slug,
+    failure_reason,
+    file_info,
+    free_slug,
+    prepare_book,
+)
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import FolderFile, library_files, missing_drive, scan
 from grimoire_beholder.ingest.lock import writer_lock
@@ -239,7 +245,7 @@ class Syncer:
             except NoTextError as exc:
                 outcome = self._skip(step, exc, report, remove=True)
             except Exception as exc:  # one broken file must not stop the batch
-                outcome = FileOutcome("failed", step.display, error=_reason(exc, step))
+                outcome = _failed(step, exc)
             report.files.append(outcome)
             self._announce(outcome)
             chunks.done()
@@ -312,7 +318,7 @@ class Syncer:
         def naming(suggested: str) -> tuple[str, str]:
             if stored is not None:  # a changed file keeps its book's slug and name
                 return stored.slug, stored.name
-            return _free_slug(book_slug(suggested, path, info.sha256), step.group,
+            return free_slug(book_slug(suggested, path, info.sha256), step.group,
                               book_rows.slugs(self.conn)), suggested
 
         prepared = prepare_book(path, info, self.deps.config, label=step.display,
@@ -330,7 +336,7 @@ class Syncer:
     def _skip(self, step: _Step, exc: NoTextError, report: SyncReport, *,
               remove: bool) -> FileOutcome:
         """A file with nothing to index: a warning, and its old book (if any) removed."""
-        reason = _reason(exc, step)
+        reason = failure_reason(exc, step.display, step.path)
         if step.stored is not None:
             reason += (f"; its earlier version {'is' if remove else 'would be'} removed from "
                        "the library")
@@ -372,7 +378,7 @@ class Syncer:
                 except NoTextError as exc:  # the real run skips it too
                     outcome = self._skip(step, exc, report, remove=False)
                 except Exception as exc:  # the real run would fail on this file too
-                    outcome = FileOutcome("failed", step.display, error=_reason(exc, step))
+                    outcome = _failed(step, exc)
                 else:
                     old = (folders.embedded_hashes(self.conn, step.stored.book_id)
                            if step.stored else set())
@@ -391,29 +397,9 @@ class Syncer:
                 report.embedded += todo
 
 
-def _reason(exc: Exception, step: _Step) -> str:
-    """Why a file failed, without the file's name: the outcome line already leads with it
-    (an InputFileError's message starts with the path it was given)."""
-    text = str(exc) or type(exc).__name__
-    if not isinstance(exc, InputFileError):
-        return f"{type(exc).__name__}: {text}"
-    for name in (step.display, str(step.path)):
-        if text.startswith(f"{name}: "):
-            return text[len(name) + 2:]
-    return text
-
-
-def _free_slug(base: str, group: str, taken: set[str]) -> str:
-    """``base``, else ``group-base``, else ``base-2``, ``base-3``…: folders repeat names."""
-    if base not in taken:
-        return base
-    grouped = slugify(f"{group} {base}") if group else ""
-    if grouped and grouped not in taken:
-        return grouped
-    n = 2
-    while f"{base}-{n}" in taken:
-        n += 1
-    return f"{base}-{n}"
+def _failed(step: _Step, exc: Exception) -> FileOutcome:
+    """The outcome of a file whose ingest raised ``exc``."""
+    return FileOutcome("failed", step.display, error=failure_reason(exc, step.display, step.path))
 
 
 def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),
