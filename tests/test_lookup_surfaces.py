@@ -68,7 +68,7 @@ def test_query_role_keeps_those_sections_and_the_default_puts_body_first(
     assert only.exit_code == 0, only.output
     assert "Index" in only.stdout and "(index)" in only.stdout and "The Fog" not in only.stdout
     bad = cli(config, "query", "fog", "--role", "appendix")
-    assert bad.exit_code == 1 and "unknown section role 'appendix'" in bad.output
+    assert bad.exit_code == 2 and "'appendix' is not one of" in bad.output
 
 
 def test_list_json_counts_sections_by_role(config: Path) -> None:

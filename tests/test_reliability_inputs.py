@@ -315,7 +315,14 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], name: str) -> 
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert len(lines) == 1, proc.stderr
+    if lines[0].startswith("{"):  # under --json the error is one JSON object
+        import json
+
+        error = json.loads(lines[0])
+        assert error["exit_code"] == proc.returncode and name in error["error"], proc.stderr
+        return
+    assert lines[0].startswith("error: "), proc.stderr
     assert name in lines[0], proc.stderr
 
 

@@ -98,7 +98,13 @@ def check_cli(proc: subprocess.CompletedProcess[bytes], *, as_json: bool) -> Non
     lines = stderr.strip().splitlines()
     if proc.returncode == 2 and lines[0].startswith("Usage:"):
         return  # the argument parser's own usage error (see test_usage_error_is_one_line)
-    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    assert len(lines) == 1, stderr
+    if as_json:  # under --json the error is one JSON object naming the exit code
+        error = json.loads(lines[0])
+        assert error["exit_code"] == proc.returncode and error["error"], stderr
+        assert proc.stdout == b"", proc.stdout
+        return
+    assert lines[0].startswith("error: "), stderr
 
 
 @pytest.fixture(scope="module")
