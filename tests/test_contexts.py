@@ -77,9 +77,9 @@ def test_summary_edge_cases() -> None:
 
 def test_summary_of_huge_section_is_bounded_in_time() -> None:
     huge = " ".join(f"Sentence {i} talks about topic{i % 50} and dragons." for i in range(50_000))
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: the work done, not the machine's load
     summary = summarize(huge)
-    assert time.monotonic() - started < 3.0
+    assert time.process_time() - started < 3.0
     assert 0 < len(summary) <= 600
 
 

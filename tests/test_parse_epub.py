@@ -353,9 +353,9 @@ def test_hostile_markup_is_contained(tmp_path: Path) -> None:
         [("Lol", "lol.xhtml"), ("Deep", "deep.xhtml"), ("Junk", "junk.xhtml"), ("Ok", "ok.xhtml")],
     )
     path = rewrite(src, tmp_path / "h2.epub", lambda n, d: docs.get(n.split("/")[-1], d))
-    t = time.monotonic()
+    t = time.process_time()  # CPU time: the work done, not the machine's load
     book = parse_epub(path)
-    assert time.monotonic() - t < 2
+    assert time.process_time() - t < 2
     text = " ".join(b.text for b in all_blocks(book))
     assert "lollol" not in text and "Laughs contained." in text
     assert where(book, "placeholder")[0] == "Ok"
@@ -437,10 +437,10 @@ def test_zip_bomb_is_refused_quickly(tmp_path: Path) -> None:
         for _ in range(300):  # 300 MB that compresses to ~300 KB
             fh.write(chunk)
     assert path.stat().st_size < 2_000_000
-    t = time.monotonic()
+    t = time.process_time()  # CPU time: the work done, not the machine's load
     with pytest.raises(InputFileError, match="zip bomb"):
         parse_epub(path)
-    assert time.monotonic() - t < 2
+    assert time.process_time() - t < 2
 
 
 @pytest.mark.parametrize(

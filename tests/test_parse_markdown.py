@@ -158,9 +158,9 @@ def test_pathological_nesting_neither_crashes_nor_hangs(tmp_path: Path) -> None:
         + "".join("  " * i + "- x\n" for i in range(1000)) + "\n"
         + "[" * 5000 + "\n\n# Real\n\ntext\n"
     )
-    start = time.monotonic()
+    start = time.process_time()  # CPU time: the work done, not the machine's load
     book = parse_markdown(_write(tmp_path, text))
-    assert time.monotonic() - start < 10
+    assert time.process_time() - start < 10
     assert [c.title for c in book.chapters][-1] == "Real"
     everything = "\n".join(s.text for c in book.chapters for s in c.sections)
     assert "text" in everything and everything.count("- x") > 900  # nothing silently lost
