@@ -109,6 +109,20 @@ def test_a_word_document_gives_chapters_sections_and_table_records(tmp_path: Pat
     ]
 
 
+def test_a_merged_word_cell_is_read_once_in_its_row(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_heading("Valves", 1)
+    table = document.add_table(rows=2, cols=3)
+    for cell, text in zip(table.rows[0].cells, ["Valve", "Size", "Note"], strict=True):
+        cell.text = text
+    merged = table.cell(1, 1).merge(table.cell(1, 2))
+    table.cell(1, 0).text, merged.text = "V1", "DN50 brass, hand-tightened only"
+    document.save(str(tmp_path / "valves.docx"))
+    text = parse_file(tmp_path / "valves.docx").chapters[0].sections[0].text
+    assert text.count("DN50 brass") == 1
+    assert "Valve: V1; Size: DN50 brass, hand-tightened only" in text
+
+
 def test_a_zip_bomb_docx_is_refused_before_it_is_read(tmp_path: Path) -> None:
     source = _manual(tmp_path / "manual.docx").read_bytes()
     out = io.BytesIO()

@@ -59,13 +59,14 @@ def _clean(text: str) -> str:
 
 
 def _row_cells(row: Any) -> list[str]:
-    """A row's cell texts, a merged cell (the same XML cell repeated) once."""
+    """A row's cell texts, a merged cell once (python-docx repeats one cell object per grid
+    column it spans)."""
     seen: list[Any] = []
     texts: list[str] = []
     for cell in row.cells:
-        if any(cell._tc is s for s in seen):
+        if any(cell is s for s in seen):
             continue
-        seen.append(cell._tc)
+        seen.append(cell)
         texts.append(_clean(cell.text))
     return texts
 
