@@ -13,9 +13,11 @@ import errno
 import os
 import signal
 import sys
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from dataclasses import dataclass
+from pathlib import Path, PurePath, PureWindowsPath
 
 from grimoire_beholder.errors import StorageError
 
@@ -195,4 +197,70 @@ def case_insensitive(folder: Path) -> bool:
     try:
         return os.path.samefile(folder, swapped)
     except OSError:
+        return _looked_up_as(folder.parent, folder.name, folder.name.swapcase())
+
+
+def _looked_up_as(folder: Path, name: str, other: str) -> bool:
+    """Whether the entry ``name`` of ``folder`` is also found as ``other`` (another spelling)
+    although the folder lists no entry by that spelling: the file system looked it up
+    without telling the two apart. (File identity alone cannot tell: FUSE volumes number a
+    file anew for each spelling.)"""
+    if other == name:
         return False
+    try:
+        return os.path.lexists(folder / other) and other not in os.listdir(folder)
+    except (OSError, ValueError):
+        return False
+
+
+def _upper(name: str) -> str:
+    """Each character's simple upper case (as NTFS's and APFS's tables: ``ß`` stays)."""
+    return "".join(c if len(u := c.upper()) != 1 else u for c in name)
+
+
+def _nfd(name: str) -> str:
+    return unicodedata.normalize("NFD", name)
+
+
+@dataclass(frozen=True)
+class FolderNames:
+    """A folder's path and how its file systems compare names, part by part: for each part
+    after the anchor, whether the folder holding it looks names up without case and without
+    Unicode normalization form (NFC ``é`` = NFD ``é``, as APFS does).
+
+    :meth:`probe` asks the real volumes; a pure path with chosen ``folds`` (e.g. a
+    ``PureWindowsPath``) gives the same comparison for a system this one is not. Drive
+    letters always compare without case. A part with no letter to swap (``2024``) compares
+    exactly, which is the same thing."""
+
+    path: PurePath
+    folds: tuple[tuple[bool, bool], ...]
+
+    @classmethod
+    def probe(cls, folder: Path) -> FolderNames:
+        parts = folder.parts
+        folds = []
+        for i, name in enumerate(parts[1:], start=1):
+            holder = Path(*parts[:i])
+            other = _nfd(name) if _nfd(name) != name else unicodedata.normalize("NFC", name)
+            folds.append((_looked_up_as(holder, name, name.swapcase()),
+                          _looked_up_as(holder, name, other)))
+        return cls(folder, tuple(folds))
+
+    def holds(self, path: PurePath) -> bool:
+        """Whether ``path`` (resolved, of the same flavour) is this folder or inside it."""
+        mine, theirs = self.path.parts, path.parts
+        if len(theirs) < len(mine) or not mine:
+            return False
+        windows = isinstance(self.path, PureWindowsPath)
+        if (theirs[0].upper() if windows else theirs[0]) != \
+                (mine[0].upper() if windows else mine[0]):
+            return False
+        return all(_key(a, fold) == _key(b, fold)
+                   for a, b, fold in zip(theirs[1:], mine[1:], self.folds, strict=False))
+
+
+def _key(name: str, fold: tuple[bool, bool]) -> str:
+    case, form = fold
+    name = unicodedata.normalize("NFC", name) if form else name
+    return _upper(name) if case else name

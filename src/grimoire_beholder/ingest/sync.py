@@ -4,7 +4,9 @@ A sync first *plans* (no writes): every book in scope is compared with its file 
 mtime and size means unchanged; otherwise the sha256 decides (a touched but identical file
 is unchanged). Files under a synced root that no book points at are hashed: a hash that
 matches a book whose file vanished is a move (the book is re-pointed, no model call);
-anything else is new. Books whose file vanished and did not reappear are removed.
+anything else is new. Books whose file vanished and did not reappear are removed. A file
+renamed only in case on a case-insensitive volume (still found by its old name, listed by
+its new one), or only in Unicode form (NFC/NFD), is the same book moved.
 
 Then it *applies*, under the writer lock: moves, removals, changed files, new files, each
 file on its own, so a broken file is reported at the end without stopping the batch. A
@@ -24,9 +26,7 @@ sync; a book whose file changed into such a file is removed. A dry run says the 
 from __future__ import annotations
 
 import contextlib
-import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from grimoire_beholder.errors import (
@@ -36,7 +36,6 @@ from grimoire_beholder.errors import (
     StorageError,
 )
 from grimoire_beholder.ingest.build import (
-    FileInfo,
     book_slug,
     failure_reason,
     file_info,
@@ -53,7 +52,15 @@ from grimoire_beholder.ingest.progress import (
     estimate_chunks,
 )
 from grimoire_beholder.ingest.service import store_book
-from grimoire_beholder.ingest.sync_scope import resolve_dir, sync_scope, under
+from grimoire_beholder.ingest.sync_scope import folds, resolve_dir, respelled, sync_scope, under
+from grimoire_beholder.ingest.sync_steps import (
+    ORDER,
+    Step,
+    display_of,
+    estimate,
+    failed,
+    respell,
+)
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.db import transaction
@@ -61,36 +68,6 @@ from grimoire_beholder.views import FileOutcome, SyncReport
 
 # Errors that are about the library or the models, not about one file: they stop the run.
 FATAL = (ModelError, StorageError, LibraryBusyError)
-_ORDER = {"moved": 0, "removed": 1, "changed": 2, "added": 3}
-
-
-@dataclass
-class _Step:
-    """One planned action on one file."""
-
-    action: str
-    display: str
-    path: Path | None = None
-    stored: folders.StoredFile | None = None
-    info: FileInfo | None = None
-    root: str | None = None
-    group: str = ""
-
-
-def _estimate(step: _Step) -> int:
-    """The chunks a step probably embeds: a new or changed file's guess from its size."""
-    if step.action not in ("added", "changed") or step.path is None:
-        return 0
-    size = step.info.size if step.info is not None else step.stored.size if step.stored else 0
-    return estimate_chunks(str(step.path), size)
-
-
-def _display(path: str, root: str | None) -> str:
-    if root and under(path, [root]):
-        return Path(os.path.relpath(path, root)).as_posix()
-    return path
-
-
 class Syncer:
     """Plans and applies one sync over some roots (and the books under some folders)."""
 
@@ -102,7 +79,7 @@ class Syncer:
     # -- planning (read-only) -------------------------------------------------------------
     def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
              report: SyncReport, *, remove_missing: bool = True,
-             within: list[str] | None = None, confined: bool = False) -> list[_Step]:
+             within: list[str] | None = None, confined: bool = False) -> list[Step]:
         """The steps that bring the books under ``dirs`` (all, if None) in line with disk.
 
         ``within``: files found under the roots whose real path (links followed) lies
@@ -114,19 +91,27 @@ class Syncer:
         """
         found, gone_roots = self._on_disk(dirs, roots, report, remove_missing=remove_missing,
                                           within=within, confined=confined)
-        steps: list[_Step] = []
+        steps: list[Step] = []
         missing: dict[str, list[folders.StoredFile]] = {}
+        folded = folds(found)
         for stored in folders.stored_files(self.conn):
             if dirs is not None and not under(stored.path, dirs):
                 continue
             if stored.root in gone_roots:
                 continue
             entry = found.pop(stored.path, None)
+            spelling = None if entry else respelled(stored.path, folded)
+            if spelling is not None and spelling in found:  # renamed in case or form only
+                entry = found.pop(spelling)
+            else:
+                spelling = None
             root, group = (entry[1], entry[0].group) if entry else (stored.root, stored.group)
             try:
                 step = self._check_book(stored, root, group)
+                if step is not None and spelling is not None:
+                    step = respell(step, Path(spelling))
             except OSError as exc:
-                report.files.append(FileOutcome("failed", _display(stored.path, root),
+                report.files.append(FileOutcome("failed", display_of(stored.path, root),
                                                 slug=stored.slug,
                                                 error=f"cannot read ({exc.strerror or exc})"))
                 continue
@@ -135,7 +120,7 @@ class Syncer:
             else:
                 steps.append(step)
         for path, (f, root) in found.items():
-            display = _display(path, root)
+            display = display_of(path, root)
             try:
                 info = file_info(f.path)
             except OSError as exc:
@@ -144,15 +129,15 @@ class Syncer:
                 continue
             twins = missing.get(info.sha256)
             if twins:
-                steps.append(_Step("moved", display, path=f.path, stored=twins.pop(0),
+                steps.append(Step("moved", display, path=f.path, stored=twins.pop(0),
                                    info=info, root=root, group=f.group))
             else:
-                steps.append(_Step("added", display, path=f.path, info=info, root=root,
+                steps.append(Step("added", display, path=f.path, info=info, root=root,
                                    group=f.group))
         if remove_missing:
             for gone in missing.values():
-                steps += [_Step("removed", _display(s.path, s.root), stored=s) for s in gone]
-        steps.sort(key=lambda s: (_ORDER.get(s.action, 9), s.display))
+                steps += [Step("removed", display_of(s.path, s.root), stored=s) for s in gone]
+        steps.sort(key=lambda s: (ORDER.get(s.action, 9), s.display))
         return steps
 
     def _on_disk(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
@@ -203,17 +188,17 @@ class Syncer:
         return found, gone_roots
 
     def _check_book(self, stored: folders.StoredFile, root: str | None,
-                    group: str) -> _Step | None:
+                    group: str) -> Step | None:
         """The step for a book whose file may have changed; None when the file is gone."""
         path = Path(stored.path)
-        display = _display(stored.path, root)
+        display = display_of(stored.path, root)
         try:
             st = path.stat()
         except (FileNotFoundError, NotADirectoryError):
             return None
         if not path.is_file():
             return None
-        step = _Step("unchanged", display, path=path, stored=stored, root=root, group=group)
+        step = Step("unchanged", display, path=path, stored=stored, root=root, group=group)
         if st.st_size != stored.size or st.st_mtime != stored.mtime:
             step.info = file_info(path)  # mtime/size moved: the hash decides
             if step.info.sha256 != stored.sha256:
@@ -221,14 +206,14 @@ class Syncer:
         return step
 
     # -- applying ------------------------------------------------------------------------
-    def apply(self, steps: list[_Step], report: SyncReport, scope: list[str] | None) -> None:
+    def apply(self, steps: list[Step], report: SyncReport, scope: list[str] | None) -> None:
         """Carry out the plan; per-file failures are recorded, fatal errors raised."""
         unfinished = self._unfinished(scope, steps)
         if any(s.action in ("added", "changed") for s in steps) or unfinished:
             self.deps.check_models()  # before any write: models and embedding stamp
         chunks = FolderChunks(self.progress)
         chunks.start([estimate_chunks(path, size) for _, path, size in unfinished]
-                     + [_estimate(s) for s in steps])
+                     + [estimate(s) for s in steps])
         # An interrupted book first: the rerun is mostly its work, and it is told as resumed
         # (not also as unchanged, so the counts add up to the files looked at).
         resumed = self._resume(unfinished, report, chunks)
@@ -239,13 +224,13 @@ class Syncer:
                     report.files.append(kept)
                 continue
             try:
-                outcome = self._apply_one(step, report, chunks.file(_estimate(step)))
+                outcome = self._apply_one(step, report, chunks.file(estimate(step)))
             except FATAL:
                 raise
             except NoTextError as exc:
                 outcome = self._skip(step, exc, report, remove=True)
             except Exception as exc:  # one broken file must not stop the batch
-                outcome = _failed(step, exc)
+                outcome = failed(step, exc)
             report.files.append(outcome)
             self._announce(outcome)
             chunks.done()
@@ -269,17 +254,17 @@ class Syncer:
             chunks.done()
         return {book_id for book_id, _, _ in unfinished}
 
-    def _unfinished(self, scope: list[str] | None, steps: list[_Step]
+    def _unfinished(self, scope: list[str] | None, steps: list[Step]
                     ) -> list[tuple[int, str, int]]:
         """Books in scope left half-done by an earlier run that this plan does not touch."""
         todo = folders.unfinished_books(self.conn)
         touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
-        return [(s.book_id, _display(s.path, s.root), s.size)
+        return [(s.book_id, display_of(s.path, s.root), s.size)
                 for s in folders.stored_files(self.conn)
                 if s.book_id in todo and s.book_id not in touched
                 and (scope is None or under(s.path, scope))]
 
-    def _unchanged(self, step: _Step) -> FileOutcome:
+    def _unchanged(self, step: Step) -> FileOutcome:
         stored = step.stored
         assert stored is not None and step.path is not None
         if step.info is not None or (step.root, step.group) != (stored.root, stored.group):
@@ -291,7 +276,7 @@ class Syncer:
                                          source_group=step.group)
         return FileOutcome("unchanged", step.display, slug=stored.slug)
 
-    def _apply_one(self, step: _Step, report: SyncReport, progress: Progress) -> FileOutcome:
+    def _apply_one(self, step: Step, report: SyncReport, progress: Progress) -> FileOutcome:
         if step.action == "moved":
             assert step.stored and step.info
             with transaction(self.conn):
@@ -300,7 +285,7 @@ class Syncer:
                                          source_mtime=step.info.mtime,
                                          source_root=step.root, source_group=step.group)
             return FileOutcome("moved", step.display, slug=step.stored.slug,
-                               old_path=_display(step.stored.path, step.stored.root))
+                               old_path=display_of(step.stored.path, step.stored.root))
         if step.action == "removed":
             assert step.stored
             with transaction(self.conn):
@@ -308,7 +293,7 @@ class Syncer:
             return FileOutcome("removed", step.display, slug=step.stored.slug)
         return self._ingest(step, report, progress)
 
-    def _ingest(self, step: _Step, report: SyncReport, progress: Progress) -> FileOutcome:
+    def _ingest(self, step: Step, report: SyncReport, progress: Progress) -> FileOutcome:
         """Parse and store an added or changed file, then run its model stages (reported to
         ``progress``)."""
         path, stored = step.path, step.stored
@@ -333,7 +318,7 @@ class Syncer:
                            chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
                            reused=reused)
 
-    def _skip(self, step: _Step, exc: NoTextError, report: SyncReport, *,
+    def _skip(self, step: Step, exc: NoTextError, report: SyncReport, *,
               remove: bool) -> FileOutcome:
         """A file with nothing to index: a warning, and its old book (if any) removed."""
         reason = failure_reason(exc, step.display, step.path)
@@ -356,7 +341,7 @@ class Syncer:
         self.progress.message(outcome.describe())
 
     # -- dry run --------------------------------------------------------------------------
-    def preview(self, steps: list[_Step], report: SyncReport, scope: list[str] | None
+    def preview(self, steps: list[Step], report: SyncReport, scope: list[str] | None
                 ) -> None:
         """What apply would do, including how many chunks would be embedded; no writes.
         Books an interrupted run left unfinished count too: apply resumes them."""
@@ -368,7 +353,7 @@ class Syncer:
             outcome = FileOutcome(step.action, step.display,
                                   slug=step.stored.slug if step.stored else None)
             if step.action == "moved" and step.stored:
-                outcome.old_path = _display(step.stored.path, step.stored.root)
+                outcome.old_path = display_of(step.stored.path, step.stored.root)
             if step.action in ("added", "changed") and step.path is not None:
                 try:
                     hashes = prepare_book(
@@ -378,7 +363,7 @@ class Syncer:
                 except NoTextError as exc:  # the real run skips it too
                     outcome = self._skip(step, exc, report, remove=False)
                 except Exception as exc:  # the real run would fail on this file too
-                    outcome = _failed(step, exc)
+                    outcome = failed(step, exc)
                 else:
                     old = (folders.embedded_hashes(self.conn, step.stored.book_id)
                            if step.stored else set())
@@ -395,11 +380,6 @@ class Syncer:
                 report.files.append(FileOutcome("resumed", display, slug=found.slug,
                                                 chunks=found.chunks, embedded=todo))
                 report.embedded += todo
-
-
-def _failed(step: _Step, exc: Exception) -> FileOutcome:
-    """The outcome of a file whose ingest raised ``exc``."""
-    return FileOutcome("failed", step.display, error=failure_reason(exc, step.display, step.path))
 
 
 def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),

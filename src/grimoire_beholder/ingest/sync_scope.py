@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import unicodedata
+from collections.abc import Collection
 from pathlib import Path
 
 from grimoire_beholder.errors import InputFileError
@@ -13,6 +15,43 @@ from grimoire_beholder.store import folders
 def under(path: str, dirs: list[str]) -> bool:
     """``path`` is one of ``dirs`` or inside one of them (paths compared as text)."""
     return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
+
+
+def _folded(path: str) -> str:
+    return unicodedata.normalize("NFC", path).casefold()
+
+
+def folds(listed: Collection[str]) -> dict[str, list[str]]:
+    """``listed`` paths by their case- and form-folded spelling, for :func:`respelled`."""
+    index: dict[str, list[str]] = {}
+    for path in listed:
+        index.setdefault(_folded(path), []).append(path)
+    return index
+
+
+def respelled(stored: str, index: dict[str, list[str]]) -> str | None:
+    """The path in ``index`` (of the files a scan found, :func:`fold_index`) that names the
+    file a book stored as ``stored``, when only its case or Unicode form changed: on a
+    case-insensitive volume the old spelling still opens the file, but no folder lists it
+    any more. None otherwise (where both spellings are listed they are two files; where the
+    old one is gone, the content hash finds the move)."""
+    twins = [p for p in index.get(_folded(stored), ()) if p != stored]
+    if not twins or not os.path.lexists(stored) or _listed(stored):
+        return None
+    return twins[0]
+
+
+def _listed(path: str) -> bool:
+    """Whether every part of ``path`` is listed by its folder under exactly that name."""
+    current = Path(path)
+    for parent in current.parents:
+        try:
+            if current.name and current.name not in os.listdir(parent):
+                return False
+        except OSError:
+            return True  # cannot tell: treat as listed (never merge two files)
+        current = parent
+    return True
 
 
 def resolve_dir(path: str | os.PathLike[str]) -> Path:

@@ -6,8 +6,12 @@ An assistant that reads untrusted text can be talked into calling a write tool w
 path, so the path is judged the way the ingest would open it: ``~`` expanded, every link
 followed and ``..`` collapsed (``Path.resolve``), and accepted only when the real file or
 folder it leads to lies inside one of the allowed folders (themselves resolved once, when
-the server starts). Another folder, a ``..`` walk, a link pointing out, a device, pipe or
-socket: each is refused with a message naming the allowed folders, before anything is read.
+the server starts). Paths are compared the way each folder's file system compares names
+(``portable.FolderNames``: without case on a case-insensitive volume, NFC = NFD where the
+volume says so, drive letters always without case), and a path accepted is spelled from
+there on with the allowed folder's own spelling. Another folder, a ``..`` walk, a link
+pointing out, a device, pipe or socket: each is refused with a message naming the allowed
+folders, before anything is read.
 """
 
 from __future__ import annotations
@@ -15,9 +19,10 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from grimoire_beholder import portable
 from grimoire_beholder.errors import ConfigError, InputFileError
 
 
@@ -26,6 +31,7 @@ class AllowedFolders:
     """The real paths of the folders an assistant may add books from."""
 
     folders: tuple[Path, ...]
+    names: tuple[portable.FolderNames, ...] = field(default=(), compare=False, repr=False)
 
     @classmethod
     def of(cls, folders: Iterable[str | os.PathLike[str]]) -> AllowedFolders:
@@ -47,12 +53,26 @@ class AllowedFolders:
             raise ConfigError("no allowed folder given")
         return cls(tuple(dict.fromkeys(found)))
 
+    def __post_init__(self) -> None:
+        if not self.names:  # how each folder's file system compares names, asked once
+            object.__setattr__(self, "names",
+                               tuple(portable.FolderNames.probe(f) for f in self.folders))
+
     def __str__(self) -> str:
         return ", ".join(str(f) for f in self.folders)
 
     def contains(self, real: Path) -> bool:
         """Whether an already resolved path is one of the folders or lies inside one."""
-        return any(real.is_relative_to(folder) for folder in self.folders)
+        return self.spelled(real) is not None
+
+    def spelled(self, real: Path) -> Path | None:
+        """``real`` with its allowed folder's part spelled as the user spelled that folder
+        (``/Books/x.pdf`` for ``/books/x.pdf`` on a case-insensitive volume), None when it
+        lies in none of them."""
+        for folder in self.names:
+            if folder.holds(real):
+                return Path(folder.path, *real.parts[len(folder.path.parts):])
+        return None
 
     def resolve(self, given: str | os.PathLike[str]) -> Path:
         """The real file or folder ``given`` leads to, if it lies inside an allowed folder.
@@ -75,9 +95,11 @@ class AllowedFolders:
                 raise self._refusal(given, f"cannot be resolved ({exc})") from None
         if real is None:
             raise self._refusal(given, "no such file or folder")
-        if not self.contains(real):
+        spelled = self.spelled(real)
+        if spelled is None:
             leads = f" (it leads to {real})" if real != path else ""
             raise self._refusal(given, f"is outside the allowed folders{leads}")
+        real = spelled
         mode = real.stat().st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
             raise self._refusal(given, "is not a regular file or folder")
