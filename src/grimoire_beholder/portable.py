@@ -25,6 +25,9 @@ from grimoire_beholder.errors import StorageError
 # component: a lock file must never clobber a file it happens to be or point to.
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+# The platform whose conventions apply where a path is only a convention (where a client
+# keeps its config): tests set it to "darwin" or "win32" to check those places here.
+PLATFORM = sys.platform
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 
 

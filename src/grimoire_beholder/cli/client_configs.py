@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from grimoire_beholder import portable
 from grimoire_beholder.config import Config
-from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.errors import ConfigError, GrimoireError
 from grimoire_beholder.locate import BY_CONFIG_ENV, BY_CONFIG_FLAG
 from grimoire_beholder.mcp_server.allowed import Upkeep
 
@@ -89,26 +90,51 @@ class ClientSetup:
         return json.dumps({key: {self.name: self.entry}}, indent=2, ensure_ascii=False)
 
 
-def client_config_path(client: str) -> Path:
-    """The client's own config file, in the place that client reads it from."""
+def client_config_path(client: str, platform: str | None = None) -> Path:
+    """The client's own config file, in the place that client reads it from on ``platform``
+    (``sys.platform`` by default; ``portable.PLATFORM`` is the seam tests set):
+
+    - Claude Desktop: ``~/Library/Application Support/Claude/claude_desktop_config.json`` on
+      macOS, ``%APPDATA%\\Claude\\claude_desktop_config.json`` on Windows, and the XDG
+      config folder elsewhere (``~/.config/Claude``; there is no official Linux build).
+    - Claude Code: ``~/.claude.json`` (user scope, as ``claude mcp add --scope user``).
+    - Codex: ``$CODEX_HOME/config.toml``, default ``~/.codex/config.toml``.
+    - Cursor: ``~/.cursor/mcp.json`` (global scope: every project sees it).
+    - VS Code: the user profile's ``mcp.json`` (MCP: Open User Configuration):
+      ``~/Library/Application Support/Code/User`` on macOS, ``%APPDATA%\\Code\\User`` on
+      Windows, ``~/.config/Code/User`` elsewhere.
+
+    ``~`` is the user's home: ``%USERPROFILE%`` on Windows, ``$HOME`` elsewhere."""
+    platform = platform or portable.PLATFORM
+    home = _home(platform)
     if client == "claude-desktop":
-        import platformdirs
-
-        folder = platformdirs.user_config_path("Claude", appauthor=False, roaming=True)
-        return folder / "claude_desktop_config.json"
-    if client == "claude-code":  # user scope, as `claude mcp add --scope user` writes it
-        return Path(os.path.expanduser("~")) / ".claude.json"
+        return _app_config(platform, home) / "Claude" / "claude_desktop_config.json"
+    if client == "claude-code":
+        return home / ".claude.json"
     if client == "codex":
-        home = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-        return Path(home) / "config.toml"
-    if client == "cursor":  # global scope: every project sees it
-        return Path(os.path.expanduser("~")) / ".cursor" / "mcp.json"
-    if client == "vscode":  # the user profile's mcp.json (MCP: Open User Configuration)
-        import platformdirs
-
-        return platformdirs.user_config_path("Code", appauthor=False,
-                                             roaming=True) / "User" / "mcp.json"
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        return _app_config(platform, home) / "Code" / "User" / "mcp.json"
     raise ConfigError(f"unknown client {client!r}; use one of {', '.join(CLIENTS)}")
+
+
+def _home(platform: str) -> Path:
+    if platform == "win32" and os.environ.get("USERPROFILE"):
+        return Path(os.environ["USERPROFILE"])
+    return Path(os.path.expanduser("~"))
+
+
+def _app_config(platform: str, home: Path) -> Path:
+    """Where desktop apps keep their settings: Application Support, roaming AppData, or the
+    XDG config folder."""
+    if platform == "darwin":
+        return home / "Library" / "Application Support"
+    if platform == "win32":
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    return Path(xdg) if os.path.isabs(xdg) else home / ".config"
 
 
 def client_setup(client: str, config: Config, name: str = SERVER_NAME,
@@ -139,10 +165,15 @@ def write_setup(setup: ClientSetup) -> tuple[str, Path | None]:
     if action == "unchanged":
         return action, None
     backup = None
-    if old_text is not None:
-        backup = _new_backup_path(setup.path)
-        shutil.copy2(path, backup)
-    _replace_atomically(path, new_text)
+    try:
+        if old_text is not None:
+            backup = _new_backup_path(setup.path)
+            shutil.copy2(path, backup)
+        _replace_atomically(path, new_text)
+    except OSError as exc:  # a read-only HOME or folder, a full disk: the file is as it was
+        raise GrimoireError(f"cannot write {path} ({exc.strerror or exc} in {path.parent}); "
+                            "it is left as it was — paste the entry `mcp-config` prints "
+                            "without --write") from exc
     return action, backup
 
 
