@@ -174,8 +174,9 @@ async def test_a_file_from_an_ingested_folder_is_cited_by_its_path_there(
     cli_text = _cli(config, "query", "roll back a bad deploy", "-k", "1")
     assert cli_text.splitlines()[0] == "1. ops/runbook.md:10 · Deploys › Rollback"
     async with connect(config) as client:
-        listed = text(await client.call_tool("list_books", {}))
-    assert "slug=runbook: Runbook" in listed and "group=ops]" in listed  # as promised
+        listed = text(await client.call_tool("list_books", {"folder": "wiki"}))
+    assert "slug=runbook: Runbook" in listed  # as promised: its group and its path there
+    assert "group=ops, file ops/runbook.md]" in listed
 
 
 def test_a_span_with_one_unlabelled_end_never_reads_none() -> None:

@@ -93,3 +93,32 @@ def test_session_start_shows_an_ingested_folder_as_one_entry(tmp_path: Path,
     [folder] = [line for line in lines if line.startswith("- folder ")]
     assert "40 files" in folder and str(notes.resolve()) in folder and "folders cli" in folder
     assert len(lines) == 3 and "(35 more)" in folder  # 41 books in three lines
+
+
+def test_session_start_lists_real_books_first_and_gives_each_a_fair_share(
+        tmp_path: Path) -> None:
+    """A note ingested first comes after the books; a book with a long table of contents
+    leaves room for the ones after it, so every book is named within the budget."""
+    from helpers import make_epub, write_markdown_book
+    from mcp_helpers import write_config
+
+    config = write_config(tmp_path)
+    note = write_markdown_book(tmp_path / "todo.md", "Shopping Note", {
+        "List": {"Things": "Milk, eggs, flour and yeast for the weekend bread. " * 3}})
+    long_toc = write_markdown_book(tmp_path / "manual.md", "The Long Manual", {
+        f"Chapter {n} on the many settings of the machine": {
+            "Body": f"Setting {n} changes how the machine behaves at night. " * 3}
+        for n in range(40)})
+    book = make_epub(tmp_path / "sea.epub", {
+        "c1.xhtml": "<h1>Tides</h1><p>" + "The tide turns twice a day. " * 30 + "</p>"},
+        [("Tides", "c1.xhtml")], title="The Sea Book")
+    runner = CliRunner()
+    for path in (note, long_toc, book):
+        assert runner.invoke(app, ["ingest", str(path), "-q", "-c", str(config)]).exit_code == 0
+    text = runner.invoke(app, ["hook", "session-start", "--budget", "500", "-c",
+                               str(config)]).stdout
+    lines = text.splitlines()
+    assert len(text) <= 500 and "more books" not in text
+    assert lines[1].startswith("- the-sea-book: The Sea Book")  # the EPUB before the notes
+    assert [line.split(":")[0] for line in lines[2:]] == ["- shopping-note",
+                                                          "- the-long-manual"]

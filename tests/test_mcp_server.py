@@ -92,7 +92,10 @@ async def test_lists_exactly_the_read_only_tools_with_schemas(config_path: Path)
     kinds = {s.get("type") for s in section["properties"]["book_id"]["anyOf"]}
     assert kinds == {"integer", "string"}
     assert "slug" in section["properties"]["book_id"]["description"]
-    assert tools["list_books"].input_schema.get("properties", {}) == {}
+    for name in ("list_books", "book_status"):  # a folder to expand, an offset to page on
+        schema = tools[name].input_schema
+        assert set(schema["properties"]) == {"folder", "offset"}, name
+        assert not schema.get("required") and schema["additionalProperties"] is False, name
     assert "results" in tools["search_book"].output_schema["properties"]
     assert "total_parts" in tools["get_section"].output_schema["properties"]
     assert "get_section" in (tools["search_book"].description or "")

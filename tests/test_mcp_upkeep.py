@@ -136,7 +136,8 @@ async def test_sync_path_narrows_dry_run_writes_nothing(tmp_path: Path) -> None:
         assert snapshot(db) == before
         ops = structured(await call(client, "sync_library",
                                     path=str(tmp_path / "wiki" / "ops")))
-        books = {b["slug"] for b in structured(await call(client, "list_books"))["books"]}
+        books = {b["slug"] for b in structured(await call(client, "list_books",
+                                                          folder="wiki"))["books"]}
         bread = structured(await call(client, "sync_library",
                                       path=str(tmp_path / "wiki" / "bread.md")))
         above = structured(await call(client, "sync_library", path=str(tmp_path)))
@@ -224,7 +225,8 @@ async def test_remove_book(tmp_path: Path) -> None:
     config = folder_library(tmp_path)
     async with connect(config, upkeep=Upkeep(remove=True)) as client:
         removed = structured(await call(client, "remove_book", book_id="bread-at-home"))
-        books = {b["slug"] for b in structured(await call(client, "list_books"))["books"]}
+        books = {b["slug"] for b in structured(await call(client, "list_books",
+                                                          folder="wiki"))["books"]}
         gone = await call(client, "remove_book", book_id="bread-at-home")
     assert removed["slug"] == "bread-at-home" and "sync_library" in (removed["note"] or "")
     assert books == {"the-garden-book", "runbook"}

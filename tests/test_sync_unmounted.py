@@ -73,6 +73,6 @@ async def test_mcp_sync_library_keeps_them_too(mounted: tuple[Path, Path, Path])
     before = snapshot(lib / "book.db")
     async with connect(lib / "config.toml", upkeep=Upkeep(sync=True)) as client:
         report = structured(await client.call_tool("sync_library", {}))
-        books = structured(await client.call_tool("list_books", {}))["books"]
-    assert report["counts"]["removed"] == 0 and len(books) == 3, report
+        [folder] = structured(await client.call_tool("list_books", {}))["folders"]
+    assert report["counts"]["removed"] == 0 and folder["files"] == 3, report
     assert snapshot(lib / "book.db") == before

@@ -53,6 +53,64 @@ def book_dict(book: BookRow) -> dict[str, Any]:
     }
 
 
+# What a person would want listed first: books with pages (PDF, EPUB), then documents
+# (Word, HTML), then Markdown and text notes.
+_SHELF_RANK = {"pdf": 0, "epub": 0, "docx": 1, "html": 1}
+
+
+def shelf_order(book: BookRow) -> int:
+    """The sort key that puts real books before notes; a stable sort keeps the library's
+    own order (by slug) within each kind."""
+    return _SHELF_RANK.get(book.source_type, 2)
+
+
+@dataclass(frozen=True)
+class IngestedFolder:
+    """A folder given to ``ingest DIR``, seen as one entry: its books, real books first."""
+
+    root: str  # absolute, as stored
+    books: tuple[BookRow, ...]
+
+    @property
+    def name(self) -> str:
+        """Its last path component (``markdown-dev``), or the path for a drive root."""
+        return re.split(r"[\\/]", self.root.rstrip("/\\"))[-1] or self.root
+
+    def groups(self) -> list[tuple[str, int]]:
+        """Its top-level subfolders with their file counts, largest first ("" = files
+        directly in it are not a group)."""
+        counts: dict[str, int] = {}
+        for b in self.books:
+            if b.source_group:
+                counts[b.source_group] = counts.get(b.source_group, 0) + 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def shelves(books: list[BookRow]) -> tuple[list[BookRow], list[IngestedFolder]]:
+    """The books ingested one by one (real books before notes), and each ingested folder
+    as one :class:`IngestedFolder` (by path): what an assistant is shown first, so a folder
+    of a hundred notes is one entry rather than a hundred."""
+    singles = sorted((b for b in books if not b.source_root), key=shelf_order)
+    roots: dict[str, list[BookRow]] = {}
+    for b in books:
+        if b.source_root:
+            roots.setdefault(b.source_root, []).append(b)
+    return singles, [IngestedFolder(root, tuple(sorted(members, key=shelf_order)))
+                     for root, members in sorted(roots.items())]
+
+
+def find_folder(folders: list[IngestedFolder], ref: str) -> IngestedFolder | None:
+    """The ingested folder ``ref`` names: its path as stored (a trailing separator or
+    letter case aside) or, when only one folder has it, its last name; else None."""
+    key = ref.strip().rstrip("/\\")
+    exact = [f for f in folders if f.root.rstrip("/\\") == key]
+    if exact:
+        return exact[0]
+    by_name = [f for f in folders if key.casefold() in (f.name.casefold(),
+                                                        f.root.rstrip("/\\").casefold())]
+    return by_name[0] if len(by_name) == 1 else None
+
+
 def _row_fields(row: SectionRow) -> dict[str, Any]:
     """The store's section fields of ``row`` (also of a view built on it), by name."""
     return {f.name: getattr(row, f.name) for f in fields(SectionRow)}

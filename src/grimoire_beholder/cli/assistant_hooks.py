@@ -18,16 +18,18 @@ import json
 import os
 from collections.abc import Callable
 from functools import partial
-from typing import Any
 
-from grimoire_beholder.library import Library
+from grimoire_beholder.library import BookRow, Library
 from grimoire_beholder.text import MAX_QUERY_CHARS, clip, flat, plural
+from grimoire_beholder.views import IngestedFolder, shelves
 
 MIN_WORDS = 4
 PROMPT_BUDGET = 1500
 SESSION_BUDGET = 2000
 PROMPT_HITS = 3
 COLLECTION_NAMES = 5  # names shown of an ingested folder's files
+MIN_ENTRY = 80  # characters an entry of the session table of contents always gets
+ENTRY_MAX = 400  # and at most
 HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
 
 
@@ -80,47 +82,51 @@ def session_context(config_path: str | os.PathLike[str] | None = None,
                     budget: int | None = None,
                     library: str | os.PathLike[str] | None = None) -> str:
     """A compact table of contents within ``budget`` characters: the books ingested one by
-    one first, each with its chapters, then each ingested folder as one entry (a collection:
-    its file count and a few of its names), so a folder of a hundred notes cannot push the
-    books out; what does not fit is counted, not cut mid-line."""
+    one first (real books before notes), each with its chapters, then each ingested folder
+    as one entry (a collection: its file count and a few of its names), so a folder of a
+    hundred notes cannot push the books out. Every entry gets a fair share of what is left
+    (a short line leaves more to the next), so a book with a long table of contents cannot
+    push the others out either; what does not fit is counted, not cut mid-line."""
     limit = budget or SESSION_BUDGET
     with _open(config_path, library) as lib:
         books = lib.list_books()
         if not books:
             return ""
-        singles = [b for b in books if not b.source_root]
-        folders: dict[str, list[Any]] = {}
-        for b in books:
-            if b.source_root:
-                folders.setdefault(b.source_root, []).append(b)
+        singles, folders = shelves(books)
         lines = [f"Local book library (grimoire-beholder, {plural(len(books), 'book')}; MCP tools "
                  "search_book, get_book_outline, get_section):"]
         entries: list[Callable[[], str]] = [partial(_book_line, lib, b) for b in singles]
-        entries += [partial(_folder_line, r, m) for r, m in folders.items()]
+        entries += [partial(_folder_line, f) for f in folders]
         used = len(lines[0])
+        more = "… and {} more books or folders (list_books)"
         for shown, entry in enumerate(entries):
-            line = clip(flat(entry()), max(80, min(400, limit - used - 1)))
-            if used + len(line) + 1 > limit:
-                lines.append(f"… and {len(entries) - shown} more books or folders (list_books)")
+            left = len(entries) - shown
+            share = (limit - used) // left - 1
+            line = clip(flat(entry()), max(MIN_ENTRY, min(ENTRY_MAX, share)))
+            # room is kept for the "… and N more" line while entries remain after this one
+            reserve = len(more.format(left)) + 1 if left > 1 else 0
+            if used + len(line) + 1 + reserve > limit:
+                lines.append(more.format(left))
                 break
             lines.append(line)
             used += len(line) + 1
     return "\n".join(lines)
 
 
-def _book_line(lib: Library, book: Any) -> str:
+def _book_line(lib: Library, book: BookRow) -> str:
     chapters = [c.title for c in lib.outline(book.id).chapters]
     by = f" — {book.author}" if book.author else ""
     return f"- {book.slug}: {book.name}{by} ({len(chapters)} ch.): " + "; ".join(
         clip(flat(t), 60) for t in chapters)
 
 
-def _folder_line(root: str, books: list[Any]) -> str:
+def _folder_line(folder: IngestedFolder) -> str:
     """One ingested folder: how many files, its top-level groups, the first names."""
-    groups = sorted({b.source_group for b in books if b.source_group})
+    books = folder.books
+    groups = sorted(g for g, _ in folder.groups())
     names = ", ".join(b.name for b in books[:COLLECTION_NAMES])
     more = f", … ({len(books) - COLLECTION_NAMES} more)" if len(books) > COLLECTION_NAMES \
         else ""
     inside = f"; folders {', '.join(groups)}" if groups else ""
-    return (f"- folder {root} ({plural(len(books), 'file')}{inside}; search_book "
-            f"path_prefix={root!r} searches only it): {names}{more}")
+    return (f"- folder {folder.root} ({plural(len(books), 'file')}{inside}; search_book "
+            f"path_prefix={folder.root!r} searches only it): {names}{more}")
