@@ -16,7 +16,7 @@ from grimoire_beholder.cli.help_pages import PANELS
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grimoire_beholder"
 COMMANDS = {"ingest", "sync", "list", "delete", "status", "check", "reindex-fts", "query",
             "serve-mcp", "eval", "stats", "hook", "verify", "page", "health", "lookup", "outline",
-            "show", "mcp-config", "unfollow", "web"}
+            "show", "mcp-config", "unfollow", "web", "token"}
 INVOCATIONS = {
     "console script": [str(Path(sys.executable).with_name("grimoire-beholder"))],
     "python -m grimoire_beholder": [sys.executable, "-m", "grimoire_beholder"],

@@ -156,8 +156,10 @@ def test_an_unknown_role_is_a_clear_error(tmp_path: Path) -> None:
 
 
 # What each schema version added, undone: v6 external sources (its widened source_type
-# check stays: the migration accepts either), v5 roles and printed indexes, v4 the search log.
-_UNDO = {6: "DROP TABLE book_labels; DROP TABLE book_sources; DROP TABLE source_libraries;",
+# check stays: the migration accepts either), v5 roles and printed indexes, v4 the search log;
+# v7 the access tokens of the HTTP server.
+_UNDO = {7: "DROP TABLE access_tokens;",
+         6: "DROP TABLE book_labels; DROP TABLE book_sources; DROP TABLE source_libraries;",
          5: "ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP COLUMN hints; "
             "DROP TABLE index_entries; DELETE FROM library_meta WHERE key = 'derived_version';",
          4: "DROP TABLE search_log; DROP TRIGGER embeddings_log_insert; "
@@ -168,7 +170,7 @@ _UNDO = {6: "DROP TABLE book_labels; DROP TABLE book_sources; DROP TABLE source_
 @pytest.mark.parametrize("version", [4, 3])
 def test_a_library_from_before_roles_migrates_forward_and_gets_them(
         tmp_path: Path, version: int) -> None:
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(_notes_book(tmp_path))

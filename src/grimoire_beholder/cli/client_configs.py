@@ -230,6 +230,9 @@ def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
 
 def _toml_table(name: str, entry: dict[str, Any]) -> str:
     # A JSON string or array of strings is also a valid TOML basic string or array.
+    if "url" in entry:  # a server over HTTP (cli/remote_configs.py): string values only
+        return f"[mcp_servers.{name}]\n" + "".join(
+            f"{key} = {json.dumps(value, ensure_ascii=False)}\n" for key, value in entry.items())
     return (f"[mcp_servers.{name}]\ncommand = {json.dumps(entry['command'])}\n"
             f"args = {json.dumps(entry['args'], ensure_ascii=False)}\n")
 

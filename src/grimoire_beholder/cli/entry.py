@@ -12,7 +12,9 @@ from grimoire_beholder.cli import (  # noqa: F401  (they register their commands
     extra_commands,
     library_commands,
     reading_commands,
+    serve_commands,
     setup_commands,
+    token_commands,
     tool_commands,
     web_commands,
 )

@@ -1,5 +1,5 @@
 """The library's core verbs on the command line: ingest, sync, list, delete, status,
-check, reindex-fts, query and serve-mcp.
+check, reindex-fts and query (``serve_commands`` has serve-mcp).
 
 Each command parses its arguments, calls the Library, renders (``rendering``) and lets
 ``app`` map errors. Commands register on ``app.app``; ``cli/entry.py`` imports this module.
@@ -14,19 +14,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from grimoire_beholder.cli.app import (
-    AllowAddOpt,
-    AllowRemoveOpt,
-    AllowSyncOpt,
     ConfigOpt,
     JsonOpt,
     LibraryOpt,
     Mode,
     Role,
     SourceType,
-    allowed_upkeep,
     app,
     fail,
-    reported_errors,
     with_library,
 )
 from grimoire_beholder.cli.help_pages import command
@@ -409,27 +404,3 @@ def query(
     from grimoire_beholder.cli.rendering import print_hits
 
     print_hits(data, explain=explain, expand=expand)
-
-
-@command(app, 'Assistants', "serve-mcp", examples=(
-    'grimoire-beholder serve-mcp',
-    'grimoire-beholder serve-mcp --allow-sync --allow-add ~/Books',
-))
-def serve_mcp(
-    allow_sync: AllowSyncOpt = False,
-    allow_add: AllowAddOpt = None,
-    allow_remove: AllowRemoveOpt = False,
-    config: ConfigOpt = None,
-    library: LibraryOpt = None,
-) -> None:
-    """Serve the library to AI assistants over MCP (stdio), read-only unless an --allow-*
-    option adds an upkeep tool.
-
-    stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
-    file or library database fails here, before the protocol starts, with a non-zero exit.
-    """
-    from grimoire_beholder.mcp_server.server import serve
-
-    with reported_errors():
-        upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
-        serve(config, upkeep if upkeep.any else None, library)

@@ -46,6 +46,13 @@ class ServerState:
     library: Library
     upkeep: Upkeep | None = None  # the write tools the user allowed (upkeep_tools.py)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Over HTTP the upkeep is each request's token's (http_auth.TokenAuth.upkeep), not the
+    # server's: called inside a request, it says what that request may do.
+    grants: Callable[[], Upkeep] | None = None
+
+    def allowed_upkeep(self) -> Upkeep | None:
+        """The upkeep the current call may do: its token's over HTTP, else the server's."""
+        return self.grants() if self.grants is not None else self.upkeep
 
     def run(self, fn: Callable[[Library], T]) -> T:
         """Call the Library under the lock, turning its user-facing errors into ToolErrors."""

@@ -206,8 +206,9 @@ def add_book(
     and make it searchable. Only paths inside the folders the user allowed are accepted
     (links are followed first; anything outside is refused). A folder is remembered, so
     sync_library keeps it current. A file already in the library is left as it is."""
-    allowed = served(ctx).upkeep
-    assert allowed is not None and allowed.add is not None
+    allowed = served(ctx).allowed_upkeep()
+    if allowed is None or allowed.add is None:  # over HTTP: this token may not add
+        raise ToolError("Unknown tool: add_book")
     try:
         target = allowed.add.resolve(path)
     except GrimoireError as exc:
@@ -245,8 +246,24 @@ TOOLS: tuple[tuple[str, Any, str, ToolAnnotations], ...] = (
 )
 
 
+def _enabled(upkeep: Upkeep) -> dict[str, bool]:
+    return {"sync": upkeep.sync, "add": upkeep.add is not None, "remove": upkeep.remove}
+
+
 def enabled_tools(upkeep: Upkeep) -> list[tuple[Any, str, ToolAnnotations]]:
     """The upkeep tools the user allowed, and only those: (function, title, hints) for
     ``server.py`` to register as it registers its own."""
-    enabled = {"sync": upkeep.sync, "add": upkeep.add is not None, "remove": upkeep.remove}
+    enabled = _enabled(upkeep)
     return [(fn, title, hints) for key, fn, title, hints in TOOLS if enabled[key]]
+
+
+UPKEEP_TOOL_NAMES = frozenset(fn.__name__ for _key, fn, _title, _hints in TOOLS)
+
+
+def allows(upkeep: Upkeep | None, tool: str) -> bool:
+    """Whether ``upkeep`` lets ``tool`` be listed and called (any tool not an upkeep one:
+    always)."""
+    if tool not in UPKEEP_TOOL_NAMES:
+        return True
+    enabled = _enabled(upkeep) if upkeep is not None else {}
+    return any(enabled.get(key, False) for key, fn, _t, _h in TOOLS if fn.__name__ == tool)

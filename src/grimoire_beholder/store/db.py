@@ -28,6 +28,7 @@ from grimoire_beholder.store.connection import (
     sqlite_open,
     unwritable_reason,
 )
+from grimoire_beholder.store.token_rows import schema_v7
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -214,7 +215,8 @@ def _schema_v6(conn: sqlite3.Connection) -> None:
 
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
-    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6]
+    _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6,
+    schema_v7]  # access tokens (store/token_rows.py)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,221 @@
+"""``serve-mcp --http [HOST:]PORT``: the same tools over the SDK's Streamable HTTP transport
+(endpoint ``/mcp``), served by uvicorn, for assistants on other machines and remote
+connectors.
+
+Safe by default (ARCHITECTURE.md, "The MCP server over HTTP"):
+
+* **Loopback unless told.** ``PORT`` alone binds 127.0.0.1; another address must be named,
+  and serving beyond this machine without TLS prints a warning (tokens would cross the
+  network in clear text).
+* **A token on every request** (``http_auth.py``), checked by the SDK: 401 without one.
+* **Host and Origin first.** Before anything else a request's ``Host`` must name the bound
+  address (or localhost on loopback, or an ``--allowed-host``) — 421 otherwise, so a
+  DNS-rebinding page that points its own name here is refused — and an ``Origin``, when a
+  browser sends one, must be this server's own or an ``--allowed-origin`` (403 otherwise).
+  The SDK's ``TransportSecurityMiddleware`` makes both checks, here and again in its
+  transport.
+* **TLS** directly (``--tls-cert``/``--tls-key``, uvicorn's) or from a reverse proxy in front
+  (README shows nginx and Caddy), which then names its public host with ``--allowed-host``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import os
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.mcp_server.allowed import Upkeep
+
+log = logging.getLogger("grimoire_beholder.mcp")
+
+ENDPOINT = "/mcp"
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Bind:
+    """Where to listen: ``host`` (a literal address or a name) and ``port`` (0: any free)."""
+
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        return is_loopback(self.host)
+
+    def authority(self, port: int | None = None) -> str:
+        """``host:port`` as it goes in a URL (IPv6 in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{host}:{self.port if port is None else port}"
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_bind(text: str) -> Bind:
+    """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT``; PORT alone means 127.0.0.1."""
+    text = text.strip()
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = LOOPBACK, text
+    elif host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ConfigError(f"--http {text!r}: write an IPv6 address in brackets, e.g. "
+                          "[::1]:8765")
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ConfigError(f"--http {text!r}: expected [HOST:]PORT with a port from 0 to "
+                          "65535 (0: any free port)")
+    if not host:
+        raise ConfigError(f"--http {text!r}: name the host before ':' or give the port alone")
+    return Bind(host, int(port))
+
+
+def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
+                      allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
+    """The Host values and Origins this server answers: its bound address (and localhost
+    names on loopback) with its port, each ``--allowed-host`` (with any port unless it names
+    one), and their http/https origins plus each ``--allowed-origin``."""
+    names = ([LOOPBACK, "localhost", "[::1]"] if bind.loopback else []) + [
+        bind.authority(port).rpartition(":")[0]]
+    hosts = [f"{name}:{port}" for name in dict.fromkeys(names)]
+    for given in allowed_hosts:
+        given = given.strip().lower()
+        if not given or "/" in given:
+            raise ConfigError(f"--allowed-host {given!r}: give a host name, optionally "
+                              "with :PORT (no scheme, no path)")
+        hosts += [given] if given.rpartition(":")[2].isdigit() else [given, f"{given}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    for origin in (o.strip().rstrip("/") for o in allowed_origins):
+        if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
+            raise ConfigError(f"--allowed-origin {origin!r}: give scheme://host[:port], "
+                              "e.g. https://app.example.org")
+        origins.append(origin)
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=hosts, allowed_origins=origins)
+
+
+class HostOriginGate:
+    """ASGI middleware: the SDK's Host/Origin check on every HTTP request, before the
+    token is looked at (a refused request learns nothing more)."""
+
+    def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
+        self.app = app
+        self.check = TransportSecurityMiddleware(settings)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refused = await self.check.validate_request(Request(scope), is_post=False)
+            if refused is not None:
+                await refused(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def bound_socket(bind: Bind) -> socket.socket:
+    """The listening socket, made here so port 0 is known before serving starts."""
+    family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
+    try:
+        infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(infos[0][4])
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {bind.authority()}: {exc.strerror or exc}"
+                          ) from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
+    if (cert is None) != (key is None):
+        raise ConfigError("--tls-cert and --tls-key go together: give both, or neither")
+    if cert is None or key is None:
+        return {}
+    for what, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not path.is_file():
+            raise ConfigError(f"{what} {path}: no such file")
+    return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+
+
+def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
+               library_dir: str | os.PathLike[str] | None = None,
+               allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (),
+               tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
+    """Serve the library over Streamable HTTP until interrupted. The library, its tokens,
+    the TLS files and the address are all checked before the first request (ConfigError
+    or StorageError otherwise)."""
+    import uvicorn
+
+    from grimoire_beholder.access import TokenChecker, list_tokens
+    from grimoire_beholder.mcp_server.http_auth import TokenAuth
+    from grimoire_beholder.mcp_server.server import create_server, open_library
+
+    tls = _tls_files(tls_cert, tls_key)
+    if bind.host in ("0.0.0.0", "::") and not allowed_hosts:
+        raise ConfigError(f"listening on every address ({bind.host}): name the host clients "
+                          "will reach it by with --allowed-host NAME (requests naming any "
+                          "other host are refused, against DNS rebinding)")
+    library = open_library(config_path, library_dir)
+    try:
+        tokens = list_tokens(library)
+        if not tokens:
+            raise ConfigError("this library has no access token yet: make one with "
+                              "`grimoire-beholder token create NAME` (it is printed once), "
+                              "then give it to the assistant as a bearer token")
+        checker = TokenChecker(library.config.database_path)
+        sock = bound_socket(bind)
+    except BaseException:
+        library.close()
+        raise
+    port = int(sock.getsockname()[1])
+    scheme = "https" if tls else "http"
+    url = f"{scheme}://{bind.authority(port)}{ENDPOINT}"
+    auth = TokenAuth.of(checker, f"{scheme}://{bind.authority(port)}")
+    server = create_server(lambda: library, auth=auth)
+    settings = security_settings(bind, port, allowed_hosts, allowed_origins)
+    app = HostOriginGate(server.streamable_http_app(transport_security=settings,
+                                                    host=bind.host), settings)
+    _tell(f"serving {library.config.database_path} on {url} ({len(tokens)} token(s); "
+          f"`grimoire-beholder token list` shows them)")
+    if not bind.loopback:
+        _tell(f"warning: listening beyond this machine on {bind.authority(port)}"
+              + ("" if tls else "; without --tls-cert/--tls-key the tokens cross the "
+                 "network in clear text: use TLS here or a TLS reverse proxy in front"))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on",
+                            timeout_graceful_shutdown=3, **tls)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        checker.close()
+
+
+def refuse_server_upkeep(upkeep: Upkeep) -> None:
+    """Over HTTP the upkeep rights are each token's, not the server's."""
+    if upkeep.any:
+        raise ConfigError("over HTTP each token carries its own upkeep rights: give the "
+                          "--allow-* options to `grimoire-beholder token create NAME` "
+                          "instead of serve-mcp")
+
+
+def _tell(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)

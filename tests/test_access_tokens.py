@@ -1,0 +1,157 @@
+"""Access tokens for ``serve-mcp --http`` in-process (the fast tier): made, listed, checked and
+revoked on a real SQLite library; the address and Host/Origin rules of the HTTP server.
+The real server and client over HTTP: tests/test_mcp_http.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp.server.auth.provider import AccessToken
+
+from grimoire_beholder.access import (
+    TokenChecker,
+    TokenRights,
+    create_token,
+    list_tokens,
+    revoke_token,
+)
+from grimoire_beholder.errors import ConfigError, NotFoundError, ReadOnlyLibraryError, StorageError
+from grimoire_beholder.library import Library
+from grimoire_beholder.mcp_server.http_auth import LibraryTokens, scopes
+from grimoire_beholder.mcp_server.http_serving import Bind, parse_bind, security_settings
+from grimoire_beholder.mcp_server.upkeep_tools import allows
+
+pytestmark = pytest.mark.anyio
+
+
+def test_a_token_is_shown_once_and_only_its_digest_is_stored(library: Library) -> None:
+    info, token = create_token(library, "laptop")
+    assert token.startswith("gbt_") and info.name == "laptop"
+    assert info.rights == TokenRights() and info.rights.words() == "read-only"
+    secret = token.rsplit("_", 1)[1]
+    assert len(secret) >= 40
+    library.conn.execute("PRAGMA wal_checkpoint(FULL)")
+    stored = b"".join(p.read_bytes() for p in library.config.database_path.parent.glob(
+        "book.db*") if p.is_file())
+    assert secret.encode() not in stored and token.encode() not in stored
+    [listed] = list_tokens(library)
+    assert listed.name == "laptop" and listed.last_used_at is None
+
+
+def test_the_checker_knows_live_tokens_only(library: Library) -> None:
+    _, token = create_token(library, "a", TokenRights(sync=True))
+    _, other = create_token(library, "b")
+    checker = TokenChecker(library.config.database_path)
+    try:
+        found = checker.check(token)
+        assert found is not None and found[0].name == "a" and found[0].rights.sync
+        key, secret = token[len("gbt_"):].split("_", 1)
+        for wrong in ("", "gbt_", token + "x", token[:-1], f"gbt_{key}_" + "A" * len(secret),
+                      other[:16] + token[16:], token.replace("gbt_", "gbx_"), "Bearer " + token):
+            assert checker.check(wrong) is None, wrong
+        revoke_token(library, "a")
+        assert checker.check(token) is None  # at once, on the checker's own connection
+        assert checker.check(other) is not None
+    finally:
+        checker.close()
+
+
+def test_a_use_is_recorded_at_most_once_a_minute(library: Library) -> None:
+    _, token = create_token(library, "a")
+    checker = TokenChecker(library.config.database_path)
+    try:
+        found = checker.check(token)
+        assert found is not None
+        key = found[1]
+        assert checker.due(key, 1000.0) and not checker.due(key, 1030.0)
+        checker.record_use(key)
+        assert checker.due(key, 1061.0)
+    finally:
+        checker.close()
+    [listed] = list_tokens(library)
+    assert listed.last_used_at is not None
+
+
+async def test_the_verifier_gives_the_sdk_the_name_and_rights_never_the_secret(
+        library: Library, tmp_path: Path) -> None:
+    _, token = create_token(library, "keeper",
+                            TokenRights(sync=True, add=(str(tmp_path),), remove=False))
+    checker = TokenChecker(library.config.database_path)
+    try:
+        verified = await LibraryTokens(checker).verify_token(token)
+        assert isinstance(verified, AccessToken)
+        assert verified.client_id == "keeper"
+        assert verified.scopes == ["library:read", "upkeep:sync", "upkeep:add"]
+        assert token.rsplit("_", 1)[1] not in verified.model_dump_json()
+        assert await LibraryTokens(checker).verify_token(token + "x") is None
+    finally:
+        checker.close()
+    assert scopes(TokenRights()) == ["library:read"]
+
+
+def test_names_duplicates_and_unknown_tokens_are_clear_errors(library: Library) -> None:
+    create_token(library, "ok.name-1_x")
+    with pytest.raises(StorageError, match="already exists"):
+        create_token(library, "ok.name-1_x")
+    for bad in ("", "-x", "a b", "x" * 65, "é", "a/b"):
+        with pytest.raises(ConfigError, match="may hold only"):
+            create_token(library, bad)
+    with pytest.raises(NotFoundError, match=r"tokens: ok\.name-1_x"):
+        revoke_token(library, "nobody")
+
+
+def test_a_read_only_library_makes_no_token(library: Library) -> None:
+    create_token(library, "first")
+    with Library.open(config=library.config, read_only=True) as reader:
+        with pytest.raises(ReadOnlyLibraryError):
+            create_token(reader, "second")
+        assert [t.name for t in list_tokens(reader)] == ["first"]
+
+
+def test_unreadable_rights_grant_nothing() -> None:
+    for text in ("", "[]", "{", '{"sync": "yes", "remove": 1}', "null"):
+        assert TokenRights.from_json(text) == TokenRights()
+    rights = TokenRights(sync=True, add=("/books",), remove=True)
+    assert TokenRights.from_json(rights.to_json()) == rights
+    assert rights.words() == "sync, add (/books), remove"
+
+
+def test_upkeep_tools_are_allowed_only_by_their_right() -> None:
+    from grimoire_beholder.mcp_server.allowed import Upkeep
+
+    assert allows(None, "search_book") and not allows(None, "remove_book")
+    assert allows(Upkeep(remove=True), "remove_book")
+    assert not allows(Upkeep(sync=True), "add_book")
+
+
+@pytest.mark.parametrize(("given", "bind"), [
+    ("8765", Bind("127.0.0.1", 8765)), ("0", Bind("127.0.0.1", 0)),
+    ("localhost:80", Bind("localhost", 80)), ("[::1]:9", Bind("::1", 9)),
+    ("0.0.0.0:443", Bind("0.0.0.0", 443)),
+])
+def test_a_port_alone_binds_loopback(given: str, bind: Bind) -> None:
+    assert parse_bind(given) == bind
+
+
+@pytest.mark.parametrize("given", ["", "x", ":80", "::1:80", "h:70000", "h:-1", "h:"])
+def test_a_bad_address_is_refused(given: str) -> None:
+    with pytest.raises(ConfigError, match="--http"):
+        parse_bind(given)
+
+
+def test_hosts_and_origins_follow_the_bound_address() -> None:
+    loop = security_settings(Bind("127.0.0.1", 0), 8765)
+    assert set(loop.allowed_hosts) == {"127.0.0.1:8765", "localhost:8765", "[::1]:8765"}
+    assert "http://localhost:8765" in loop.allowed_origins
+    public = security_settings(Bind("0.0.0.0", 443), 443, ["Books.Example.org"],
+                               ["https://app.example.org/"])
+    assert "books.example.org" in public.allowed_hosts
+    assert "books.example.org:*" in public.allowed_hosts
+    assert "localhost:443" not in public.allowed_hosts
+    assert {"https://books.example.org", "https://app.example.org"} <= set(
+        public.allowed_origins)
+    with pytest.raises(ConfigError):
+        security_settings(Bind("0.0.0.0", 1), 1, ["https://x"])
+    with pytest.raises(ConfigError):
+        security_settings(Bind("0.0.0.0", 1), 1, ["x"], ["x.org"])
