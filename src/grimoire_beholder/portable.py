@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import sys
 import unicodedata
@@ -189,6 +190,37 @@ def kill_self() -> None:
         os.kill(os.getpid(), signal.SIGTERM)
     else:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def sqlite_temp_folder() -> Path | None:
+    """The folder SQLite keeps its temporary files in: on Unix the first writable folder of
+    ``SQLITE_TMPDIR``, ``TMPDIR``, ``/var/tmp``, ``/usr/tmp``, ``/tmp`` (SQLite's own order);
+    on Windows the system's temporary folder (``GetTempPath``: TMP, TEMP, …)."""
+    if sys.platform == "win32":
+        import tempfile
+
+        return Path(tempfile.gettempdir())
+    for candidate in (os.environ.get("SQLITE_TMPDIR"), os.environ.get("TMPDIR"),
+                      "/var/tmp", "/usr/tmp", "/tmp"):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return Path(candidate)
+    return None
+
+
+def free_bytes(folder: Path) -> int | None:
+    """Bytes free for this user on the disk holding ``folder`` (None when unknown)."""
+    try:
+        return shutil.disk_usage(folder).free
+    except OSError:
+        return None
+
+
+def same_disk(one: Path, other: Path | None) -> bool:
+    """Whether two existing folders lie on one file system (unknown: True)."""
+    try:
+        return other is None or os.stat(one).st_dev == os.stat(other).st_dev
+    except OSError:
+        return True
 
 
 def case_insensitive(folder: Path) -> bool:
