@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from grimoire_beholder.errors import ConfigError
-from grimoire_beholder.locate import CONFIG_ENV, LIBRARY_ENV, MARKER_TABLE, Location, locate
+from grimoire_beholder.locate import (
+    CONFIG_ENV,
+    LIBRARY_ENV,
+    MARKER_TABLE,
+    Location,
+    is_server_url,
+    locate,
+)
 
 __all__ = ["CONFIG_ENV", "LIBRARY_ENV", "Config", "ConfigError", "config_from_mapping",
            "config_keys", "load_config"]
@@ -111,6 +118,11 @@ class Config:
     base_dir: str = field(default=".", compare=False)
     # which rule of locate.py chose this library ("" when built in code)
     origin: str = field(default="", compare=False)
+
+    @property
+    def database_url(self) -> str | None:
+        """The ``postgresql://`` URL of a library in PostgreSQL, else None (a SQLite file)."""
+        return self.db_path.strip() if is_server_url(self.db_path) else None
 
     @property
     def database_path(self) -> Path:
@@ -258,7 +270,8 @@ def read_config(where: Location) -> Config:
     """The validated Config of a located library (defaults when it has no config file)."""
     path = where.config_file
     if path is None:
-        return Config(base_dir=str(where.folder), origin=where.origin)
+        config = Config(base_dir=str(where.folder), origin=where.origin)
+        return replace(config, db_path=where.url) if where.url else config
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -268,6 +281,8 @@ def read_config(where: Location) -> Config:
     table = data.get(MARKER_TABLE)
     if isinstance(table, dict):
         data = table
+    if where.url:
+        data = {**data, "db_path": where.url}
     config = config_from_mapping(data, source=str(path), base_dir=str(where.folder))
     return replace(config, origin=where.origin)
 

@@ -25,6 +25,7 @@ from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store import book_rows, chunk_progress, folders, fts, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow, Integrity
+from grimoire_beholder.store.server_engine import ServerEngine, Store
 from grimoire_beholder.views import Outline, SectionText, SyncReport, status_view
 
 if TYPE_CHECKING:
@@ -44,12 +45,14 @@ if TYPE_CHECKING:
 
 
 class Library:
-    """A library of books in one SQLite file."""
+    """A library of books in one SQLite file, or in a server database (``server``)."""
 
-    def __init__(self, config: Config, conn: sqlite3.Connection, *, read_only: bool,
-                 embedder: Embedder | None = None, generator: Generator | None = None) -> None:
+    def __init__(self, config: Config, conn: sqlite3.Connection | None, *, read_only: bool,
+                 embedder: Embedder | None = None, generator: Generator | None = None,
+                 server: ServerEngine | None = None) -> None:
         self.config = config
-        self.conn = conn
+        self._conn = conn
+        self.server = server
         self.read_only = read_only
         self.models = Models(config, embedder, generator)
         self._engine: SearchEngine | None = None
@@ -73,6 +76,12 @@ class Library:
         from grimoire_beholder.locate import missing_library, prepare_new_library
 
         cfg = config or load_config(config_path, library=library)
+        if cfg.database_url is not None:
+            from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
+
+            engine = PostgresEngine.open(cfg.database_url, read_only=read_only, create=create)
+            return cls(cfg, None, read_only=read_only, embedder=embedder, generator=generator,
+                       server=engine)
         if not cfg.database_path.exists():
             if read_only or not create:
                 raise missing_library(cfg)
@@ -85,8 +94,23 @@ class Library:
         return cls(cfg, conn, read_only=conn.read_only_reason is not None, embedder=embedder,
                    generator=generator)
 
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The SQLite connection; a one-line error on a server library for what does not
+        work there yet (README, "A team library on PostgreSQL")."""
+        if self._conn is None:
+            raise GrimoireError(
+                "this command does not work on a PostgreSQL library yet (there: ingest FILE, "
+                "list, query, outline, show, status, check, delete and the MCP reading tools)")
+        return self._conn
+
+    @property
+    def store(self) -> Store:
+        """Where the books are: the SQLite connection or the server engine."""
+        return self.server if self.server is not None else self.conn
+
     def close(self) -> None:
-        self.conn.close()
+        (self.server or self.conn).close()
 
     def __enter__(self) -> Library:
         return self
@@ -107,7 +131,8 @@ class Library:
     def list_books(self) -> list[BookRow]:
         """Every book, with the tags, collections, series and link of those that came from
         a Calibre or Zotero library."""
-        return source_rows.attach_origins(self.conn, book_rows.list_books(self.conn))
+        books = book_rows.list_books(self.store)
+        return books if self.server else source_rows.attach_origins(self.conn, books)
 
     def book(self, book: str | int) -> BookRow:
         """The book a reference names — an int or a string of digits is an id, any other
@@ -116,20 +141,20 @@ class Library:
         The one place a user's or a model's reference is read; callers pass the returned
         book's ``id`` (an int, which only ever means that id) from then on."""
         key = parse_book_ref(book)
-        found = book_rows.find_book(self.conn, key)
+        found = book_rows.find_book(self.store, key)
         if found is None:
-            raise book_rows.not_found(self.conn, key)
-        return source_rows.attach_origins(self.conn, [found])[0]
+            raise book_rows.not_found(self.store, key)
+        return found if self.server else source_rows.attach_origins(self.conn, [found])[0]
 
     def outline(self, book: str | int) -> Outline:
         found = self.book(book)
-        return Outline.from_rows(found, book_rows.outline(self.conn, found.id))
+        return Outline.from_rows(found, book_rows.outline(self.store, found.id))
 
     def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
         """A section's full text and summary; out-of-range indices say what exists."""
         found = self.book(book)
         return SectionText.from_row(
-            found, book_rows.section_of(self.conn, found, chapter_index, section_index))
+            found, book_rows.section_of(self.store, found, chapter_index, section_index))
 
     def section_part(self, book: str | int, chapter_index: int, section_index: int,
                      part: int = 1) -> tuple[SectionText, str, int]:
@@ -149,9 +174,10 @@ class Library:
         """Configured models, database path, and per-book counts by status."""
         from grimoire_beholder.store.health_rows import saved_health
 
-        return status_view(self.config, vectors.get_stamp(self.conn),
-                           chunk_progress.status_counts(self.conn), self.list_books(),
-                           chunk_progress.summary_counts(self.conn), saved_health(self.conn))
+        return status_view(self.config, vectors.get_stamp(self.store),
+                           chunk_progress.status_counts(self.store), self.list_books(),
+                           chunk_progress.summary_counts(self.store),
+                           saved_health(self.conn) if self.server is None else {})
 
     def integrity(self) -> Integrity:
         """SQLite's integrity check and the FTS rows, embedded chunks and vectors counts."""
@@ -163,6 +189,8 @@ class Library:
         from grimoire_beholder.search.index_check import inspect
         from grimoire_beholder.store.check import check
 
+        if self.server is not None:
+            return self.server.check()
         result = check(self.conn, str(self.config.database_path), writable=not self.read_only)
         if result.ok:  # a damaged database says nothing reliable about its index
             result.search_index, problems = inspect(self.conn, self.config.database_path)
@@ -194,7 +222,7 @@ class Library:
                                                until_chapter=until_chapter, roles=roles,
                                                labels={"tag": tag, "collection": collection,
                                                        "series": series})
-        if self.config.record_stats:
+        if self.config.record_stats and self.server is None:
             if self._savings is None:
                 from grimoire_beholder.search.savings import SavingsRecorder
 
@@ -228,7 +256,7 @@ class Library:
             from grimoire_beholder.models import make_reranker
             from grimoire_beholder.search.engine import SearchEngine
 
-            self._engine = SearchEngine(self.conn, self._query_embedder, self.config,
+            self._engine = SearchEngine(self.store, self._query_embedder, self.config,
                                         reranker=make_reranker(self.config))
         return self._engine
 
@@ -239,9 +267,9 @@ class Library:
         vectors, so such a library never loads a model; EmbeddingMismatchError when the
         vectors come from another model than the configured one.
         """
-        if self.config.retrieval_mode == "keyword" and vectors.get_stamp(self.conn) is None:
+        if self.config.retrieval_mode == "keyword" and vectors.get_stamp(self.store) is None:
             return None
-        vectors.check_identity(self.conn, self.embedder.identity)
+        vectors.check_identity(self.store, self.embedder.identity)
         return self.embedder.embed_query
 
     # -- checking and showing ------------------------------------------------------------
@@ -251,7 +279,7 @@ class Library:
         See checks/quotes.py. Restricted to one book, a quotation found in another says so."""
         from grimoire_beholder.checks.quotes import check_in
 
-        return check_in(self.conn, quote, None if book is None else self.book(book))
+        return check_in(self.store, quote, None if book is None else self.book(book))
 
     def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,
                    printed: bool = False) -> PageImage:
@@ -287,10 +315,11 @@ class Library:
     # -- writing (CLI only) --------------------------------------------------------------
     def _require_writable(self) -> None:
         if self.read_only:
-            reason = getattr(self.conn, "read_only_reason", None) or "it was opened read-only"
+            reason = getattr(self.server or self.conn, "read_only_reason", None) or (
+                "it was opened read-only")
+            where = self.server.location if self.server else self.config.database_path
             raise ReadOnlyLibraryError(
-                f"the library {self.config.database_path} is read-only ({reason}); nothing "
-                "was written")
+                f"the library {where} is read-only ({reason}); nothing was written")
 
     def _ingest_deps(self, *, writes: bool = True) -> IngestDeps:
         """What ingest, sync and watch work with: this library's connection, config and
@@ -323,6 +352,13 @@ class Library:
         from grimoire_beholder.ingest.service import ingest_file
         from grimoire_beholder.parse.source import links_not_followed
 
+        if self.server is not None:
+            from grimoire_beholder.ingest.server_ingest import ingest_file_on_server
+
+            self._require_writable()
+            return ingest_file_on_server(self.server, self.config, self.models, Path(path),
+                                         name=name, force=force,
+                                         progress=progress or NullProgress())
         with self._then_update_index(), (
                 links_not_followed() if not follow_links else contextlib.nullcontext()):
             report = ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
@@ -389,6 +425,11 @@ class Library:
 
         self._require_writable()
         found = self.book(book)
+        if self.server is not None:
+            with self.server.book_lock("file", found.source_hash), transaction(self.server):
+                book_rows.delete_book(self.server, found.id)
+                faults.reached("delete.before_commit")
+            return found
         origin = source_rows.origins(self.conn, [found.id]).get(found.id)
         with writer_lock(self.config.database_path), transaction(self.conn):
             book_rows.delete_book(self.conn, found.id)

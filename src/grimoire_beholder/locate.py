@@ -80,6 +80,20 @@ class Location:
     config_file: Path | None
     folder: Path
     origin: str
+    url: str | None = None  # a library in a server database (``postgresql://…``)
+
+
+SERVER_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def redacted(url: str) -> str:
+    """A server URL without its password, for messages and ``status``."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+def is_server_url(locator: str | os.PathLike[str]) -> bool:
+    """Whether a ``--library``/``db_path`` value names a database server, not a file."""
+    return isinstance(locator, str) and locator.strip().startswith(SERVER_URL_SCHEMES)
 
 
 def is_library_config(path: Path) -> bool:
@@ -156,6 +170,10 @@ def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
 
 
 def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
+    if is_server_url(path):  # settings from the per-user config file, if there is one
+        user_config = user_config_file()
+        return Location(user_config if user_config.is_file() else None, user_library_folder(),
+                        origin, url=str(path).strip())
     folder = Path(path).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"the library folder {folder} is a file, not a folder")

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from grimoire_beholder.citation import Citation, Source
+from grimoire_beholder.locate import redacted
 from grimoire_beholder.store.records import BookRow, SectionRow
 from grimoire_beholder.text import plural
 
@@ -384,7 +385,8 @@ def status_view(config: Config, stamp: tuple[str, int] | None, chunks: dict[str,
             complete=b.chunks == b.status.get("embedded", 0) and done == total,
             health=health.get(b.source_hash)))
     return LibraryStatus(
-        database=str(config.database_path), config_file=config.source,
+        database=redacted(config.database_url) if config.database_url else str(
+            config.database_path), config_file=config.source,
         chosen_by=config.origin, embedding_backend=config.embedding_backend,
         embedding_model=config.embedding_model_name, llm_backend=config.llm_backend,
         llm_model=config.llm_model if config.llm_backend != "none" else None,

@@ -19,7 +19,6 @@ so in ``note``.
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
@@ -39,6 +38,7 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.search import keyword
 from grimoire_beholder.store import book_rows, text_spans
 from grimoire_beholder.store.records import BookRow, SectionPlace
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import ChunkSpan
 
 CANDIDATE_CHUNKS = 24
@@ -107,7 +107,7 @@ class _Best:
     spans: list[tuple[int, int]]  # original-text spans of the pieces, within the window
 
 
-def _windows(conn: sqlite3.Connection, chunk_ids: list[int], quote_len: int) -> list[_Window]:
+def _windows(conn: Store, chunk_ids: list[int], quote_len: int) -> list[_Window]:
     """Windows of section text around the candidate chunks, merged per section, best first."""
     spans = text_spans.chunk_spans(conn, chunk_ids)
     slack = _SLACK + 2 * quote_len
@@ -147,7 +147,7 @@ def _word_edges(text: str, start: int, end: int, quote: str = "") -> tuple[int, 
     return start, end
 
 
-def _best(conn: sqlite3.Connection, windows: list[_Window], pieces: list[str]) -> _Best | None:
+def _best(conn: Store, windows: list[_Window], pieces: list[str]) -> _Best | None:
     best: _Best | None = None
     folded = [fold(p) for p in pieces]
     for window in windows:
@@ -217,7 +217,7 @@ def _widened(best: _Best, length: int) -> tuple[int, int]:
     return _word_edges(best.text, max(0, start - pad), min(len(best.text), end + pad))
 
 
-def _locate(conn: sqlite3.Connection, book: BookRow, best: _Best, span: tuple[int, int]
+def _locate(conn: Store, book: BookRow, best: _Best, span: tuple[int, int]
             ) -> Passage:
     """The passage at ``span`` of the best window: section, pages or lines, offsets, text."""
     from grimoire_beholder.checks.pages import pages_of_text, path_if_unchanged
@@ -273,7 +273,7 @@ def _search_text(quote: str) -> str:
     return " ".join(dict.fromkeys((quote, folded, joined)))
 
 
-def check(conn: sqlite3.Connection, quote: str, book_ids: Collection[int] | None = None
+def check(conn: Store, quote: str, book_ids: Collection[int] | None = None
           ) -> QuoteCheck:
     """Check ``quote`` against the books ``book_ids`` (None: all). See the module doc."""
     quote = quote.strip() if isinstance(quote, str) else ""
@@ -300,7 +300,7 @@ def check(conn: sqlite3.Connection, quote: str, book_ids: Collection[int] | None
                       differences=[] if verdict == "exact" else _differences(best, pieces))
 
 
-def check_in(conn: sqlite3.Connection, quote: str, book: BookRow | None) -> QuoteCheck:
+def check_in(conn: Store, quote: str, book: BookRow | None) -> QuoteCheck:
     """:func:`check` against ``book`` (None: every book); a quotation not in ``book`` but in
     another says where in its note."""
     if book is None:

@@ -73,6 +73,14 @@ def _named_path(text: str) -> Path:
     return Path(text)
 
 
+def _library_locator(text: str) -> Path:
+    """``--library``: a folder, or a ``postgresql://`` URL kept as typed (a Path would fold
+    its ``//``); ``load_config`` and ``Library.open`` take either."""
+    if text.strip().startswith(("postgresql://", "postgres://")):
+        return text.strip()  # type: ignore[return-value]  # str is what locate.py reads
+    return _named_path(text)
+
+
 T = TypeVar("T")
 # Choices as help and completion show them (the same as the core's: tests/test_cli_help.py).
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -98,7 +106,8 @@ ConfigOpt = Annotated[Path | None, typer.Option(
 LibraryOpt = Annotated[Path | None, typer.Option(
     "--library", metavar="DIR", help="Library folder (default: "
     "$GRIMOIRE_BEHOLDER_LIBRARY, else the nearest folder above with a config.toml holding "
-    "[grimoire-beholder], else the per-user library).", show_default=False, parser=_named_path)]
+    "[grimoire-beholder], else the per-user library; or a postgresql:// URL).",
+    show_default=False, parser=_library_locator)]
 
 
 # Whether errors are told as JSON: set once --json is given (by its callback, or by

@@ -13,7 +13,6 @@ A rerun simply runs the stages again: each picks up the rows still in its input 
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -26,6 +25,7 @@ from grimoire_beholder.models.protocols import Embedder
 from grimoire_beholder.store import chunk_progress
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import ChunkWork
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.views import StageCounts
 
 
@@ -37,7 +37,7 @@ def embedding_text(work: ChunkWork) -> str:
 class StageRunner:
     """Runs the model stages over whatever is left to do (optionally for one book)."""
 
-    def __init__(self, conn: sqlite3.Connection, config: Config, embedder: Embedder,
+    def __init__(self, conn: Store, config: Config, embedder: Embedder,
                  writer: ContextWriter, progress: Progress | None = None) -> None:
         self.conn = conn
         self.config = config

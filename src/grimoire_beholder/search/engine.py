@@ -51,6 +51,7 @@ from grimoire_beholder.search import (
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import hit_queries, role_rows
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.structure.roles import ROLES
 from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
 
@@ -116,7 +117,7 @@ class SearchEngine:
     the connection and the index, and each is a few milliseconds.
     """
 
-    def __init__(self, conn: sqlite3.Connection,
+    def __init__(self, conn: Store,
                  query_embedder: Callable[[], EmbedQuery | None], config: Config,
                  reranker: Reranker | None = None) -> None:
         self._conn = conn
@@ -221,9 +222,14 @@ class SearchEngine:
             arms: dict[str, list[tuple[int, float]]] = {}
             vector_arm = None
             wants_vectors = result.mode != "keyword" and self._embed is not None
-            self._index.refresh(self._conn, exact_vectors=wants_vectors)
+            local = self._conn if isinstance(self._conn, sqlite3.Connection) else None
+            if local is not None:
+                self._index.refresh(local, exact_vectors=wants_vectors)
             clock.lap("refresh")
-            if wants_vectors:
+            if wants_vectors and local is None:  # a server's arms share one connection
+                vector_arm = futures.Future[tuple[list[tuple[int, float]], dict[str, float]]]()
+                vector_arm.set_result(self._vector_arm(result.query, pool, allowed, scope))
+            elif wants_vectors:
                 # Embedding the query and scanning the matrix never touch the connection, so
                 # they run on a worker thread while this one runs the keyword arm (SQLite,
                 # onnxruntime and numpy all release the GIL): hybrid costs about
@@ -233,7 +239,8 @@ class SearchEngine:
             try:
                 if result.mode != "vector":
                     arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed,
-                                                     scope, index=self._index)
+                                                     scope,
+                                                     index=self._index if local else None)
                     clock.lap("keyword")
             finally:
                 if vector_arm is not None:
@@ -242,7 +249,8 @@ class SearchEngine:
                 try:
                     arms["vector"], stage_ms = vector_arm.result()
                 except segment_files.IndexDamage:  # set aside: once more, on the exact arms
-                    self._index.refresh(self._conn)
+                    assert local is not None
+                    self._index.refresh(local)
                     arms["vector"], stage_ms = self._vector_arm(result.query, pool, allowed,
                                                                 scope)
                 clock.lap("vector_wait")  # what the keyword arm did not hide
@@ -298,7 +306,9 @@ class SearchEngine:
         started = time.perf_counter()
         query_vec = self._embed(without_lone_surrogates(query))
         embedded = time.perf_counter()
-        hits = self._index.search(query_vec, pool, allowed, scope)
+        hits = (self._index.search(query_vec, pool, allowed, scope)
+                if isinstance(self._conn, sqlite3.Connection)
+                else self._conn.nearest(query_vec, pool, allowed, scope))
         done = time.perf_counter()
         return hits, {"embed": (embedded - started) * 1000, "vector": (done - embedded) * 1000}
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.store import hit_queries
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 if TYPE_CHECKING:
@@ -113,7 +114,7 @@ def _scaled(rows: list[tuple[int, float]]) -> dict[int, float]:
     return {chunk_id: max(-score, 0.0) / best for chunk_id, score in rows}
 
 
-def search(conn: sqlite3.Connection, text: str, limit: int,
+def search(conn: Store, text: str, limit: int,
            book_ids: Collection[int] | None = None,
            chunk_ids: Collection[int] | None = None, *,
            index: SearchIndex | None = None) -> list[tuple[int, float]]:
@@ -131,7 +132,7 @@ def search(conn: sqlite3.Connection, text: str, limit: int,
     lists: list[dict[int, float]] = []
     if query.word is not None:
         rows = None
-        if index is not None and chunk_ids is None:
+        if index is not None and chunk_ids is None and isinstance(conn, sqlite3.Connection):
             rows = index.keyword(conn, query.word, limit, book_ids)
         if rows is None:
             rows = hit_queries.word_match(conn, query.word, limit, book_ids, chunk_ids)

@@ -12,12 +12,12 @@ stays an exact slice of the section, so it can be quoted and located.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import ChunkSpan
 
 PASSAGE_CHARS = 1150  # 0: return the chunk as it is
@@ -77,7 +77,7 @@ class Passage:
     line_end: int | None = None
 
 
-def _passage(conn: sqlite3.Connection, own: ChunkSpan, spans: list[ChunkSpan],
+def _passage(conn: Store, own: ChunkSpan, spans: list[ChunkSpan],
              target: int) -> tuple[Passage, int, int]:
     """The chunk's passage and its character span in the section.
 
@@ -97,7 +97,7 @@ def _passage(conn: sqlite3.Connection, own: ChunkSpan, spans: list[ChunkSpan],
                    max(lines, default=None)), start, end
 
 
-def select(conn: sqlite3.Connection, ranked: Sequence[int], limit: int,
+def select(conn: Store, ranked: Sequence[int], limit: int,
            target: int | None = None) -> dict[int, Passage]:
     """The passages of the first ``limit`` chunks of ``ranked`` whose passage is not mostly
     text of a better one's, in rank order.

@@ -11,10 +11,10 @@ arms, which apply it before taking their top candidates, like the book filters.
 from __future__ import annotations
 
 import re
-import sqlite3
 
 from grimoire_beholder.errors import GrimoireError, NotFoundError
 from grimoire_beholder.store import reading_positions
+from grimoire_beholder.store.server_engine import Store
 
 
 def chapter_number(titles: list[str], until: int | str, slug: str) -> int:
@@ -52,7 +52,7 @@ def _by_title(titles: list[str], wanted: str, slug: str) -> int:
                         "chapter indices and titles")
 
 
-def until_scope(conn: sqlite3.Connection, book_ids: list[int] | None, slug: str | None,
+def until_scope(conn: Store, book_ids: list[int] | None, slug: str | None,
                 until: int | str) -> list[int]:
     """Chunk ids of the one allowed book up to and including chapter ``until``."""
     if book_ids is None or len(book_ids) != 1 or slug is None:

@@ -21,7 +21,6 @@ of the fused list; every candidate keeps its per-arm trace.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
@@ -29,6 +28,7 @@ from grimoire_beholder.parse.backindex import normalize_term
 from grimoire_beholder.search import proximity
 from grimoire_beholder.search.fusion import Fused
 from grimoire_beholder.store import index_entries, role_rows
+from grimoire_beholder.store.server_engine import Store
 
 ROLE_PRIOR: dict[str, float] = {
     "body": 1.0, "front_matter": 0.8, "contents": 0.6, "index": 0.6, "notes": 0.8,
@@ -51,7 +51,7 @@ def query_terms(query: str) -> list[str]:
             if len(" ".join(words[i:j])) >= _MIN_TERM_CHARS]
 
 
-def index_lifts(conn: sqlite3.Connection, query: str,
+def index_lifts(conn: Store, query: str,
                 book_ids: Collection[int] | None) -> dict[int, float]:
     """Chunk id → lift weight from the printed indexes whose terms the query names."""
     terms = query_terms(query)
@@ -76,7 +76,7 @@ def index_lifts(conn: sqlite3.Connection, query: str,
     return lifts
 
 
-def adjust(conn: sqlite3.Connection, query: str, fused: Sequence[Fused],
+def adjust(conn: Store, query: str, fused: Sequence[Fused],
            book_ids: Collection[int] | None) -> list[Fused]:
     """The fused list re-scored by the role prior, the index lift and term proximity."""
     if not fused:

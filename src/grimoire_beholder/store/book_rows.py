@@ -4,11 +4,27 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Protocol
 
 from grimoire_beholder.errors import BookNotFoundError, NotFoundError
 from grimoire_beholder.naming import near_names, shown
 from grimoire_beholder.store import fts, index_entries, vectors
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
+
+
+class BookStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def list_books(self) -> list[BookRow]: ...
+    def find_book(self, key: int | str) -> BookRow | None: ...
+    def not_found(self, key: int | str) -> BookNotFoundError: ...
+    def find_book_by_hash(self, source_hash: str) -> BookRow | None: ...
+    def delete_book(self, book_id: int) -> None: ...
+    def outline(self, book_id: int) -> list[tuple[int, str, int | None, int | None,
+                                                  list[SectionRow]]]: ...
+    def section_of(self, book: BookRow, chapter_index: int, section_index: int
+                   ) -> SectionRow: ...
+
 
 _BOOK_COLUMNS = (
     "id, slug, name, author, source_type, source_path, source_hash, source_size, "
@@ -134,15 +150,19 @@ def _fill_counts(conn: sqlite3.Connection, books: list[BookRow],
     return books
 
 
-def list_books(conn: sqlite3.Connection) -> list[BookRow]:
+def list_books(conn: sqlite3.Connection | BookStore) -> list[BookRow]:
     """Every book with its chapter/section/chunk counts, in slug order."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.list_books()
     rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books ORDER BY slug").fetchall()
     return _fill_counts(conn, [_book_from_row(r) for r in rows])
 
 
-def find_book(conn: sqlite3.Connection, key: int | str) -> BookRow | None:
+def find_book(conn: sqlite3.Connection | BookStore, key: int | str) -> BookRow | None:
     """The book with this id (an int) or this slug (a str), exactly: a str is never read as
     an id here (``naming.parse_book_ref`` turns what a user typed into one or the other)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.find_book(key)
     column = "id" if isinstance(key, int) else "slug"
     row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE {column} = ?",
                        (key,)).fetchone()
@@ -151,8 +171,10 @@ def find_book(conn: sqlite3.Connection, key: int | str) -> BookRow | None:
     return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0]
 
 
-def not_found(conn: sqlite3.Connection, key: int | str) -> BookNotFoundError:
+def not_found(conn: sqlite3.Connection | BookStore, key: int | str) -> BookNotFoundError:
     """The error for a reference naming no book: the closest slugs, or some that exist."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.not_found(key)
     books = [(r[0], r[1]) for r in conn.execute("SELECT slug, name FROM books ORDER BY slug")]
     known = [slug for slug, _ in books]
     what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
@@ -165,8 +187,10 @@ def not_found(conn: sqlite3.Connection, key: int | str) -> BookNotFoundError:
     return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")
 
 
-def find_book_by_hash(conn: sqlite3.Connection, source_hash: str) -> BookRow | None:
+def find_book_by_hash(conn: sqlite3.Connection | BookStore, source_hash: str) -> BookRow | None:
     """A book whose source file had exactly these bytes (first by id)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.find_book_by_hash(source_hash)
     row = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = ? ORDER BY id",
                        (source_hash,)).fetchone()
     return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0] if row else None
@@ -184,8 +208,10 @@ def slugs(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT slug FROM books")}
 
 
-def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
+def delete_book(conn: sqlite3.Connection | BookStore, book_id: int) -> None:
     """Remove a book and everything under it, FTS rows included. Call inside a transaction."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.delete_book(book_id)
     fts.delete_book(conn, book_id)
     conn.execute("DELETE FROM books WHERE id = ?", (book_id,))
     vectors.clear_stamp_if_empty(conn)
@@ -201,9 +227,11 @@ def relocate_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
     )
 
 
-def outline(conn: sqlite3.Connection, book_id: int) -> list[tuple[int, str, int | None,
+def outline(conn: sqlite3.Connection | BookStore, book_id: int) -> list[tuple[int, str, int | None,
                                                                   int | None, list[SectionRow]]]:
     """Chapters (index, title, page_start, page_end, sections without text) in order."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.outline(book_id)
     chapters = conn.execute(
         "SELECT chapter_index, title, page_start, page_end FROM chapters WHERE book_id = ? "
         "ORDER BY chapter_index", (book_id,)).fetchall()
@@ -258,9 +286,11 @@ def section_counts(conn: sqlite3.Connection, book_id: int) -> list[int]:
     return [r[1] for r in rows]
 
 
-def section_of(conn: sqlite3.Connection, book: BookRow, chapter_index: int,
+def section_of(conn: sqlite3.Connection | BookStore, book: BookRow, chapter_index: int,
                section_index: int) -> SectionRow:
     """One section of ``book``; NotFoundError saying which indices exist when out of range."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.section_of(book, chapter_index, section_index)
     counts = section_counts(conn, book.id)
     if not 0 <= chapter_index < len(counts):
         raise NotFoundError(

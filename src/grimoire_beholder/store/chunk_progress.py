@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from grimoire_beholder.errors import EmbeddingMismatchError
 from grimoire_beholder.store import fts, vectors
@@ -20,9 +20,27 @@ if TYPE_CHECKING:  # numpy is imported on use: `list` and `--help` must not load
     import numpy as np
 
 
-def sections_without_summary(conn: sqlite3.Connection, book_id: int | None = None
+class StageStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def sections_without_summary(self, book_id: int | None = None
+                                 ) -> list[tuple[int, int, str, str, str]]: ...
+    def set_summary(self, section_id: int, summary: str) -> None: ...
+    def pending_chunks(self, book_id: int | None = None, status: str = "pending"
+                       ) -> list[ChunkWork]: ...
+    def section_info(self, section_id: int) -> tuple[str, str, str, str]: ...
+    def set_context(self, chunk_id: int, context: str) -> None: ...
+    def mark_embedded(self, items: Sequence[tuple[ChunkWork, np.ndarray]], identity: str,
+                      dimension: int) -> None: ...
+    def status_counts(self) -> dict[str, int]: ...
+    def summary_counts(self) -> dict[int, tuple[int, int]]: ...
+
+
+def sections_without_summary(conn: sqlite3.Connection | StageStore, book_id: int | None = None
                              ) -> list[tuple[int, int, str, str, str]]:
     """(section id, book id, book name, breadcrumb, text) of sections still to summarise."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.sections_without_summary(book_id)
     sql = ("SELECT s.id, s.book_id, b.name, s.breadcrumb, s.text FROM sections s "
            "JOIN books b ON b.id = s.book_id WHERE s.summary IS NULL")
     args: tuple[int, ...] = ()
@@ -32,14 +50,18 @@ def sections_without_summary(conn: sqlite3.Connection, book_id: int | None = Non
     return [(r[0], r[1], r[2], r[3], r[4]) for r in conn.execute(sql + " ORDER BY s.id", args)]
 
 
-def set_summary(conn: sqlite3.Connection, section_id: int, summary: str) -> None:
+def set_summary(conn: sqlite3.Connection | StageStore, section_id: int, summary: str) -> None:
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.set_summary(section_id, summary)
     conn.execute("UPDATE sections SET summary = ? WHERE id = ? AND summary IS NULL",
                  (summary, section_id))
 
 
-def pending_chunks(conn: sqlite3.Connection, book_id: int | None = None,
+def pending_chunks(conn: sqlite3.Connection | StageStore, book_id: int | None = None,
                    status: str = "pending") -> list[ChunkWork]:
     """Chunks in ``status``, in section order (so a section's chunks come together)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.pending_chunks(book_id, status)
     sql = ("SELECT id, book_id, section_id, text, context, content_hash FROM chunks "
            "WHERE status = ?")
     args: list[object] = [status]
@@ -51,23 +73,31 @@ def pending_chunks(conn: sqlite3.Connection, book_id: int | None = None,
                       content_hash=r[5]) for r in conn.execute(sql, args)]
 
 
-def section_info(conn: sqlite3.Connection, section_id: int) -> tuple[str, str, str, str]:
+def section_info(conn: sqlite3.Connection | StageStore, section_id: int
+                 ) -> tuple[str, str, str, str]:
     """(book name, breadcrumb, summary, text) of a section, for chunk contexts."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.section_info(section_id)
     r = conn.execute(
         "SELECT b.name, s.breadcrumb, COALESCE(s.summary, ''), s.text FROM sections s "
         "JOIN books b ON b.id = s.book_id WHERE s.id = ?", (section_id,)).fetchone()
     return r[0], r[1], r[2], r[3]
 
 
-def set_context(conn: sqlite3.Connection, chunk_id: int, context: str) -> None:
+def set_context(conn: sqlite3.Connection | StageStore, chunk_id: int, context: str) -> None:
     """Checkpoint one chunk's context: pending → contextualized."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.set_context(chunk_id, context)
     conn.execute("UPDATE chunks SET context = ?, status = 'contextualized' "
                  "WHERE id = ? AND status = 'pending'", (context, chunk_id))
 
 
-def mark_embedded(conn: sqlite3.Connection, items: Sequence[tuple[ChunkWork, np.ndarray]],
-                  identity: str, dimension: int) -> None:
+def mark_embedded(conn: sqlite3.Connection | StageStore,
+                  items: Sequence[tuple[ChunkWork, np.ndarray]], identity: str,
+                  dimension: int) -> None:
     """Write vectors and FTS rows of a batch and mark it embedded. Call in one transaction."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.mark_embedded(items, identity, dimension)
     import numpy as np
 
     vectors.ensure_stamp(conn, identity, dimension)
@@ -83,16 +113,20 @@ def mark_embedded(conn: sqlite3.Connection, items: Sequence[tuple[ChunkWork, np.
     fts.index_chunks(conn, ids)
 
 
-def status_counts(conn: sqlite3.Connection) -> dict[str, int]:
+def status_counts(conn: sqlite3.Connection | StageStore) -> dict[str, int]:
     """Library-wide chunk counts by status."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.status_counts()
     out = {"pending": 0, "contextualized": 0, "embedded": 0}
     for status, n in conn.execute("SELECT status, count(*) FROM chunks GROUP BY status"):
         out[status] = n
     return out
 
 
-def summary_counts(conn: sqlite3.Connection) -> dict[int, tuple[int, int]]:
+def summary_counts(conn: sqlite3.Connection | StageStore) -> dict[int, tuple[int, int]]:
     """Per book: (sections summarised, sections total)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.summary_counts()
     return {r[0]: (r[1], r[2]) for r in conn.execute(
         "SELECT book_id, count(summary), count(*) FROM sections GROUP BY book_id")}
 

@@ -15,9 +15,10 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from importlib import resources
 from pathlib import Path
+from typing import Any, Protocol, overload
 
 from grimoire_beholder import portable
 from grimoire_beholder.errors import LibraryDamagedError, ReadOnlyLibraryError, StorageError
@@ -321,13 +322,32 @@ def ids_param(ids: Iterable[int]) -> str:
     return json.dumps([int(i) for i in ids])
 
 
+class TransactionStore(Protocol):
+    """A server engine's own transactions (``store.server_engine``)."""
+
+    def transaction(self) -> AbstractContextManager[object]: ...
+
+
+@overload
+def transaction(conn: sqlite3.Connection) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+@overload
+def transaction(conn: TransactionStore) -> AbstractContextManager[object]: ...
+
+
 @contextmanager
-def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def transaction(conn: Any) -> Iterator[Any]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception.
 
     IMMEDIATE takes the write lock up front, so two writers queue on the busy timeout
-    instead of failing halfway through with a lock upgrade error.
+    instead of failing halfway through with a lock upgrade error. A server engine runs its
+    own transaction instead.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        with conn.transaction():
+            yield conn
+        return
     damage = getattr(conn, "damage", None)
     if damage is not None:  # once damage is seen, writing on around it only spreads it
         raise LibraryDamagedError(str(damage))

@@ -12,12 +12,12 @@ import json
 import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
-from grimoire_beholder.errors import GrimoireError
+from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
@@ -33,6 +33,20 @@ SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "doc
 # every chunk of the book. At 0.3 + 0.2 + 0.1 a term found only in all three titles still
 # ranks below the same term in the text, so titles act as tie-breakers and topic hints.
 WORD_WEIGHTS: tuple[float, float, float, float, float] = (1.0, 0.5, 0.3, 0.2, 0.1)
+
+
+class HitStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def change_token(self) -> tuple[int, int]: ...
+    def library_state(self) -> tuple[int, bool]: ...
+    def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]: ...
+    def hit_rows(self, chunk_ids: Iterable[int]) -> dict[int, HitRow]: ...
+    def word_match(self, tokens: list[str], limit: int, book_ids: Collection[int] | None,
+                   chunk_ids: Collection[int] | None) -> list[tuple[int, float]]: ...
+    def book_filter_rows(self) -> list[tuple[Any, ...]]: ...
+    def not_found(self, key: int | str) -> BookNotFoundError: ...
+    def snapshot(self) -> AbstractContextManager[object]: ...
 
 
 class ChunkPosition(NamedTuple):
@@ -64,11 +78,15 @@ class HitRow(SectionPlace):
 
 
 @contextmanager
-def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def snapshot(conn: sqlite3.Connection | HitStore) -> Iterator[object]:
     """Run several reads against one consistent snapshot (a deferred read transaction).
 
     Inside a caller's transaction the reads already share one view, so nothing is started.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        with conn.snapshot():
+            yield conn
+        return
     if conn.in_transaction:
         yield conn
         return
@@ -79,18 +97,22 @@ def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         conn.execute("COMMIT")
 
 
-def change_token(conn: sqlite3.Connection) -> tuple[int, int]:
+def change_token(conn: sqlite3.Connection | HitStore) -> tuple[int, int]:
     """A free "did anything change?" token: (PRAGMA data_version, this connection's changes).
 
     ``data_version`` moves when another connection commits; ``total_changes`` when this one
     writes. Equal tokens mean the database is unchanged as seen from ``conn``.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.change_token()
     version = int(conn.execute("PRAGMA data_version").fetchone()[0])
     return version, int(conn.total_changes)
 
 
-def library_state(conn: sqlite3.Connection) -> tuple[int, bool]:
+def library_state(conn: sqlite3.Connection | HitStore) -> tuple[int, bool]:
     """(number of books, whether any chunk is embedded — hence searchable)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.library_state()
     books = int(conn.execute("SELECT count(*) FROM books").fetchone()[0])
     searchable = conn.execute(
         "SELECT 1 FROM chunks WHERE status = 'embedded' LIMIT 1").fetchone() is not None
@@ -109,7 +131,7 @@ def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:
     return False
 
 
-def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
+def resolve_books(conn: sqlite3.Connection | HitStore, book: str | int | None = None,
                   author: str | None = None, source_type: str | None = None, *,
                   group: str | None = None, path_prefix: str | None = None,
                   labels: Mapping[str, str | None] | None = None) -> list[int] | None:
@@ -132,14 +154,16 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
     if (book is None and author is None and source_type is None and group is None
             and path_prefix is None and not wanted):
         return None
-    rows = conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
-                        "source_group FROM books").fetchall()
+    rows = conn.book_filter_rows() if not isinstance(conn, sqlite3.Connection) else (
+        conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
+                     "source_group FROM books").fetchall())
     candidates = {int(r[0]) for r in rows}
     if book is not None:
         key = parse_book_ref(book)
         named = {int(r[0]) for r in rows if (r[0] if isinstance(key, int) else r[1]) == key}
         if not named:
-            raise not_found(conn, key)
+            raise (not_found(conn, key) if isinstance(conn, sqlite3.Connection)
+                   else conn.not_found(key))
         candidates &= named
     if author is not None:
         needle = author.strip().casefold()
@@ -158,6 +182,9 @@ def resolve_books(conn: sqlite3.Connection, book: str | int | None = None,
         prefix = path_prefix.strip()
         candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
     for kind, value in wanted.items():
+        if not isinstance(conn, sqlite3.Connection):
+            raise GrimoireError(f"the {kind} filter needs books from Calibre or Zotero "
+                                "libraries, which a PostgreSQL library does not hold yet")
         candidates &= _labelled(conn, kind, value)
     return sorted(candidates)
 
@@ -176,6 +203,18 @@ def _labelled(conn: sqlite3.Connection, kind: str, value: str) -> set[int]:
                                f"no book in this library has a {kind} (they come from "
                                "Calibre and Zotero libraries)"))
     return found
+
+
+def _plain_tokens(expression: str) -> list[str] | None:
+    """The tokens of ``"a" OR "b" OR …`` (as ``search.keyword`` writes it), else None (a
+    prefix query, which a server engine does not answer)."""
+    tokens = []
+    for part in expression.split(" OR "):
+        inner = part[1:-1] if len(part) >= 2 and part[0] == part[-1] == '"' else None
+        if inner is None or '"' in inner:
+            return None
+        tokens.append(inner)
+    return tokens
 
 
 def _book_clause(conn: sqlite3.Connection, book_ids: Collection[int] | None,
@@ -225,27 +264,34 @@ def _ranked(conn: sqlite3.Connection, table: str, weights: tuple[float, ...],
     return [(int(r[0]), float(r[1])) for r in rows]
 
 
-def word_match(conn: sqlite3.Connection, expression: str, limit: int,
+def word_match(conn: sqlite3.Connection | HitStore, expression: str, limit: int,
                book_ids: Collection[int] | None = None,
                chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the word index, best first; bm25 is negative, lower is better.
 
     The book filter is part of the query, so ``limit`` rows come from the allowed books.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        tokens = _plain_tokens(expression)
+        return [] if tokens is None else conn.word_match(tokens, limit, book_ids, chunk_ids)
     return _ranked(conn, "chunks_fts", tuple(WORD_WEIGHTS), expression, limit, book_ids,
                    chunk_ids)
 
 
-def trigram_match(conn: sqlite3.Connection, expression: str, limit: int,
+def trigram_match(conn: sqlite3.Connection | HitStore, expression: str, limit: int,
                   book_ids: Collection[int] | None = None,
                   chunk_ids: Collection[int] | None = None) -> list[tuple[int, float]]:
     """(chunk id, bm25) from the trigram index, best first (see :func:`word_match`)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return []  # no trigram table there: the vector arm covers such text
     return _ranked(conn, "chunks_fts_trigram", (), expression, limit, book_ids, chunk_ids)
 
 
-def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
+def chunk_positions(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int]
                     ) -> dict[int, ChunkPosition]:
     """Positions of these chunks (missing ids — e.g. deleted meanwhile — are left out)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.chunk_positions(chunk_ids)
     rows = conn.execute(
         "SELECT id, book_id, chapter_index, section_index, chunk_index FROM chunks "
         "WHERE id IN (SELECT value FROM json_each(?))",
@@ -254,8 +300,10 @@ def chunk_positions(conn: sqlite3.Connection, chunk_ids: Iterable[int]
     return {int(r[0]): ChunkPosition(r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def hit_rows(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
+def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
     """Full hit metadata of these chunks, keyed by chunk id."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.hit_rows(chunk_ids)
     rows = conn.execute(
         """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
                   b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,

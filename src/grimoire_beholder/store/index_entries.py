@@ -10,8 +10,18 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 from grimoire_beholder.store.records import NewIndexEntry
+
+
+class IndexEntryStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def index_exact(self, norms: Collection[str], book_ids: Collection[int] | None
+                    ) -> list[IndexRow]: ...
+    def chunks_on_pages(self, book_id: int, start: int, end: int,
+                        roles: Collection[str]) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -73,9 +83,11 @@ def _book_filter(book_ids: Collection[int] | None, args: list[object]) -> str:
     return " AND e.book_id IN (SELECT value FROM json_each(?))"
 
 
-def exact(conn: sqlite3.Connection, norms: Collection[str],
+def exact(conn: sqlite3.Connection | IndexEntryStore, norms: Collection[str],
           book_ids: Collection[int] | None = None) -> list[IndexRow]:
     """Entries whose normalised term is one of ``norms`` (an indexed lookup)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.index_exact(norms, book_ids)
     if not norms:
         return []
     args: list[object] = [json.dumps(sorted(set(norms)))]
@@ -115,9 +127,11 @@ def sections_on_pages(conn: sqlite3.Connection, book_id: int,
             for start, end in wanted}
 
 
-def chunks_on_pages(conn: sqlite3.Connection, book_id: int, start: int, end: int,
+def chunks_on_pages(conn: sqlite3.Connection | IndexEntryStore, book_id: int, start: int, end: int,
                     roles: Collection[str] = ("body",)) -> list[int]:
     """Ids of a book's chunks overlapping a physical page span, in sections of ``roles``."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.chunks_on_pages(book_id, start, end, roles)
     rows = conn.execute(
         "SELECT c.id FROM chunks c JOIN sections s ON s.id = c.section_id "
         "WHERE c.book_id = ? AND c.page_start <= ? AND c.page_end >= ? "

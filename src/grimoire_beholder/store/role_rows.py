@@ -7,6 +7,15 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import Protocol
+
+
+class RoleStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def roles_and_texts(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]: ...
+    def chunk_ids_with_roles(self, book_ids: Collection[int] | None,
+                             roles: Collection[str]) -> list[int]: ...
 
 
 @dataclass(frozen=True)
@@ -45,9 +54,11 @@ def page_pieces(conn: sqlite3.Connection, book_id: int) -> list[tuple[int, str]]
         "AND page_start = page_end ORDER BY id", (book_id,))]
 
 
-def roles_and_texts(conn: sqlite3.Connection, chunk_ids: Iterable[int]
+def roles_and_texts(conn: sqlite3.Connection | RoleStore, chunk_ids: Iterable[int]
                     ) -> dict[int, tuple[str, str]]:
     """(section role, chunk text) of each chunk, by chunk id, for re-ranking candidates."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.roles_and_texts(chunk_ids)
     rows = conn.execute(
         "SELECT c.id, s.role, c.text FROM chunks c JOIN sections s ON s.id = c.section_id "
         "WHERE c.id IN (SELECT value FROM json_each(?))",
@@ -67,9 +78,11 @@ def stamp_derived(conn: sqlite3.Connection, version: str) -> None:
                  "VALUES ('derived_version', ?)", (version,))
 
 
-def chunk_ids_with_roles(conn: sqlite3.Connection, book_ids: Collection[int] | None,
+def chunk_ids_with_roles(conn: sqlite3.Connection | RoleStore, book_ids: Collection[int] | None,
                          roles: Collection[str]) -> list[int]:
     """Ids of the chunks in sections of these roles (within these books; None: all)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.chunk_ids_with_roles(book_ids, roles)
     sql = ("SELECT c.id FROM chunks c JOIN sections s ON s.id = c.section_id "
            "WHERE s.role IN (SELECT value FROM json_each(?))")
     args: list[object] = [json.dumps(sorted(roles))]

@@ -9,8 +9,21 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Protocol
 
 from grimoire_beholder.store.db import ids_param
+
+
+class SpanStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def chunk_spans(self, chunk_ids: Iterable[int]) -> dict[int, ChunkSpan]: ...
+    def section_spans(self, book_id: int, chapter_index: int, section_index: int
+                      ) -> list[ChunkSpan]: ...
+    def section_slice(self, book_id: int, chapter_index: int, section_index: int,
+                      start: int, end: int) -> str: ...
+    def section_head(self, book_id: int, chapter_index: int, section_index: int
+                     ) -> SectionHead | None: ...
 
 
 @dataclass(frozen=True)
@@ -50,17 +63,22 @@ def _span(row: sqlite3.Row | tuple[object, ...]) -> ChunkSpan:
     return ChunkSpan(*row)
 
 
-def chunk_spans(conn: sqlite3.Connection, chunk_ids: Iterable[int]) -> dict[int, ChunkSpan]:
+def chunk_spans(conn: sqlite3.Connection | SpanStore, chunk_ids: Iterable[int]
+                ) -> dict[int, ChunkSpan]:
     """The spans of these chunks, keyed by id (missing ids are left out)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.chunk_spans(chunk_ids)
     rows = conn.execute(f"SELECT {_SPAN_COLUMNS} FROM chunks c "
                         "WHERE c.id IN (SELECT value FROM json_each(?))",
                         (ids_param(chunk_ids),)).fetchall()
     return {int(r[0]): _span(tuple(r)) for r in rows}
 
 
-def section_spans(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+def section_spans(conn: sqlite3.Connection | SpanStore, book_id: int, chapter_index: int,
                   section_index: int) -> list[ChunkSpan]:
     """Every chunk span of one section, in order."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.section_spans(book_id, chapter_index, section_index)
     rows = conn.execute(
         f"SELECT {_SPAN_COLUMNS} FROM chunks c WHERE c.book_id = ? AND c.chapter_index = ? "
         "AND c.section_index = ? ORDER BY c.chunk_index",
@@ -68,9 +86,11 @@ def section_spans(conn: sqlite3.Connection, book_id: int, chapter_index: int,
     return [_span(tuple(r)) for r in rows]
 
 
-def section_slice(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+def section_slice(conn: sqlite3.Connection | SpanStore, book_id: int, chapter_index: int,
                   section_index: int, start: int, end: int) -> str:
     """Characters ``[start, end)`` of a section's text, without reading the rest of it."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.section_slice(book_id, chapter_index, section_index, start, end)
     row = conn.execute(
         "SELECT substr(text, ?, ?) FROM sections WHERE book_id = ? AND chapter_index = ? "
         "AND section_index = ?",
@@ -79,8 +99,10 @@ def section_slice(conn: sqlite3.Connection, book_id: int, chapter_index: int,
     return str(row[0]) if row else ""
 
 
-def section_head(conn: sqlite3.Connection, book_id: int, chapter_index: int,
+def section_head(conn: sqlite3.Connection | SpanStore, book_id: int, chapter_index: int,
                  section_index: int) -> SectionHead | None:
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.section_head(book_id, chapter_index, section_index)
     row = conn.execute(
         "SELECT s.book_id, s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
         "length(s.text) FROM sections s JOIN chapters ch ON ch.id = s.chapter_id "

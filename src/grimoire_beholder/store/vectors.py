@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from grimoire_beholder.errors import EmbeddingMismatchError
 from grimoire_beholder.store.db import ids_param
@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 _FLOAT32_LE = "<f4"
 _FLOAT32_BYTES = 4
 _GENERATION_KEY = "vector_generation"
+
+
+class StampStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions."""
+
+    def get_stamp(self) -> tuple[str, int] | None: ...
+    def check_identity(self, identity: str) -> None: ...
 
 
 def encode(vector: np.ndarray) -> bytes:
@@ -51,8 +58,10 @@ def decode(blob: bytes, dimension: int) -> np.ndarray:
     return vec.astype(np.float32, copy=False)
 
 
-def get_stamp(conn: sqlite3.Connection) -> tuple[str, int] | None:
+def get_stamp(conn: sqlite3.Connection | StampStore) -> tuple[str, int] | None:
     """The (identity, dimension) the library's vectors were made with, or None if unset."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.get_stamp()
     rows = dict(conn.execute(
         "SELECT key, value FROM library_meta WHERE key IN ('embedding_identity', "
         "'embedding_dimension')"
@@ -79,11 +88,13 @@ def ensure_stamp(conn: sqlite3.Connection, identity: str, dimension: int) -> Non
         )
 
 
-def check_identity(conn: sqlite3.Connection, identity: str) -> None:
+def check_identity(conn: sqlite3.Connection | StampStore, identity: str) -> None:
     """Refuse (EmbeddingMismatchError) if the library is stamped with another embedder.
 
     Compares the identity only: asking a backend for its dimension can need the model.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.check_identity(identity)
     stamp = get_stamp(conn)
     if stamp is not None and stamp[0] != identity:
         ensure_stamp(conn, identity, stamp[1])  # raises, naming both models
