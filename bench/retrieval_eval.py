@@ -1,7 +1,12 @@
 """Retrieval quality on the shared dev sets: recall@k, MRR@10, strict recall, text per hit.
 
 Run: ``uv run python bench/retrieval_eval.py [--sets squad,books,markdown,distractors]
-[--variant NAME] [--modes hybrid,vector,keyword] [--set key=value ...] [--out DIR]``.
+[--variant NAME] [--modes hybrid,vector,keyword] [--set key=value ...] [--out DIR]
+[--postgres URL]``.
+
+``--postgres postgresql://…`` builds and queries the libraries in that PostgreSQL server
+instead (one database per library, named like the SQLite file; the ``postgres`` extra and a
+server with pgvector), so the two engines' figures compare on the same questions.
 
 * ``squad``: the 40 articles of ``squad-dev/corpus``, 210 questions;
   ``distractors``: the same plus the 60 ``squad-distractors`` (built from a copy of squad).
@@ -189,6 +194,34 @@ def build_library(dev: DevSet, overrides: dict[str, Any], suffix: str = "",
     return config
 
 
+def build_server_library(dev: DevSet, overrides: dict[str, Any], suffix: str,
+                         server: str) -> Config:
+    """The library of ``dev`` in a database of the PostgreSQL ``server`` (made on first use;
+    files already in it are skipped by ingest itself, so an interrupted build resumes)."""
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    probe = config_from_mapping({"embedding_backend": "embedded", "llm_backend": "none",
+                                 "record_stats": False, **overrides}, base_dir=str(OUT))
+    name = f"gb_{dev.name}{suffix}_{fingerprint(probe, dev.files)}".replace("-", "_").lower()
+    with psycopg.connect(server, autocommit=True) as admin:
+        if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s",
+                             (name,)).fetchone():
+            admin.execute(f'CREATE DATABASE "{name}"')
+    config = probe.with_overrides(db_path=urlsplit(server)._replace(path="/" + name).geturl())
+    started = time.perf_counter()
+    with Library.open(config=config, embedder=caching_embedder(config)) as lib:
+        done = {b.source_hash for b in lib.list_books() if b.status["embedded"] == b.chunks}
+        if len(done) < len(dev.files):
+            for path in dev.files:
+                report = lib.ingest(path)
+                print(f"[{dev.name}] {path.name}: {report}"[:160], file=sys.stderr)
+    print(f"[{dev.name}] PostgreSQL library {name} ready in "
+          f"{time.perf_counter() - started:.0f}s", file=sys.stderr)
+    return config
+
+
 def load_questions(dev: DevSet) -> list[dict[str, Any]]:
     return [q for path in dev.questions for q in evaluation.load_questions(path)]
 
@@ -292,6 +325,8 @@ def main() -> int:
     ap.add_argument("--variant", default="",
                     help="name of a variant: its own cached libraries and run files")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached libraries")
+    ap.add_argument("--postgres", metavar="URL", default=None,
+                    help="build and query the libraries in this PostgreSQL server")
     args = ap.parse_args()
     if not (BENCH / "score.py").is_file():
         print(f"skipped: the shared bench is not at {BENCH}")
@@ -305,8 +340,12 @@ def main() -> int:
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if name not in known:
             raise SystemExit(f"unknown set {name!r}; use {', '.join(known)}")
-        config = build_library(known[name], overrides, suffix, rebuild=args.rebuild)
-        rows += evaluate(known[name], config, modes, overrides, suffix)
+        if args.postgres:
+            config = build_server_library(known[name], overrides, suffix, args.postgres)
+            rows += evaluate(known[name], config, modes, overrides, suffix + "-postgres")
+        else:
+            config = build_library(known[name], overrides, suffix, rebuild=args.rebuild)
+            rows += evaluate(known[name], config, modes, overrides, suffix)
     print(table(rows))
     return 0
 

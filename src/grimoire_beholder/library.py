@@ -326,9 +326,10 @@ class Library:
         models, handed over explicitly (nothing under ingest/ sees the Library)."""
         from grimoire_beholder.ingest.deps import IngestDeps
 
+        conn = self.conn  # not on a server library yet: one line, before anything happens
         if writes:
             self._require_writable()
-        return IngestDeps(self.conn, self.config, self.models,
+        return IngestDeps(conn, self.config, self.models,
                           after_book=self._fold_search_index if writes else None)
 
     @contextmanager
@@ -337,7 +338,7 @@ class Library:
         try:
             yield
         finally:
-            if enabled:
+            if enabled and self.server is None:  # a server indexes as it writes
                 self.update_search_index()
 
     def _fold_search_index(self) -> None:
@@ -448,6 +449,7 @@ class Library:
         folder as stored and the books it held. InputFileError when it is not followed."""
         from grimoire_beholder.ingest.unfollow import unfollow
 
+        _ = self.conn  # not on a server library yet
         self._require_writable()
         real, books = unfollow(self.conn, self.config.database_path, folder,
                                delete_books=delete_books)
@@ -459,6 +461,7 @@ class Library:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
         from grimoire_beholder.ingest.lock import writer_lock
 
+        _ = self.conn  # not on a server library yet
         self._require_writable()
         book_id = self.book(book).id if book is not None else None
         with writer_lock(self.config.database_path), transaction(self.conn):
@@ -478,10 +481,11 @@ class Library:
         """
         if self.read_only:
             return "read-only"
+        conn = self.conn  # a server library has no index beside it to fold
         from grimoire_beholder.search.index_writer import update
 
         try:
-            return update(self.conn, self.config.database_path, force=force)
+            return update(conn, self.config.database_path, force=force)
         except (OSError, sqlite3.Error, ValueError, GrimoireError) as exc:
             logging.getLogger(__name__).warning("search index not updated: %s", exc)
             return "failed"

@@ -139,12 +139,17 @@ class BookRowsMixin(PgBase):
         """Remove a book and everything under it (the foreign keys cascade). Call inside a
         transaction; forgets the stamp once no vector is left."""
         self.run("DELETE FROM books WHERE id = %s", (book_id,))
-        self.run("SELECT pg_advisory_xact_lock(%s)", (STAMP_LOCK,))
-        if self.execute_one("SELECT to_regclass('embeddings') IS NOT NULL")[0] and not self.rows(
-                "SELECT 1 FROM embeddings LIMIT 1"):
+        if not self._vector_table_empty():
+            return
+        self.run("SELECT pg_advisory_xact_lock(%s)", (STAMP_LOCK,))  # writers commit first
+        if self._vector_table_empty():
             self.run("DELETE FROM library_meta WHERE key IN ('embedding_identity', "
                      "'embedding_dimension')")
             self.run("DROP TABLE embeddings")
+
+    def _vector_table_empty(self) -> bool:
+        return bool(self.execute_one("SELECT to_regclass('embeddings') IS NOT NULL")[0]) and (
+            not self.rows("SELECT 1 FROM embeddings LIMIT 1"))
 
     def outline(self, book_id: int) -> list[tuple[int, str, int | None, int | None,
                                                   list[SectionRow]]]:

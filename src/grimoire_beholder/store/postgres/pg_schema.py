@@ -120,14 +120,19 @@ def version(conn: psycopg.Connection) -> int:
 
 def migrate(conn: psycopg.Connection) -> None:
     """Bring the database to :data:`SCHEMA_VERSION`; a newer one is refused by the caller."""
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+    # A session lock taken before the transaction starts: a transaction begun before
+    # another process's migration committed could still see its catalog as it was.
+    conn.execute("SELECT pg_advisory_lock(%s)", (MIGRATION_LOCK,))
+    try:
         current = version(conn)
         for number, steps in enumerate(MIGRATIONS, start=1):
             if number <= current:
                 continue
-            for statement in steps:
-                conn.execute(statement)  # constants above, never user text
-            conn.execute(
-                "INSERT INTO library_meta (key, value) VALUES ('schema_version', %s) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(number),))
+            with conn.transaction():
+                for statement in steps:
+                    conn.execute(statement)  # constants above, never user text
+                conn.execute(
+                    "INSERT INTO library_meta (key, value) VALUES ('schema_version', %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (str(number),))
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (MIGRATION_LOCK,))

@@ -128,10 +128,12 @@ class StageRowsMixin(PgBase):
     def ensure_stamp(self, identity: str, dimension: int) -> None:
         """Stamp the library (and make its vector table) on first use; refuse another model
         or dimension afterwards. Call inside a transaction."""
+        # Writers of vectors share the stamp lock until they commit; making the vector table
+        # (here) or dropping it (the last book deleted) takes it alone.
         stamp = self.get_stamp()
-        if stamp is None:
-            self.run("SELECT pg_advisory_xact_lock(%s)", (pg_schema.STAMP_LOCK,))
-            stamp = self.get_stamp()  # another writer may have stamped it meanwhile
+        self.run("SELECT pg_advisory_xact_lock(%s)" if stamp is None else
+                 "SELECT pg_advisory_xact_lock_shared(%s)", (pg_schema.STAMP_LOCK,))
+        stamp = self.get_stamp()  # another writer may have stamped it meanwhile
         if stamp is None:
             for statement in pg_schema.embeddings_sql(dimension):
                 self.run(statement)
