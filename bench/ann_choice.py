@@ -47,7 +47,8 @@ def _vectors(rows: int) -> np.ndarray:
 
 
 def _run(name: str, data: np.ndarray, queries: np.ndarray, truth: list[set[int]],
-         search: Callable[[np.ndarray], np.ndarray], build_s: float) -> dict[str, object]:
+         search: Callable[[np.ndarray], np.ndarray], build_s: float,
+         proven: list[bool] | None = None) -> dict[str, object]:
     times, recall = [], []
     for q, want in zip(queries, truth, strict=True):
         started = time.perf_counter()
@@ -58,6 +59,8 @@ def _run(name: str, data: np.ndarray, queries: np.ndarray, truth: list[set[int]]
         times.append((time.perf_counter() - started) * 1000)
         recall.append(len(set(top.tolist()) & want) / K)
     ordered = sorted(times[10:] or times)
+    if proven is not None:
+        name = name.replace("{proven}", f"{statistics.mean(proven):.0%}")
     row = {"index": name, "build_s": round(build_s, 1), "recall10": statistics.mean(recall),
            "p50_ms": statistics.median(ordered),
            "p95_ms": ordered[round(0.95 * (len(ordered) - 1))], "load": round(_load(), 1)}
@@ -69,6 +72,10 @@ def _run(name: str, data: np.ndarray, queries: np.ndarray, truth: list[set[int]]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=250_000)
+    parser.add_argument("--shares", default="0.02,0.05,0.1",
+                        help="PROBE_SHARE values for this index's lists")
+    parser.add_argument("--lists-only", action="store_true",
+                        help="skip faiss and usearch (not installed)")
     args = parser.parse_args()
     data = _vectors(args.rows)
     queries = scale_vectors.queries()
@@ -86,14 +93,48 @@ def main() -> None:
     codes, scale = segment_files.quantize(data)
     residual = segment_files.max_residual(data, codes, scale)
     seg = segment_files.Segment("bench", scale, {"codes": codes, "vectors": data,
-                                                 "chunk_ids": np.arange(len(data))},
+                                                 "chunk_ids": np.arange(len(data)),
+                                                 "radii": np.zeros(0, np.float32)},
                                 residual=residual)
     everything = np.ones(len(data), dtype=bool)
     _run("int8 scan, bounded (exact)", data, queries, truth,
          lambda q: np.concatenate([f[0] for f in persisted._bounded(
-             [(seg, everything)], q, POOL, np.zeros(0))]), time.perf_counter() - started)
-    _faiss(data, queries, truth)
-    _usearch(data, queries, truth)
+             [(seg, everything)], q, K, np.zeros(0))[0]]), time.perf_counter() - started)
+    _lists(data, queries, truth, args.shares)
+    if not args.lists_only:
+        _faiss(data, queries, truth)
+        _usearch(data, queries, truth)
+
+
+def _lists(data: np.ndarray, queries: np.ndarray, truth: list[set[int]], shares: str) -> None:
+    """The persisted index's own lists (``search/index_partition.py``): int8 scan of the
+    nearest lists plus every list whose bound reaches the k-th score (up to a budget),
+    re-scored exactly; ``proven`` is the share of queries whose result is proven exact."""
+    from grimoire_beholder.search import index_partition
+
+    started = time.perf_counter()
+    empty = segment_files.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64),
+                                   np.zeros(0, np.float32))
+    ids = np.arange(len(data))
+    arrays, scale = segment_files.segment_arrays(ids, ids, data, np.zeros(len(data), np.int32),
+                                                 empty)
+    seg = segment_files.Segment("lists", scale, arrays,
+                                residual=segment_files.max_residual(arrays["vectors"],
+                                                                    arrays["codes"], scale))
+    built = time.perf_counter() - started
+    everything = np.ones(len(data), dtype=bool)
+    for share in (float(s) for s in shares.split(",")):
+        index_partition.PROBE_SHARE = share
+        proven: list[bool] = []
+
+        def search(q: np.ndarray, proven: list[bool] = proven) -> np.ndarray:
+            found, exact = persisted._bounded([(seg, everything)], q, K, np.zeros(0))
+            proven.append(exact)
+            return np.concatenate([f[0] for f in found])  # chunk id = row of ``data``
+
+        _run(f"lists: {seg.lists} of ~{index_partition.ROWS_PER_LIST} rows, nearest "
+             f"{share:.0%} + bound (proven {{proven}})", data, queries, truth, search, built,
+             proven)
 
 
 def _faiss(data: np.ndarray, queries: np.ndarray, truth: list[set[int]]) -> None:

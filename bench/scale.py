@@ -192,7 +192,8 @@ def measure(chunks: int, n_queries: int, vectors: str = "uniform") -> dict[str, 
             "overhead_p50": statistics.median(overhead),
             "embed_p50": statistics.median(t.get("embed", 0.0) for t in stages),
             "stages": {k: statistics.median(t.get(k, 0.0) for t in stages)
-                       for k in ("embed", "vector", "keyword", "fusion", "fetch")}}
+                       for k in ("embed", "vector", "keyword", "fusion", "ranking",
+                                 "passages", "fetch")}}
     out["latency"] = rows
     out["rss_end_mb"] = _rss_mb() - rss0
     out["exactness"] = exactness(lib, queries + common, book)
@@ -243,6 +244,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
     exact.refresh(lib.conn)
     book_ids = hit_queries.resolve_books(lib.conn, book)
     recall: dict[str, list[float]] = {"all": [], "book": []}
+    proven: list[bool] = []
     same = 0
     scans = []
     for q in queries:
@@ -252,6 +254,8 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
         scans.append((time.perf_counter() - started) * 1000)
         for key, allowed in (("all", None), ("book", book_ids)):
             got = {c for c, _ in index.search(vec, 10, allowed)}
+            if key == "all":
+                proven.append(bool(getattr(index._persisted, "last_proven", True)))
             want = {c for c, _ in exact.search(vec, 10, allowed)}
             recall[key].append(len(got & want) / max(len(want), 1))
         expression = keyword.build_query(q).word
@@ -261,6 +265,7 @@ def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
     return {"recall_all": statistics.mean(recall["all"]),
             "recall_book": statistics.mean(recall["book"]),
             "exact_scan_ms": statistics.median(scans[5:] or scans),
+            "proven_exact": statistics.mean(proven) if proven else float("nan"),
             "keyword_same": same / len(queries), "queries": len(queries)}
 
 
@@ -272,8 +277,9 @@ def _same_top(mine: list[tuple[int, float]], fts5: list[tuple[int, float]]) -> b
         for (a, sa), (b, sb) in zip(mine, fts5, strict=True))
 
 
-def _prepare_index(n: int, exact: bool, vectors: str = "uniform") -> None:
-    """Build or update the persisted index (or remove it, for ``--exact``), timed."""
+def _prepare_index(n: int, exact: bool, vectors: str = "uniform") -> dict[str, Any]:
+    """Build or update the persisted index (or remove it, for ``--exact``), timed: what
+    was done, wall and CPU seconds, load."""
     import shutil
 
     from grimoire_beholder.search import index_writer
@@ -283,13 +289,16 @@ def _prepare_index(n: int, exact: bool, vectors: str = "uniform") -> None:
     path = scale_build.library_path(n, vectors)
     if exact:
         shutil.rmtree(folder_for(path), ignore_errors=True)
-        return
+        return {}
     conn = connect(path)  # read-write: migrates a library built by an older version
     try:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = index_writer.update(conn, path)
-        print(f"index for {n:,} chunks: {result} in {time.perf_counter() - started:.1f} s "
-              f"(load {_load():.1f})", file=sys.stderr)
+        out = {"index": result, "index_s": round(time.perf_counter() - started, 1),
+               "index_cpu_s": round(time.process_time() - cpu, 1), "index_load": _load()}
+        print(f"index for {n:,} chunks: {result} in {out['index_s']} s, "
+              f"{out['index_cpu_s']} CPU-s (load {_load():.1f})", file=sys.stderr)
+        return out
     finally:
         conn.close()
 
@@ -301,8 +310,7 @@ def _run_sizes(sizes: list[int], n_queries: int, exact: bool, vectors: str = "un
         _, seconds = scale_build.build(n, vectors=vectors)
         if seconds:
             print(f"built {n} chunks in {seconds:.0f} s (load {_load():.1f})", file=sys.stderr)
-        _prepare_index(n, exact, vectors)
-        result: dict[str, Any] = {}
+        result: dict[str, Any] = {"index_build": _prepare_index(n, exact, vectors)}
         for flag, extra in (("--first", []), ("--measure", ["--queries", str(n_queries)])):
             proc = subprocess.run([sys.executable, __file__, flag, str(n), "--vectors", vectors,
                                    *extra], capture_output=True, text=True, check=True)
@@ -324,10 +332,13 @@ def summarise(r: dict[str, Any]) -> dict[str, Any]:
             "hybrid_book_p50_ms": round(book.get("p50", float("nan")), 2),
             "exact_scan_ms": round(e.get("exact_scan_ms", float("nan")), 2),
             "recall10": e.get("recall_all"), "recall10_book": e.get("recall_book"),
+            "proven_exact": e.get("proven_exact"),
+            "vector_p50_ms": round(r["latency"]["vector"]["p50"], 2),
+            "keyword_p50_ms": round(r["latency"]["keyword"]["p50"], 2),
             "stages_p50_ms": {k: round(v, 2) for k, v in stages.items()},
             "overhead_p50_ms": round(hybrid["overhead_p50"], 2),
             "embed_p50_ms": round(r.get("embed_p50_ms", stages["embed"]), 2),
-            "load": round(hybrid["load"], 2)}
+            "index_build": r.get("index_build"), "load": round(hybrid["load"], 2)}
 
 
 def print_tables(results: list[dict[str, Any]]) -> None:
@@ -370,14 +381,16 @@ def print_tables(results: list[dict[str, Any]]) -> None:
     print()
     print("Median per-stage wall ms (engine timings) and process CPU ms per query, which "
           "load inflates much less than wall time:\n")
-    print("| case | chunks | embed | vector | keyword | fusion | fetch | CPU ms |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | chunks | embed | vector | keyword | fusion | ranking | passages | fetch "
+          "| CPU ms |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for case in results[0]["latency"]:
         for r in results:
             row = r["latency"][case]
             st = row["stages"]
             print(f"| {case} | {r['chunks']:,} | {st['embed']:.1f} | {st['vector']:.1f} | "
-                  f"{st['keyword']:.1f} | {st['fusion']:.1f} | {st['fetch']:.1f} | "
+                  f"{st['keyword']:.1f} | {st['fusion']:.1f} | {st['ranking']:.1f} | "
+                  f"{st['passages']:.1f} | {st['fetch']:.1f} | "
                   f"{row['cpu_p50']:.1f} |")
 
 

@@ -23,6 +23,7 @@ import hashlib
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -35,6 +36,7 @@ OUT = Path(os.environ.get("GRIMOIRE_BEHOLDER_SCALE_DIR")
            or Path(__file__).resolve().parent / "out")
 IDENTITY = f"embedded:{MODEL_NAME}"
 CHUNKS_PER_BOOK = 1000
+BOOKS_PER_COMMIT = 10
 CHAPTERS_PER_BOOK = 10
 SECTIONS_PER_CHAPTER = 5  # so 20 chunks per section
 WORDS_PER_CHUNK = 180  # ~240 approx tokens: the size real chunks embed at (256-token window)
@@ -78,10 +80,14 @@ def zipf_probabilities(size: int, s: float = 1.0, q: float = 2.7) -> np.ndarray:
     return np.asarray(weights / weights.sum())
 
 
-def _chunk_texts(rng: np.random.Generator, words: np.ndarray, probs: np.ndarray,
+def _chunk_texts(rng: np.random.Generator, words: list[str], cdf: np.ndarray,
                  count: int) -> list[str]:
-    ids = rng.choice(len(words), size=(count, WORDS_PER_CHUNK), p=probs)
-    return [" ".join(words[row]) + "." for row in ids]
+    """``count`` chunk texts of WORDS_PER_CHUNK Zipf-drawn words (inverse-CDF sampling:
+    what ``rng.choice(p=…)`` does, without its per-call set-up)."""
+    ids = np.searchsorted(cdf, rng.random((count, WORDS_PER_CHUNK)), side="right")
+    np.minimum(ids, len(words) - 1, out=ids)
+    pick = words.__getitem__
+    return [" ".join(map(pick, row)) + "." for row in ids.tolist()]
 
 
 def _book(index: int, texts: list[str]) -> NewBook:
@@ -123,17 +129,19 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
 
     ``vectors``: ``uniform`` random unit vectors, or ``realistic`` ones drawn around real
     MiniLM embeddings with clusters and near-copies (``scale_vectors.py``).
+
+    Resumable: an interrupted build keeps its ``.partial`` file, and the next call goes on
+    from the books it holds (each book's text and uniform vectors come from a generator
+    seeded by the size and the book's number; realistic near-copies then draw on the books
+    made since the restart only). Books are written ``BOOKS_PER_COMMIT`` to a transaction.
     """
     path = library_path(chunks, vectors)
     if path.is_file():
         return path, 0.0
     OUT.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
-    for leftover in OUT.glob(partial.name + "*"):
-        leftover.unlink()
-    rng = np.random.default_rng(chunks)
-    words = np.array(vocabulary())
-    probs = zipf_probabilities(len(words))
+    words = vocabulary()
+    cdf = np.cumsum(zipf_probabilities(len(words)))
     realistic = None
     if vectors == "realistic":
         import scale_vectors
@@ -142,23 +150,34 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
     started = time.perf_counter()
     conn = connect(partial)
     try:
-        for index in range(chunks // CHUNKS_PER_BOOK):
-            texts = _chunk_texts(rng, words, probs, CHUNKS_PER_BOOK)
-            if realistic is not None:
-                vecs = realistic.book(CHUNKS_PER_BOOK)
-            else:
-                vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
-                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        done = len(book_rows.slugs(conn))  # whole books: one transaction each
+        total = chunks // CHUNKS_PER_BOOK
+        for first in range(done, total, BOOKS_PER_COMMIT):
             with transaction(conn):
-                book_id = book_rows.insert_book(conn, _book(index, texts))
-                work = chunk_progress.pending_chunks(conn, book_id)
-                chunk_progress.mark_embedded(conn, list(zip(work, vecs, strict=True)),
-                                          IDENTITY, DIMENSION)
-            if log and index % 50 == 0:
-                print(f"  built {(index + 1) * CHUNKS_PER_BOOK} chunks "
-                      f"({time.perf_counter() - started:.0f} s)", flush=True)
+                for index in range(first, min(first + BOOKS_PER_COMMIT, total)):
+                    _write_book(conn, index, chunks, words, cdf, realistic)
+            if log:
+                print(f"  built {min(first + BOOKS_PER_COMMIT, total) * CHUNKS_PER_BOOK:,} "
+                      f"chunks ({time.perf_counter() - started:.0f} s)", flush=True)
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         conn.close()
     partial.rename(path)
+    for leftover in OUT.glob(partial.name + "-*"):  # -wal / -shm of the partial name
+        leftover.unlink()
     return path, time.perf_counter() - started
+
+
+def _write_book(conn: Any, index: int, chunks: int, words: list[str], cdf: np.ndarray,
+                realistic: Any) -> None:
+    """Book number ``index``: its rows, vectors and FTS rows through the store layer."""
+    rng = np.random.default_rng((chunks, index))
+    texts = _chunk_texts(rng, words, cdf, CHUNKS_PER_BOOK)
+    if realistic is not None:
+        vecs = realistic.book(CHUNKS_PER_BOOK)
+    else:
+        vecs = rng.standard_normal((CHUNKS_PER_BOOK, DIMENSION), dtype=np.float32)
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    book_id = book_rows.insert_book(conn, _book(index, texts))
+    work = chunk_progress.pending_chunks(conn, book_id)
+    chunk_progress.mark_embedded(conn, list(zip(work, vecs, strict=True)), IDENTITY, DIMENSION)

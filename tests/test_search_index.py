@@ -194,10 +194,11 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
     bounded = persisted._bounded
 
     def spy(parts: list[tuple[seg.Segment, np.ndarray]], *args: Any
-            ) -> list[tuple[np.ndarray, np.ndarray]]:
-        found = bounded(parts, *args)
+            ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+        found, proven = bounded(parts, *args)
+        assert proven  # a segment this small is scanned whole
         rescored.append((sum(s.size for s, _ in parts), sum(len(f[0]) for f in found)))
-        return found
+        return found, proven
 
     monkeypatch.setattr(persisted, "_bounded", spy)
     rng = np.random.default_rng(11)

@@ -255,13 +255,16 @@ class SearchEngine:
                                                                 scope)
                 clock.lap("vector_wait")  # what the keyword arm did not hide
                 clock.timings.update(stage_ms)
-            fused = ranking.adjust(self._conn, result.query, self._fuse(result.mode, arms, pool),
-                                   allowed)
+            fused = self._fuse(result.mode, arms, pool)
+            clock.lap("fusion")
+            fused = ranking.adjust(self._conn, result.query, fused, allowed)
+            clock.lap("ranking")
             positions = hit_queries.chunk_positions(self._conn, [f.chunk_id for f in fused])
             kept = fusion.diversify(fused, positions, len(fused))
+            clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], rerank.depth(
                 k, self._config.rerank_candidates, self._reranker))
-            clock.lap("fusion")
+            clock.lap("passages")
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")

@@ -12,10 +12,14 @@ used at all (the engine falls back to the exact arms). It is never trusted blind
 Vector search scans the int8 codes (``simsimd``: a quarter of the float32 bytes, SIMD int8
 dot products), re-scores the best ``max(4k, 256)`` rows of each segment exactly from the
 float32 vectors, then every further row whose estimate's proven error bound reaches the
-``k``-th best exact score: the result is the exact top ``k`` (:func:`_bounded`). A filter
-that leaves few rows is answered by an exact scan of just those rows; otherwise disallowed
-rows are masked before the top rows are taken, so filtered searches still return ``k``
-hits.
+``k``-th best exact score (:func:`_bounded`). In a segment scanned whole (under
+``index_partition.PARTITION_MIN_ROWS`` rows) the result is the exact top ``k``. A bigger
+segment is read list by list (``index_partition``): the nearest lists, then those whose
+bound still reaches the ``k``-th score, up to a budget — exact when the bound closes within
+it (``last_proven``), approximate otherwise, with the recall ``bench/scale.py`` measures. A
+filter that leaves few rows is answered by an exact scan of just those rows; otherwise
+disallowed rows are masked before the top rows are taken, so filtered searches still return
+``k`` hits.
 
 Keyword search computes FTS5's ``bm25()`` exactly (same formula, column weights, idf and
 average length, from FTS5's own row and token totals) from the postings of the query's
@@ -31,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grimoire_beholder.search import segment_files
+from grimoire_beholder.search import index_partition, segment_files
 from grimoire_beholder.store import index_source, vectors
 from grimoire_beholder.store.hit_queries import WORD_WEIGHTS
 
@@ -95,6 +99,7 @@ class PersistedIndex:
         self.touched: set[int] = set()
         self.alive = [self._alive(i) for i in range(len(segments))]
         self.delta: segment_files.Segment = self._empty_delta()
+        self.last_proven = True  # whether the last vector search is proven exact
 
     @classmethod
     def open(cls, folder: Path, conn: sqlite3.Connection) -> PersistedIndex | None:
@@ -197,6 +202,7 @@ class PersistedIndex:
         if rows_of is not None and sum(len(r) for r in rows_of) <= EXACT_FILTER_ROWS:
             for (segment, _), rows in zip(parts, rows_of, strict=True):
                 found.append(_exact(segment, rows, query))
+            self.last_proven = True
             return _best(found, k, descending=True)
         masked = []
         for i, (segment, alive) in enumerate(parts):
@@ -205,7 +211,8 @@ class PersistedIndex:
                 mask = np.zeros(segment.size, dtype=bool)
                 mask[rows_of[i]] = True
             masked.append((segment, mask))
-        return _best(found + _bounded(masked, query, k, found[0][1]), k, descending=True)
+        more, self.last_proven = _bounded(masked, query, k, found[0][1])
+        return _best(found + more, k, descending=True)
 
     @staticmethod
     def _allowed_rows(segment: segment_files.Segment, alive: np.ndarray,
@@ -257,9 +264,10 @@ def _exact(segment: segment_files.Segment, rows: np.ndarray, query: np.ndarray
 
 
 def _bounded(parts: list[tuple[segment_files.Segment, np.ndarray]], query: np.ndarray,
-             k: int, known: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Every row of ``parts`` (segment, allowed rows) that can be in the exact top ``k``,
-    scored exactly; ``known`` holds exact scores of rows elsewhere (the delta).
+             k: int, known: np.ndarray) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
+    """The rows of ``parts`` (segment, allowed rows) that can be in the exact top ``k``,
+    scored exactly, and whether that is proven (else approximate); ``known`` holds exact
+    scores of rows elsewhere (the delta).
 
     The int8 estimate ``e = q8·c / (scale_q · scale)`` of a row's cosine errs by at most
     ``b = ||q8 / scale_q|| · R + ||q - q8 / scale_q||``, ``R`` being the segment's largest
@@ -269,43 +277,121 @@ def _bounded(parts: list[tuple[segment_files.Segment, np.ndarray]], query: np.nd
     row whose ``e + b < t`` cannot be in the top ``k`` and every other row is scored too.
     Near-copies (a book in two formats, boilerplate) all fall within ``b`` of each other
     and are all scored: exact, at the price of those extra rows.
-    """
-    import simsimd
 
+    A segment whose rows are grouped in lists (``index_partition``) is read list by list:
+    the nearest ``probe_count`` lists, then every list whose bound ``q·c_j + r_j`` reaches
+    ``t``, nearest first, up to as many again. Rows of a list left unread cannot be in the
+    top ``k`` unless its bound reaches ``t``: the result is proven exact when no such list
+    is left, approximate otherwise (a filter that keeps under half a segment's rows reads
+    just those rows: exact).
+    """
     q8, q_scale = segment_files.quantize(query[None, :])
     q_hat = q8[0].astype(np.float64) / q_scale
     q_error = float(np.linalg.norm(np.asarray(query, dtype=np.float64) - q_hat))
     q_norm = float(np.linalg.norm(q_hat))
-    first: list[tuple[np.ndarray, np.ndarray]] = []
-    estimates: list[np.ndarray] = []
-    for segment, mask in parts:
-        if not mask.any():
-            estimates.append(np.zeros(0, np.float32))
-            continue
-        dots = np.asarray(simsimd.cdist(q8, segment.arrays["codes"], metric="dot",
-                                        out_dtype="float32")).reshape(-1)
-        estimate = dots / np.float32(q_scale * segment.scale)
-        estimate[~mask] = -np.inf
-        keep = min(int(mask.sum()), max(4 * k, _MIN_RESCORE))
-        rows = np.sort(np.argpartition(-estimate, keep - 1)[:keep]) if keep < len(estimate) \
-            else np.flatnonzero(mask)
-        first.append(_exact(segment, rows, query))
-        estimate[rows] = -np.inf  # scored: not a candidate again
-        estimates.append(estimate)
-    scores = np.concatenate([known, *(f[1] for f in first)])
-    if scores.size < k:
-        return first
-    threshold = float(np.partition(scores, scores.size - k)[scores.size - k])
-    found = first
-    for (segment, _), estimate in zip(parts, estimates, strict=True):
-        if estimate.size == 0:
-            continue
-        bound = q_norm * segment.residual_bound() + q_error + _SLACK
-        rows = np.flatnonzero(estimate >= np.float32(threshold - bound))
-        if rows.size:
-            found.append(_exact(segment, rows, query))
-    return found
+    probes = [_Probe(segment, mask, query, q8, q_scale) for segment, mask in parts
+              if mask.any()]
+    found = [probe.first(k) for probe in probes]
+    scores = np.concatenate([known, *(f[1] for f in found)])
+    threshold = (float(np.partition(scores, scores.size - k)[scores.size - k])
+                 if scores.size >= k else -np.inf)
+    for probe in probes:
+        bound = q_norm * probe.segment.residual_bound() + q_error + _SLACK
+        found.append(probe.within(threshold - bound))
+    scores = np.concatenate([known, *(f[1] for f in found)])
+    if scores.size >= k:
+        threshold = max(threshold, float(np.partition(scores, scores.size - k)
+                                         [scores.size - k]))
+    proven = True
+    for probe in probes:
+        bound = q_norm * probe.segment.residual_bound() + q_error + _SLACK
+        more, complete = probe.more_lists(threshold, bound)
+        found.append(more)
+        proven = proven and complete
+    return found, proven
 
+
+def _dots(query: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rows @ query`` (float32 or int8 alike) on this thread: SIMD, and no BLAS thread
+    pool to wake (under load its spinning threads cost more than the product)."""
+    import simsimd
+
+    if len(rows) == 0:
+        return np.zeros(0, np.float32)
+    return np.asarray(simsimd.cdist(query[None, :], rows, metric="dot", out_dtype="float32"),
+                      dtype=np.float32).reshape(-1)
+
+
+class _Probe:
+    """One segment's int8 estimates of the rows read so far, for :func:`_bounded`."""
+
+    def __init__(self, segment: segment_files.Segment, mask: np.ndarray, query: np.ndarray,
+                 q8: np.ndarray, q_scale: float) -> None:
+        self.segment, self.mask, self.q8, self.query = segment, mask, q8, query
+        self.divisor = np.float32(q_scale * segment.scale)
+        self.left = np.zeros(0, dtype=np.int64)  # unread lists, nearest first
+        self.upper = np.zeros(0, dtype=np.float32)  # their bounds q·c_j + r_j
+        lists = segment.lists
+        if lists == 0:  # scanned whole
+            self.rows = np.arange(segment.size)
+            self.estimate = self._estimate(segment.arrays["codes"])
+            self.estimate[~mask] = -np.inf
+            return
+        allowed = int(mask.sum())
+        if allowed * 2 <= segment.size:  # a selective filter: just its rows
+            self.rows = np.flatnonzero(mask)
+            self.estimate = self._estimate(segment.arrays["codes"][self.rows])
+            return
+        near = _dots(query, segment.arrays["centroids"])
+        order = np.argsort(-near, kind="stable")
+        probe = index_partition.probe_count(lists)
+        self.left = order[probe:]
+        self.upper = near[self.left] + segment.arrays["radii"][self.left]
+        self.rows, self.estimate = self._read(order[:probe])
+
+    def _estimate(self, codes: np.ndarray) -> np.ndarray:
+        return _dots(self.q8[0], codes) / self.divisor
+
+    def _read(self, lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Allowed rows of ``lists`` and their estimates."""
+        if lists.size == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        bounds = self.segment.arrays["list_offsets"]
+        starts, sizes = bounds[lists], bounds[lists + 1] - bounds[lists]
+        ends = np.cumsum(sizes)
+        rows = np.arange(int(ends[-1])) + np.repeat(starts - (ends - sizes), sizes)
+        rows = rows[self.mask[rows]]
+        return rows, self._estimate(self.segment.arrays["codes"][rows])
+
+    def first(self, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The best ``max(4k, 256)`` estimates, scored exactly (and not candidates again)."""
+        live = int(np.isfinite(self.estimate).sum())
+        keep = min(live, max(4 * k, _MIN_RESCORE))
+        if keep <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float64)
+        picked = (np.argpartition(-self.estimate, keep - 1)[:keep]
+                  if keep < len(self.estimate) else np.flatnonzero(np.isfinite(self.estimate)))
+        scored = _exact(self.segment, np.sort(self.rows[picked]), self.query)
+        self.estimate[picked] = -np.inf
+        return scored
+
+    def within(self, floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every row read whose estimate reaches ``floor``, scored exactly."""
+        rows = self.rows[self.estimate >= np.float32(floor)]
+        return _exact(self.segment, np.sort(rows), self.query)
+
+    def more_lists(self, threshold: float, bound: float
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], bool]:
+        """Unread lists whose bound reaches ``threshold`` (up to ``probe_count`` of them):
+        their rows that may reach it, scored exactly; and whether none was left out."""
+        reach = self.left[self.upper >= np.float32(threshold)]
+        if reach.size == 0:
+            return (np.zeros(0, np.int64), np.zeros(0, np.float64)), True
+        budget = index_partition.probe_count(self.segment.lists)
+        rows, estimate = self._read(reach[:budget])
+        found = _exact(self.segment, np.sort(rows[estimate >= np.float32(threshold - bound)]),
+                       self.query)
+        return found, len(reach) <= budget
 
 def _bm25(segment: segment_files.Segment, allowed: np.ndarray,
           posts: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avgdl: float,

@@ -10,6 +10,10 @@ chunks and never changes once written:
 * ``lengths`` (tokens per chunk) and the postings of every term: ``term_hash`` (sorted,
   64-bit BLAKE2b of the term), ``offsets`` into ``rows`` (the chunk's row in the segment)
   and ``tf`` (the BM25 column-weighted term frequency);
+* ``centroids``, ``list_offsets`` and ``radii``: a segment of at least
+  ``index_partition.PARTITION_MIN_ROWS`` rows has its rows grouped into lists (rows
+  ``list_offsets[j]:list_offsets[j + 1]`` nearest ``centroids[j]``, all within ``radii[j]``
+  of it), so a search reads a few lists instead of every row; a smaller one has no lists;
 * ``segment.json``: the scale, the row count, each array's CRC-32 (``check`` compares
   them with the bytes; opening only checks dtypes and shapes) and ``residual``, the largest
   ``||vector - codes / scale||`` of any row — what makes the int8 scan's error provable
@@ -41,14 +45,16 @@ from typing import Any, NotRequired, TypedDict, cast
 import numpy as np
 
 from grimoire_beholder import portable
+from grimoire_beholder.search import index_partition
 
-FORMAT = 2  # 2: segment.json holds each array's CRC-32
+FORMAT = 3  # 2: segment.json holds each array's CRC-32; 3: lists (index_partition)
 MANIFEST = "manifest.json"
 # Every array of a segment: its dtype and number of dimensions.
 _ARRAYS: dict[str, tuple[type, int]] = {
     "chunk_ids": (np.int64, 1), "book_ids": (np.int64, 1), "vectors": (np.float32, 2),
     "codes": (np.int8, 2), "lengths": (np.int32, 1), "term_hash": (np.uint64, 1),
-    "offsets": (np.int64, 1), "rows": (np.int32, 1), "tf": (np.float32, 1)}
+    "offsets": (np.int64, 1), "rows": (np.int32, 1), "tf": (np.float32, 1),
+    "centroids": (np.float32, 2), "list_offsets": (np.int64, 1), "radii": (np.float32, 1)}
 
 
 class Stamps(TypedDict):
@@ -77,7 +83,8 @@ class Manifest(Stamps):
 # The small arrays every search reads through (term directory, per-chunk ids and lengths):
 # their CRC-32 is checked when a segment opens, so a flipped byte there cannot silently
 # lose hits. The big ones (vectors, codes, postings) are checked by ``check`` and on use.
-CHECKED_AT_OPEN = ("term_hash", "offsets", "chunk_ids", "book_ids", "lengths")
+CHECKED_AT_OPEN = ("term_hash", "offsets", "chunk_ids", "book_ids", "lengths", "centroids",
+                   "list_offsets", "radii")
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
 
@@ -167,6 +174,11 @@ class Segment:
     def size(self) -> int:
         return len(self.arrays["chunk_ids"])
 
+    @property
+    def lists(self) -> int:
+        """How many lists the rows are grouped in (0: none, the segment is scanned whole)."""
+        return len(self.arrays["radii"])
+
     def vectors_of(self, rows: np.ndarray) -> np.ndarray:
         """float32 vectors of ``rows`` (ascending). On disk they are read with a seek and a read,
         one call per run of consecutive rows, not through the memory map: mapped pages
@@ -227,16 +239,34 @@ class Postings:
 def segment_arrays(chunk_ids: np.ndarray, book_ids: np.ndarray, vectors: np.ndarray,
                    lengths: np.ndarray, postings: Postings, *, codes: bool = True
                    ) -> tuple[dict[str, np.ndarray], float]:
-    """The arrays of a segment (vectors already normalised) and its int8 scale."""
-    post = postings.sorted()
+    """The arrays of a segment (vectors already normalised) and its int8 scale. With
+    ``codes`` (a segment to write) a big one's rows are grouped into lists."""
+    vectors = vectors.astype(np.float32, copy=False)
+    dim = vectors.shape[1] if vectors.ndim == 2 else 0
+    lists = index_partition.list_count(len(chunk_ids)) if codes else 0
+    parts: tuple[np.ndarray, ...] = (np.zeros((0, dim), np.float32), np.zeros(1, np.int64),
+                                     np.zeros(0, np.float32))
+    if lists:
+        order, *rest = index_partition.partition(vectors, lists)
+        parts = tuple(rest)
+        where = np.empty(len(order), dtype=np.int64)
+        where[order] = np.arange(len(order))
+        chunk_ids, book_ids, vectors, lengths = (np.asarray(a)[order] for a in
+                                                 (chunk_ids, book_ids, vectors, lengths))
+        postings = Postings(where[postings.rows].astype(np.int32), postings.hashes,
+                            postings.tf)
+        keyed = np.lexsort((postings.rows, postings.hashes))  # (term, row) order again
+        post = Postings(postings.rows[keyed], postings.hashes[keyed], postings.tf[keyed])
+    else:
+        post = postings.sorted()
     hashes, starts = np.unique(post.hashes, return_index=True)
     offsets = np.append(starts, len(post.hashes)).astype(np.int64)
     arrays: dict[str, np.ndarray] = {
         "chunk_ids": chunk_ids.astype(np.int64), "book_ids": book_ids.astype(np.int64),
-        "vectors": vectors.astype(np.float32, copy=False),
-        "lengths": lengths.astype(np.int32), "term_hash": hashes.astype(np.uint64),
-        "offsets": offsets, "rows": post.rows.astype(np.int32),
-        "tf": post.tf.astype(np.float32)}
+        "vectors": vectors, "lengths": lengths.astype(np.int32),
+        "term_hash": hashes.astype(np.uint64), "offsets": offsets,
+        "rows": post.rows.astype(np.int32), "tf": post.tf.astype(np.float32),
+        "centroids": parts[0], "list_offsets": parts[1], "radii": parts[2]}
     scale = 1.0
     if codes:
         arrays["codes"], scale = quantize(arrays["vectors"])
@@ -303,6 +333,11 @@ def load_segment(folder: Path, name: str) -> Segment:
     offsets = arrays["offsets"]
     if offsets.size and (offsets[0] != 0 or offsets[-1] != len(arrays["rows"])):
         raise ValueError(f"segment {name} is inconsistent")
+    bounds = arrays["list_offsets"]
+    if (bounds[0] != 0 or bounds[-1] != (size if len(bounds) > 1 else 0)
+            or np.any(np.diff(bounds) < 0)
+            or not np.all(np.isfinite(arrays["radii"]))):
+        raise ValueError(f"segment {name} has inconsistent lists")
     return segment
 
 
@@ -312,7 +347,10 @@ def _well_formed(arrays: dict[str, np.ndarray], size: int) -> bool:
                and arrays[k].flags.c_contiguous for k, (t, n) in _ARRAYS.items()):
         return False
     per_chunk = ("chunk_ids", "book_ids", "vectors", "codes", "lengths")
+    lists = len(arrays["radii"])
     return (all(len(arrays[k]) == size for k in per_chunk)
+            and len(arrays["centroids"]) == lists and len(arrays["list_offsets"]) == lists + 1
+            and arrays["centroids"].shape[1] == arrays["vectors"].shape[1]
             and arrays["vectors"].shape[1] == arrays["codes"].shape[1]
             and len(arrays["offsets"]) == len(arrays["term_hash"]) + 1
             and len(arrays["rows"]) == len(arrays["tf"]))
