@@ -202,3 +202,16 @@ def test_outside_home_a_config_another_user_owns_is_passed_over(
     assert load_config().origin == BY_USER_DEFAULT
     os.chown(shared, os.geteuid(), os.getegid())
     assert load_config().origin == BY_FOLDER
+
+
+@pytest.mark.parametrize("given", ["C:\\Books\\lib", "c:/books/lib", "D:lib"])
+def test_a_drive_letter_library_is_a_folder_not_an_address(home: Path, given: str) -> None:
+    # On Windows these are folders; here they are odd relative names. Either way the drive
+    # letter must never be read as a URL scheme ("c:" of an address like "postgresql://").
+    from grimoire_beholder.locate import locate
+
+    found = locate(library=given)
+    assert found.origin == BY_LIBRARY_FLAG
+    assert found.folder == (home / "empty" / given).resolve()
+    with pytest.raises(StorageError, match="no library database"):
+        Library.open(library=given, create=False)

@@ -172,3 +172,18 @@ def test_nfc_to_nfd_rename_is_a_move_not_a_new_book(tmp_path: Path) -> None:
         assert len(lib.list_books()) == 2
     finally:
         lib.close()
+
+
+def test_a_synced_folder_named_in_another_case_is_the_same_folder(
+        insensitive: Path, tmp_path: Path) -> None:
+    _books(insensitive / "Notes")
+    lib = _library(tmp_path / "lib", insensitive / "Notes")
+    try:
+        scoped = lib.sync([insensitive / "notes"])  # as typed on macOS or Windows
+        assert scoped.counts()["unchanged"] == 2 and not scoped.changed_anything, scoped
+        again = lib.ingest_folder(insensitive / "NOTES")
+        assert again.counts()["added"] == 0 and again.counts()["unchanged"] == 2, again
+        assert len(lib.list_books()) == 2
+        assert {Path(b.source_path).parent.name for b in lib.list_books()} == {"Notes"}
+    finally:
+        lib.close()

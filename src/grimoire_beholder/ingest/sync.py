@@ -52,7 +52,14 @@ from grimoire_beholder.ingest.progress import (
     estimate_chunks,
 )
 from grimoire_beholder.ingest.service import store_book
-from grimoire_beholder.ingest.sync_scope import folds, resolve_dir, respelled, sync_scope, under
+from grimoire_beholder.ingest.sync_scope import (
+    folds,
+    known_spelling,
+    resolve_dir,
+    respelled,
+    sync_scope,
+    under,
+)
 from grimoire_beholder.ingest.sync_steps import (
     ORDER,
     Step,
@@ -391,7 +398,8 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
     (removal is what ``sync`` is for). ``within``: see ``Syncer.plan``.
     """
     started = time.perf_counter()
-    root = folders.FolderRoot(str(resolve_dir(folder)), tuple(include), tuple(exclude))
+    root = folders.FolderRoot(str(known_spelling(deps, resolve_dir(folder))), tuple(include),
+                              tuple(exclude))
     report = SyncReport()
     with writer_lock(deps.config.database_path), _reading(within is not None):
         with transaction(deps.conn):

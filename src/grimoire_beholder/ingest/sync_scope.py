@@ -7,6 +7,7 @@ import unicodedata
 from collections.abc import Collection
 from pathlib import Path
 
+from grimoire_beholder import portable
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.store import folders
@@ -64,6 +65,26 @@ def resolve_dir(path: str | os.PathLike[str]) -> Path:
     return folder.resolve()
 
 
+def known_spelling(deps: IngestDeps, real: Path) -> Path:
+    """``real`` spelled the way the library already spells that place, where the volume
+    compares names without case or Unicode form (``~/books`` typed on macOS for the synced
+    ``~/Books``): a synced folder it lies in, or a stored path inside it. Else as given."""
+    roots = [r.path for r in folders.list_roots(deps.conn)]
+    known = [*roots, *(s.path for s in folders.stored_files(deps.conn))]
+    text = str(real)
+    if under(text, roots) or any(under(p, [text]) for p in known):
+        return real
+    names = portable.FolderNames.probe(real)
+    if any(case or form for case, form in names.folds):
+        for path in known:
+            if names.holds(Path(path)):
+                return Path(*Path(path).parts[:len(real.parts)])
+    for root in roots:
+        if portable.FolderNames.probe(Path(root)).holds(real):
+            return Path(root, *real.parts[len(Path(root).parts):])
+    return real
+
+
 def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
     """The real paths a sync is narrowed to; each must name something the library knows.
 
@@ -77,7 +98,7 @@ def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
     for given in paths:
         path = Path(given).expanduser()
         try:
-            real = str(path.resolve())
+            real = str(known_spelling(deps, path.resolve()))
         except (OSError, RuntimeError, ValueError) as exc:  # a link loop on 3.11; a NUL
             raise InputFileError(f"{path}: cannot be resolved ({exc})") from None
         if not (under(real, roots) or any(under(p, [real]) for p in [*roots, *books])):
