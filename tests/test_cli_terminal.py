@@ -4,8 +4,8 @@ go through a terminal emulator (pyte), whose screen is what is checked.
 * ``ingest`` and ``sync`` draw their progress bars with real control codes (no literal
   ``\\u001b`` or ``\\u000d`` text), and the last frame and the result line are readable;
 * a file name holding an escape sequence is still shown escaped, bars or not;
-* at 80 columns the lines of ``query``, ``outline`` and ``status`` fit, so the terminal
-  never breaks a word.
+* at 80 columns the lines of ``query``, ``outline``, ``status`` and ``show`` fit, so the
+  terminal never breaks a word.
 """
 
 from __future__ import annotations
@@ -118,6 +118,7 @@ def test_sync_draws_its_bar_too(lib: Path, ingested: bytes) -> None:
     ("query", "fog horn", "--expand"),
     ("outline", "the-lighthouse-keepers-handbook"),
     ("status",),
+    ("show", "the-lighthouse-keepers-handbook", "1", "0"),  # its summary and its text too
 ])
 def test_lines_fit_80_columns(lib: Path, ingested: bytes, args: tuple[str, ...]) -> None:
     raw = under_pty(lib, *args)

@@ -77,7 +77,7 @@ def show(
     library: LibraryOpt = None,
 ) -> None:
     """A section's citation, summary and full text: what the assistant's get_section reads."""
-    from grimoire_beholder.cli.rendering import err, print_json
+    from grimoire_beholder.cli.rendering import err, fit, print_json
 
     sec, text, total = with_library(
         config, lambda lib: lib.section_part(book, chapter, section, part), library=library,
@@ -85,11 +85,12 @@ def show(
     if json_out:
         print_json({**sec.to_dict(), "part": part, "total_parts": total, "text": text})
         return
-    print(str(sec.citation) + (f" (part {part} of {total})" if total > 1 else ""))
+    # In a terminal every line is wrapped at words to its width; piped, lines stay whole.
+    print(fit(str(sec.citation) + (f" (part {part} of {total})" if total > 1 else ""), 2))
     if sec.summary:
-        print(f"Summary: {sec.summary}")
+        print(fit(f"Summary: {sec.summary}", 2))
     print()
-    print(text)
+    print("\n".join(fit(line) for line in text.splitlines()))
     if part < total:
         err.print(f"(part {part} of {total}: add --part {part + 1} for the next)",
                   markup=False)
