@@ -42,6 +42,20 @@ def test_the_bare_command_prints_the_grouped_help_and_exits_0() -> None:
     assert build.split()[0] == "ingest"  # what a new user needs first comes first
 
 
+def test_each_group_starts_with_what_a_new_user_needs_first() -> None:
+    shown = _help()
+    firsts = {}
+    for panel in PANELS:
+        rows = shown.split(f"{panel}:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        firsts[panel] = [row.split()[0] for row in rows if row.startswith("  ") and
+                         not row.startswith("   ")]
+    assert firsts["Build the library"][:2] == ["ingest", "sync"]
+    assert firsts["Ask it"][0] == "query"
+    assert firsts["Read it"][:3] == ["list", "outline", "show"]
+    assert firsts["Check it"][0] == "status"
+    assert firsts["Assistants"][:2] == ["mcp-config", "serve-mcp"]
+
+
 @pytest.mark.parametrize("page", PAGES, ids=" ".join)
 def test_no_help_page_shows_a_python_type(page: list[str]) -> None:
     text = _help(*page)

@@ -3,7 +3,8 @@ examples.
 
 Typer's plain help (kept for speed: its rich help imports markdown and pygments) lists
 commands in the order they were registered and shows Python types (``<str>``,
-``list[str]``, ``{path}``). ``Grouped`` lists the commands under ``PANELS`` in that order;
+``list[str]``, ``{path}``). ``Grouped`` lists the commands under ``PANELS`` in that order,
+each panel in ``ORDER``;
 ``Taught`` gives every argument and option a metavar in words (``QUESTION``, ``BOOK``,
 ``hybrid|vector|keyword``) and writes the examples of its epilog as they are typed.
 ``command`` is how the command modules register: ``@command(app, "Ask it", examples=…)``.
@@ -18,6 +19,11 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 PANELS = ("Build the library", "Ask it", "Read it", "Check it", "Assistants")
+# Within a panel, what a new user reaches for first comes first; a command not named here
+# follows these, in the order it was registered.
+ORDER = ("ingest", "sync", "delete", "unfollow", "query", "lookup", "verify", "list",
+         "outline", "show", "page", "web", "status", "health", "check", "stats", "eval",
+         "reindex-fts", "mcp-config", "serve-mcp", "hook")
 # What a value of a given Python type is called in help, when the option names no metavar.
 _WORDS = {"str": "TEXT", "int": "N", "float": "NUMBER", "path": "PATH"}
 
@@ -72,7 +78,9 @@ class Grouped(TyperGroup):
     """A command group whose help lists its commands under ``PANELS``, in that order."""
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
-        commands = [(name, cmd) for name in self.list_commands(ctx)
+        names = sorted(self.list_commands(ctx),
+                       key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
+        commands = [(name, cmd) for name in names
                     if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
         if not commands:
             return
