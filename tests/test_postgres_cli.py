@@ -165,3 +165,25 @@ def test_a_killed_ingest_resumes_to_the_same_chunks(tmp_path: Path, pg_url: str,
         assert again.returncode == 0, again.stderr
     assert _state(pg_url) == clean_chunks
     assert _cli("check", config=config).returncode == 0
+
+
+@pytest.mark.anyio
+async def test_serve_mcp_over_stdio_on_a_postgresql_library(tmp_path: Path, pg_url: str) -> None:
+    from mcp import Client, StdioServerParameters
+
+    from mcp_helpers import call, cli_command, structured
+
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(url=pg_url))
+    book, _ = _books(tmp_path / "books")
+    assert _cli("ingest", str(book), config=config).returncode == 0
+    command, *args = cli_command()
+    params = StdioServerParameters(command=command, args=[*args, "serve-mcp", "--config",
+                                                          str(config)], env=_env())
+    async with Client(params) as client:
+        found = structured(await call(client, "search_book", question="rivers stone flow"))
+        assert found["results"] and found["results"][0]["slug"] == "book-of-rivers"
+        books = structured(await call(client, "list_books"))
+        assert [b["slug"] for b in books["books"]] == ["book-of-rivers"]
+        refused = await call(client, "lookup_index", term="rivers")
+        assert refused.is_error and "PostgreSQL library yet" in str(refused.content)

@@ -9,8 +9,9 @@ opening a new library at once create it exactly once. The tables mirror ``store/
   only known at the first embedding, so that table is made then, with the library's stamp
   (``engine.PostgresEngine.ensure_stamp``).
 * The keyword index is the postings FTS5 would hold: ``chunk_terms`` (term, chunk, weighted
-  term frequency) and ``chunk_lengths`` (tokens per chunk), made by SQLite's own FTS5
-  tokenizer (``terms.py``), plus per-book totals for BM25's average length.
+  term frequency, the chunk's length, all in its primary key's index so BM25 reads a term's
+  postings by an index-only scan) and ``chunk_lengths`` (tokens per chunk), made by SQLite's
+  own FTS5 tokenizer (``pg_terms.py``), plus per-book totals for BM25's average length.
 * Book ids come from an identity column: PostgreSQL sequences never hand an id out twice, so
   a deleted book's id is never reused (the promise ``naming.py`` states).
 """
@@ -75,7 +76,8 @@ _V1 = [
     """CREATE TABLE chunk_terms (
         term text NOT NULL,
         chunk_id bigint NOT NULL REFERENCES chunks (id) ON DELETE CASCADE,
-        book_id bigint NOT NULL, tf double precision NOT NULL, PRIMARY KEY (term, chunk_id))""",
+        book_id bigint NOT NULL, tf double precision NOT NULL, tokens integer NOT NULL,
+        PRIMARY KEY (term, chunk_id) INCLUDE (book_id, tf, tokens))""",
     "CREATE INDEX chunk_terms_chunk ON chunk_terms (chunk_id)",
     """CREATE TABLE chunk_lengths (
         chunk_id bigint PRIMARY KEY REFERENCES chunks (id) ON DELETE CASCADE,

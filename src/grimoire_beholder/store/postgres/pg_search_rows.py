@@ -184,9 +184,8 @@ class SearchRowsMixin(PgBase):
             f"""WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q (term, idf)),
                     p AS (SELECT %s::float8 AS avgdl)
                 SELECT t.chunk_id, -sum(q.idf * (t.tf * {_K1 + 1.0})
-                           / (t.tf + {_K1} * ({1.0 - _B} + {_B} * l.tokens / p.avgdl))) AS score
-                FROM chunk_terms t JOIN q ON q.term = t.term
-                JOIN chunk_lengths l ON l.chunk_id = t.chunk_id CROSS JOIN p
+                           / (t.tf + {_K1} * ({1.0 - _B} + {_B} * t.tokens / p.avgdl))) AS score
+                FROM chunk_terms t JOIN q ON q.term = t.term CROSS JOIN p
                 WHERE true{where}
                 GROUP BY t.chunk_id ORDER BY score, t.chunk_id LIMIT %s""", args)]
 

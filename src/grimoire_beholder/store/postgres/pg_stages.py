@@ -82,6 +82,9 @@ class StageRowsMixin(PgBase):
         totals (BM25's row count and average length)."""
         if not chunk_ids:
             return
+        old = {int(r[0]): (int(r[1]), int(r[2])) for r in self.rows(
+            "SELECT book_id, count(*), sum(tokens) FROM chunk_lengths WHERE chunk_id = ANY(%s) "
+            "GROUP BY book_id", (chunk_ids,))}
         self.run("DELETE FROM chunk_terms WHERE chunk_id = ANY(%s)", (chunk_ids,))
         self.run("DELETE FROM chunk_lengths WHERE chunk_id = ANY(%s)", (chunk_ids,))
         rows = self.rows(
@@ -93,18 +96,25 @@ class StageRowsMixin(PgBase):
         book_of = {int(r[0]): int(r[6]) for r in rows}
         postings, lengths = pg_terms.postings([r[:6] for r in rows])
         with self._thread_lock, self.conn.cursor() as cursor:
-            with cursor.copy("COPY chunk_terms (term, chunk_id, book_id, tf) FROM STDIN") as cp:
+            with cursor.copy("COPY chunk_terms (term, chunk_id, book_id, tf, tokens) "
+                             "FROM STDIN") as cp:
                 for term, chunk_id, tf in postings:
-                    cp.write_row((term, chunk_id, book_of[chunk_id], tf))
+                    cp.write_row((term, chunk_id, book_of[chunk_id], tf, lengths[chunk_id]))
             with cursor.copy("COPY chunk_lengths (chunk_id, book_id, tokens) FROM STDIN") as cp:
                 for chunk_id, tokens in lengths.items():
                     cp.write_row((chunk_id, book_of[chunk_id], tokens))
-        for book_id in sorted(set(book_of.values())):
+        added: dict[int, tuple[int, int]] = {}
+        for chunk_id, tokens in lengths.items():
+            rows_before, tokens_before = added.get(book_of[chunk_id], (0, 0))
+            added[book_of[chunk_id]] = (rows_before + 1, tokens_before + tokens)
+        for book_id in sorted(set(added) | set(old)):  # only this book's writer touches it
+            rows_new, tokens_new = added.get(book_id, (0, 0))
+            rows_old, tokens_old = old.get(book_id, (0, 0))
             self.run(
-                "INSERT INTO book_totals (book_id, rows, tokens) SELECT %s, count(*), "
-                "coalesce(sum(tokens), 0) FROM chunk_lengths WHERE book_id = %s "
-                "ON CONFLICT (book_id) DO UPDATE SET rows = excluded.rows, "
-                "tokens = excluded.tokens", (book_id, book_id))
+                "INSERT INTO book_totals AS t (book_id, rows, tokens) VALUES (%s, %s, %s) "
+                "ON CONFLICT (book_id) DO UPDATE SET rows = t.rows + excluded.rows, "
+                "tokens = t.tokens + excluded.tokens",
+                (book_id, rows_new - rows_old, tokens_new - tokens_old))
 
     def status_counts(self) -> dict[str, int]:
         out = {"pending": 0, "contextualized": 0, "embedded": 0}
