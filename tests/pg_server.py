@@ -28,7 +28,7 @@ _DATA = Path(os.environ.get("GRIMOIRE_TEST_PGDATA")
 def pg_admin_url() -> Iterator[str]:
     """The URL of the test server's ``postgres`` database (started on first use)."""
     _DATA.mkdir(parents=True, exist_ok=True)
-    server = pgserver.get_server(_DATA, cleanup_mode="stop")
+    server = pgserver.get_server(_DATA, cleanup_mode="delete")
     try:
         yield server.get_uri()
     finally:
