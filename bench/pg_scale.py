@@ -15,6 +15,8 @@ and built afterwards (timed). Then, through ``Library.search`` with the real emb
   filter) over ``--queries`` Zipf queries, after 10 warm-up queries;
 * vector recall@10 of the HNSW arm against an exact scan of the same table (``ORDER BY``
   without the index), with and without a one-book filter;
+* the initial load commits a whole book per transaction (the measured writers below commit
+  per batch of 32, as an ingest does);
 * under load: ``--writers`` processes each add ``--writer-books`` books of 1,000 chunks (per-book
   advisory locks, the same transactions as an ingest) while this process keeps searching
   (hybrid); errors of either side are counted, every book must be there afterwards, and
@@ -66,9 +68,9 @@ def database_url(server: str, name: str, *, fresh: bool) -> str:
     return urlsplit(server)._replace(path="/" + name).geturl()
 
 
-def add_books(url: str, first: int, count: int, seed: int) -> int:
-    """Write ``count`` synthetic books (indexes from ``first``) as an ingest would; the
-    number of chunks written."""
+def add_books(url: str, first: int, count: int, seed: int, batch: int = BATCH) -> int:
+    """Write ``count`` synthetic books (indexes from ``first``) as an ingest would (``batch``
+    chunks per embedding transaction); the number of chunks written."""
     from grimoire_beholder.models.embedded import DIMENSION
     from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
 
@@ -87,10 +89,10 @@ def add_books(url: str, first: int, count: int, seed: int) -> int:
                 with engine.transaction():
                     book_id = engine.insert_book(book)
                 work = engine.pending_chunks(book_id, "pending")
-                for start in range(0, len(work), BATCH):
+                for start in range(0, len(work), batch):
                     with engine.transaction():
-                        engine.mark_embedded(list(zip(work[start:start + BATCH],
-                                                      vecs[start:start + BATCH], strict=True)),
+                        engine.mark_embedded(list(zip(work[start:start + batch],
+                                                      vecs[start:start + batch], strict=True)),
                                              scale_build.IDENTITY, DIMENSION)
             written += len(texts)
     finally:
@@ -107,7 +109,7 @@ def build(url: str, chunks: int) -> tuple[float, float]:
     add_books(url, 0, 1, seed=chunks)  # stamps the library and makes the vector table
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP INDEX IF EXISTS embeddings_hnsw")
-    add_books(url, 1, books - 1, seed=chunks + 1)
+    add_books(url, 1, books - 1, seed=chunks + 1, batch=scale_build.CHUNKS_PER_BOOK)
     loaded = time.perf_counter() - started
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
