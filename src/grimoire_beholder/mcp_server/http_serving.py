@@ -28,7 +28,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
@@ -36,6 +36,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.mcp_server.allowed import Upkeep
+
+if TYPE_CHECKING:
+    from grimoire_beholder.access import TokenChecker
+    from grimoire_beholder.library import Library
 
 log = logging.getLogger("grimoire_beholder.mcp")
 
@@ -166,8 +170,7 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     import uvicorn
 
     from grimoire_beholder.access import TokenChecker, list_tokens
-    from grimoire_beholder.mcp_server.http_auth import TokenAuth
-    from grimoire_beholder.mcp_server.server import create_server, open_library
+    from grimoire_beholder.mcp_server.server import open_library
 
     tls = _tls_files(tls_cert, tls_key)
     if bind.host in ("0.0.0.0", "::") and not allowed_hosts:
@@ -189,11 +192,8 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     port = int(sock.getsockname()[1])
     scheme = "https" if tls else "http"
     url = f"{scheme}://{bind.authority(port)}{ENDPOINT}"
-    auth = TokenAuth.of(checker, f"{scheme}://{bind.authority(port)}")
-    server = create_server(lambda: library, auth=auth)
-    settings = security_settings(bind, port, allowed_hosts, allowed_origins)
-    app = HostOriginGate(server.streamable_http_app(transport_security=settings,
-                                                    host=bind.host), settings)
+    app = http_app(library, checker, bind, port, scheme=scheme, allowed_hosts=allowed_hosts,
+                   allowed_origins=allowed_origins)
     _tell(f"serving {library.config.database_path} on {url} ({len(tokens)} token(s); "
           f"`grimoire-beholder token list` shows them)")
     if not bind.loopback:
@@ -207,6 +207,22 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     finally:
         sock.close()
         checker.close()
+
+
+def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
+             scheme: str = "http", allowed_hosts: Sequence[str] = (),
+             allowed_origins: Sequence[str] = ()) -> ASGIApp:
+    """The whole HTTP application: the Host/Origin gate in front of the SDK's Streamable
+    HTTP app of ``create_server`` with the library's tokens (its lifespan closes
+    ``library``)."""
+    from grimoire_beholder.mcp_server.http_auth import TokenAuth
+    from grimoire_beholder.mcp_server.server import create_server
+
+    auth = TokenAuth.of(checker, f"{scheme}://{bind.authority(port)}")
+    server = create_server(lambda: library, auth=auth)
+    settings = security_settings(bind, port, allowed_hosts, allowed_origins)
+    return HostOriginGate(server.streamable_http_app(transport_security=settings,
+                                                     host=bind.host), settings)
 
 
 def refuse_server_upkeep(upkeep: Upkeep) -> None:
