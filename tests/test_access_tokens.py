@@ -155,3 +155,29 @@ def test_hosts_and_origins_follow_the_bound_address() -> None:
         security_settings(Bind("0.0.0.0", 1), 1, ["https://x"])
     with pytest.raises(ConfigError):
         security_settings(Bind("0.0.0.0", 1), 1, ["x"], ["x.org"])
+
+
+async def test_with_token_auth_and_no_token_in_sight_no_upkeep_tool_exists(
+        library: Library) -> None:
+    """Fail closed: a request the SDK has not tied to a token (here, the in-memory client)
+    gets the read-only server."""
+    from mcp import Client
+
+    from grimoire_beholder.mcp_server.http_auth import TokenAuth
+    from grimoire_beholder.mcp_server.server import create_server, open_library
+
+    checker = TokenChecker(library.config.database_path)
+    try:
+        auth = TokenAuth.of(checker, "http://127.0.0.1:1")
+        server = create_server(lambda: open_library(library=library.config.base_dir),
+                               auth=auth)
+        async with Client(server) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "search_book" in names
+            assert not names & {"sync_library", "add_book", "remove_book"}
+            refused = await client.call_tool("remove_book", {"book_id": 1})
+            assert refused.is_error
+            assert "Unknown tool: remove_book" in refused.content[0].text  # type: ignore[union-attr]
+            assert "token" in (client.instructions or "")
+    finally:
+        checker.close()

@@ -72,7 +72,7 @@ async def test_a_read_only_token_searches_but_never_sees_or_calls_upkeep_tools(
             assert refused.is_error and f"Unknown tool: {tool}" in text(refused)
     async with http_client(served.url, served.reader) as client:  # the book is still there
         listed = structured(await client.call_tool("list_books", {}))
-        assert "runbook" in {b["slug"] for b in listed["books"]}
+        assert listed["count"] == 3
 
 
 async def test_an_upkeep_token_lists_and_calls_the_tools_it_was_made_with(
@@ -93,6 +93,19 @@ async def test_the_legacy_handshake_gets_the_same_per_token_tools(served: Served
             assert client.protocol_version < "2026"
             names = {t.name for t in (await client.list_tools()).tools}
             assert names & UPKEEP == upkeep
+
+
+async def test_a_token_adds_books_only_from_its_own_folders(served: Served) -> None:
+    wiki = served.config.parent / "wiki"
+    adder = make_token(served.config, "adder", "--allow-add", str(wiki / "ops"))
+    async with http_client(served.url, adder) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert names & UPKEEP == {"add_book"}
+        outside = await client.call_tool("add_book", {"path": str(wiki / "bread.md")})
+        assert outside.is_error and "only from inside" in text(outside)
+        again = structured(await client.call_tool("add_book", {"path": "runbook.md"}))
+        counts = again["counts"]  # already there: left as it is
+        assert counts["unchanged"] == 1 and sum(counts.values()) == 1
 
 
 def test_host_and_origin_are_checked_before_the_token(served: Served) -> None:

@@ -159,7 +159,10 @@ class TokenChecker:
         self._writer: sqlite3.Connection | None = None
         self._can_write = True
         self._touched: dict[str, float] = {}
-        self._lock = threading.Lock()
+        # Checking never waits behind a write: a use being recorded may wait for the
+        # library's write lock, and checks run on the server's event loop.
+        self._read_lock = threading.Lock()
+        self._write_lock = threading.Lock()
 
     def check(self, presented: str) -> tuple[TokenInfo, str] | None:
         """The token's info and key id when ``presented`` is a live token of this library."""
@@ -167,7 +170,7 @@ class TokenChecker:
         if parts is None:
             return None
         key_id, secret = parts
-        with self._lock:
+        with self._read_lock:
             try:
                 row = token_rows.by_key(self._reader, key_id)
             except (sqlite3.Error, GrimoireError):
@@ -178,7 +181,7 @@ class TokenChecker:
 
     def due(self, key_id: str, now: float) -> bool:
         """Whether the use of ``key_id`` at ``now`` should be written (and mark it so)."""
-        with self._lock:
+        with self._read_lock:
             if not self._can_write or now - self._touched.get(key_id, -1e18) < TOUCH_EVERY_S:
                 return False
             self._touched[key_id] = now
@@ -187,7 +190,7 @@ class TokenChecker:
     def record_use(self, key_id: str) -> None:
         """Write the token's last use; skipped (never raised) when the library is busy or
         cannot be written here."""
-        with self._lock:
+        with self._write_lock:
             try:
                 if self._writer is None:
                     self._writer = connect(self.path)
@@ -198,7 +201,7 @@ class TokenChecker:
                     self._can_write = False
 
     def close(self) -> None:
-        with self._lock:
+        with self._read_lock, self._write_lock:
             self._reader.close()
             if self._writer is not None:
                 self._writer.close()
