@@ -83,3 +83,39 @@ def test_an_invalid_object_is_answered_even_without_an_id() -> None:
     assert message is None and answer is not None
     assert answer.message.model_dump(by_alias=True)["error"]["code"] == -32600
     assert read_line(b"   \n") == (None, None)
+
+
+@pytest.mark.parametrize("bad_id", [b"1.5", b"1e400", b"true", b"null", b'{"a": 1}', b"[1]"])
+def test_a_request_with_an_id_json_rpc_does_not_allow_is_answered(bad_id: bytes) -> None:
+    # The SDK read such a line as a notification (its models allow extra keys) and dropped
+    # it: the client waited for an answer that never came. JSON-RPC: an id is a string or a
+    # number (an integer here); anything else is an Invalid Request, answered with id null.
+    message, answer = read_line(b'{"jsonrpc": "2.0", "id": ' + bad_id + b', "method": "ping"}')
+    assert message is None and answer is not None
+    dumped = answer.message.model_dump(by_alias=True)
+    assert dumped["id"] is None and dumped["error"]["code"] == -32600
+    # a true notification (no id) stays one, and is not answered
+    note, none = read_line(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    assert note is not None and none is None
+
+
+def test_a_notification_with_a_huge_number_is_still_a_notification() -> None:
+    line = (b'{"jsonrpc": "2.0", "method": "notifications/progress", "params": '
+            b'{"progressToken": 1, "progress": ' + b"9" * 5000 + b"}}")
+    message, answer = read_line(line)  # never raises; either passed on or answered
+    assert (message is None) != (answer is None)
+    assert answer is None or answer.message.model_dump(by_alias=True)["error"]["code"] in (
+        -32600, -32700)
+
+
+@pytest.mark.timeout(90)
+def test_odd_ids_and_an_unknown_prompt_are_answered_without_a_traceback(
+        library_dir: Path) -> None:
+    lines = [b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}',
+             b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}',
+             b'{"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "nope"}}',
+             b'{"jsonrpc": "2.0", "id": 4, "method": "ping"}']
+    replies = _exchange(library_dir, lines)  # also: no "Traceback" on stderr
+    assert [r.get("id") for r in replies] == [0, None, None, 3, 4]
+    assert [r["error"]["code"] for r in replies[1:3]] == [-32600, -32600]
+    assert replies[3]["error"]["code"] == -32602 and "nope" in replies[3]["error"]["message"]

@@ -22,7 +22,14 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ToolAnnotations,
+)
 from mcp.types import Tool as ListedTool
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -178,6 +185,15 @@ class StrictServer(MCPServer[ServerState]):
             except ValidationError as exc:
                 raise ToolError(f"Error executing tool {name}: {exc}") from exc
         return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context[ServerState, Any] | None = None,
+                         ) -> GetPromptResult | InputRequiredResult:
+        """The SDK answers an unknown prompt with error code 0 and logs a traceback; here it
+        is an invalid parameter (-32602), as an unknown resource is."""
+        if name not in {p.name for p in await self.list_prompts()}:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        return await super().get_prompt(name, arguments, context)
 
 
 def _strict_arguments(fn: Callable[..., Any]) -> type[BaseModel]:

@@ -7,7 +7,8 @@ longer than Python parses (4,300 digits), malformed JSON, a batch array, bytes t
 UTF-8. Here each line is tried as the SDK would; a line it rejects is parsed by ``json`` and
 repaired where the request is still clear (a lone surrogate becomes U+FFFD, an over-long
 integer its digits as a string, which no argument accepts), or answered with ``-32700``
-(not JSON, not UTF-8) or ``-32600`` (a batch, not a JSON-RPC message).
+(not JSON, not UTF-8) or ``-32600`` (a batch, not a JSON-RPC message, an id that is not a
+string or an integer — which the SDK would take for a notification and never answer).
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (as the SDK does), so
 stray output of a library cannot corrupt the protocol; the wire uses private duplicates.
@@ -34,6 +35,8 @@ from mcp.types import (
     PARSE_ERROR,
     ErrorData,
     JSONRPCError,
+    JSONRPCMessage,
+    JSONRPCNotification,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -87,7 +90,7 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
         return None, None
     if not _SURROGATE_ESCAPE.search(line):
         try:
-            return SessionMessage(jsonrpc_message_adapter.validate_json(line, by_name=False)), None
+            return _checked(jsonrpc_message_adapter.validate_json(line, by_name=False), line)
         except ValueError:
             pass
     try:
@@ -107,10 +110,26 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
         return None, _error(None, INVALID_REQUEST, "Invalid Request: the id is too long")
     data = _scrub(data)
     try:
-        return SessionMessage(jsonrpc_message_adapter.validate_python(data, by_name=False)), None
+        return _checked(jsonrpc_message_adapter.validate_python(data, by_name=False), data)
     except ValidationError:  # answered even without an id, as JSON-RPC 2.0 asks
         return None, _error(data.get("id"), INVALID_REQUEST,
                             "Invalid Request: not a valid JSON-RPC 2.0 message")
+
+
+def _checked(message: JSONRPCMessage, raw: bytes | dict[str, Any]
+             ) -> tuple[SessionMessage | None, SessionMessage | None]:
+    """``message`` for the server, unless it is a request whose id JSON-RPC does not allow
+    (a fraction, ``true``, ``null``, an object): the SDK's models ignore keys they do not
+    know, so that line would pass as a notification and never be answered."""
+    if isinstance(message, JSONRPCNotification):
+        try:
+            data = raw if isinstance(raw, dict) else json.loads(raw, parse_int=_int_or_digits)
+        except (ValueError, RecursionError):
+            data = {}
+        if isinstance(data, dict) and "id" in data:
+            return None, _error(None, INVALID_REQUEST,
+                                "Invalid Request: an id must be a string or an integer")
+    return SessionMessage(message), None
 
 
 def _encode(message: SessionMessage) -> bytes:
