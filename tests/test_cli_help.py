@@ -56,6 +56,14 @@ def test_each_group_starts_with_what_a_new_user_needs_first() -> None:
     assert firsts["Assistants"][:2] == ["mcp-config", "serve-mcp"]
 
 
+@pytest.mark.parametrize("page", [[], *PAGES, ["hook"]], ids=" ".join)
+def test_no_help_page_breaks_a_name_at_its_hyphen(page: list[str]) -> None:
+    """Help is wrapped to the terminal (at most 78 columns) at spaces only: `claude-code`,
+    `serve-mcp` and `grimoire-beholder` are typed as they are, so never cut in two."""
+    broken = [line for line in _help(*page).splitlines() if re.search(r"\w-$", line)]
+    assert not broken, broken
+
+
 @pytest.mark.parametrize("page", PAGES, ids=" ".join)
 def test_no_help_page_shows_a_python_type(page: list[str]) -> None:
     text = _help(*page)

@@ -12,7 +12,7 @@ each panel in ``ORDER``;
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import typer
@@ -40,7 +40,46 @@ def _metavar(param: Any, ctx: Any) -> str:
     return _WORDS.get(label.split(" ")[0].lower(), str(param.name).upper())
 
 
-class Taught(TyperCommand):
+_KEPT_HYPHEN = "\u2011"  # a non-breaking hyphen while the text is wrapped
+
+
+def _keep(text: str) -> str:
+    return text.replace("-", _KEPT_HYPHEN)
+
+
+class _WordKeeping:
+    """A help formatter seen through this wraps at spaces only: click breaks at hyphens too
+    (``claude-`` / ``code``, ``serve-`` / ``mcp``), and names a person types must stay
+    whole. Hyphens are made non-breaking on the way in, and ``KeepsWords.get_help`` turns
+    them back."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def write_usage(self, prog: str, args: str = "", prefix: str | None = None) -> None:
+        self._inner.write_usage(prog, _keep(args), prefix)
+
+    def write_text(self, text: str) -> None:
+        self._inner.write_text(_keep(text))
+
+    def write_dl(self, rows: Iterable[tuple[str, str]], *args: Any, **kwargs: Any) -> None:
+        self._inner.write_dl([(_keep(a), _keep(b)) for a, b in rows], *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class KeepsWords:
+    """A command (or group) whose help never breaks a word at its hyphen."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        super().format_help(ctx, _WordKeeping(formatter))  # type: ignore[misc]
+
+    def get_help(self, ctx: Any) -> str:
+        return str(super().get_help(ctx)).replace(_KEPT_HYPHEN, "-")  # type: ignore[misc]
+
+
+class Taught(KeepsWords, TyperCommand):
     """A command whose help names values in words and keeps its examples' lines."""
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
@@ -74,7 +113,7 @@ class Taught(TyperCommand):
                 formatter.write_dl(opts)
 
 
-class Grouped(TyperGroup):
+class Grouped(KeepsWords, TyperGroup):
     """A command group whose help lists its commands under ``PANELS``, in that order."""
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
