@@ -94,7 +94,10 @@ def test_ingest_bars_are_drawn_not_printed(ingested: bytes) -> None:
     shown = "\n".join(screen_of(ingested))
     assert "\\u000d" not in shown and "[2K" not in shown
     assert "added 2" in shown  # the result line
-    assert re.search(r"chunks\s.*?(\d+)/\1\b", shown), shown  # the final frame: all done
+    final = re.search(r"chunks\s.*?(\d+)/\1\b", shown)  # the final frame: all done
+    assert final, shown
+    summary = re.search(r"— (\d+)\s+chunks? embedded", " ".join(screen_of(ingested)))
+    assert summary and summary[1] == final[1], shown  # it counted the real chunks
 
 
 def test_an_escape_in_a_file_name_is_still_shown_escaped(ingested: bytes) -> None:

@@ -88,3 +88,43 @@ def test_a_failed_file_still_completes_its_share() -> None:
     chunks.file(3)
     chunks.done()  # parsing failed: no stage ran
     assert sum(recorder.advances) == 3
+
+
+class Retotalling(Recorder):
+    """A listener that takes a better total once a file's chunks are known (the rich bar,
+    MCP progress), so the bar counts real chunks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.totals: list[int] = []
+
+    def retotal(self, total: int) -> None:
+        self.totals.append(total)
+
+
+def test_the_bar_counts_the_chunks_really_embedded(tmp_path: Path) -> None:
+    """The final frame reads N/N with N the chunks embedded, as the summary line says, not
+    the first guess made from the files' sizes."""
+    folder = tmp_path / "shelf"
+    folder.mkdir()
+    _book(folder / "a-big.md", 40, "harbour")
+    for i in range(3):
+        _book(folder / f"note{i}.md", 1, f"lantern{i}")
+    recorder = Retotalling()
+    with Library.open(config=fake_config(tmp_path, embed_batch_size=4)) as lib:
+        report = lib.ingest_folder(folder, progress=recorder)
+    assert recorder.totals and recorder.totals[-1] == report.embedded
+    assert sum(recorder.advances) == report.embedded != recorder.stages[0][1]
+
+
+def test_a_file_larger_than_guessed_grows_the_total() -> None:
+    recorder = Retotalling()
+    chunks = FolderChunks(recorder)
+    chunks.start([10, 5])
+    first = chunks.file(10)
+    first.stage("embeddings", 40)  # four times the guess: the total grows by 30
+    first.advance(40)
+    chunks.done()
+    chunks.file(5)
+    chunks.done()  # failed before any stage: its guess is counted as done
+    assert recorder.totals == [45] and sum(recorder.advances) == 45

@@ -114,6 +114,10 @@ class RichProgress:
             self._task = self._bar.add_task(name, total=total, rate="")
             self._stage_started = time.perf_counter()
 
+    def retotal(self, total: int) -> None:
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, total=total)
+
     def advance(self, n: int = 1) -> None:
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)

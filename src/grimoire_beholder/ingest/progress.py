@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class Progress(Protocol):
@@ -16,6 +16,16 @@ class Progress(Protocol):
 
     def message(self, text: str) -> None:
         """A one-line note or warning for the user (goes to stderr in the CLI)."""
+        ...
+
+
+@runtime_checkable
+class Retotals(Protocol):
+    """A Progress that can take a better total for its current stage (the rich bar, MCP
+    progress): a folder run starts from guesses and corrects them file by file."""
+
+    def retotal(self, total: int) -> None:
+        """The current stage's total is now ``total``."""
         ...
 
 
@@ -54,12 +64,16 @@ class FolderChunks:
     spread over the chunks it really embeds, so a book larger than guessed moves the bar more
     slowly, not past its end), and ``done()`` tops the file's share up when it ends (reused
     vectors, a failed or skipped file) — at least its last chunk, so every file ends with an
-    advance after its outcome is announced. The outer total never changes, so every listener
-    (rich bar, MCP progress, nothing) sees one stage that ends exactly at its total.
+    advance after its outcome is announced. Every listener (rich bar, MCP progress, nothing)
+    sees one stage that ends exactly at its total. A listener that ``Retotals`` is told the
+    better total as soon as a file's embedding starts (its share becomes the chunks it really
+    embeds), so its bar counts real chunks and ends at the number the summary reports;
+    for any other the total never changes.
     """
 
     def __init__(self, outer: Progress) -> None:
         self.outer = outer
+        self._total = 0
         self._share = 0
         self._moved = 0
         self._todo = 0
@@ -67,7 +81,8 @@ class FolderChunks:
         self._embedding = False
 
     def start(self, estimates: list[int]) -> None:
-        self.outer.stage("chunks", sum(estimates))
+        self._total = sum(estimates)
+        self.outer.stage("chunks", self._total)
 
     def file(self, estimate: int) -> Progress:
         """Begin one file whose share of the bar is ``estimate`` chunks."""
@@ -84,6 +99,10 @@ class FolderChunks:
         self._embedding = name == "embeddings"
         if self._embedding:
             self._todo, self._embedded = total, 0
+            if isinstance(self.outer, Retotals) and self._moved == 0 and total > 0:
+                self._total += total - self._share
+                self._share = total
+                self.outer.retotal(self._total)
 
     def advance(self, n: int = 1) -> None:
         if not self._embedding or self._todo <= 0:

@@ -136,6 +136,10 @@ class ToolProgress:
         self.stage_name, self.stage_total, self.stage_done = name, total, 0
         self.total += total
 
+    def retotal(self, total: int) -> None:
+        self.total += total - self.stage_total
+        self.stage_total = total
+
     def advance(self, n: int = 1) -> None:
         if n <= 0:
             return
