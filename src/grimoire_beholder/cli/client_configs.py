@@ -70,6 +70,8 @@ def server_args(config: Config) -> list[str]:
     folder (which also finds the per-user library's config)."""
     if config.origin in (BY_CONFIG_FLAG, BY_CONFIG_ENV) and config.source:
         return ["serve-mcp", "--config", str(Path(config.source).resolve())]
+    if config.database_url:  # a library in PostgreSQL: its URL, as it was named
+        return ["serve-mcp", "--library", config.database_url]
     return ["serve-mcp", "--library", str(Path(config.base_dir).resolve())]
 
 
