@@ -4,17 +4,24 @@ Run: ``uv run python bench/calibrate_confidence.py [--top-k 5] [--dry-run]``.
 
 Questions, from the cached libraries of ``bench/retrieval_eval.py`` (built if missing):
 
-* every question of ``squad``, ``books`` and ``markdown`` (their unanswerable ones included);
+* every question of ``squad``, ``books`` and ``markdown`` (their unanswerable ones included,
+  and for ``squad`` the same-topic ones of ``bench/dev-extra/squad-swapped.jsonl``: about an
+  article in the library, naming something it never mentions);
 * "not in this library" questions: for each set, a copy of its library with every third
   file deleted (``Library.delete``, no re-embedding), asked the questions whose gold file
   was deleted — the library covers the topic's neighbours, not the answer.
 
-Each search is labelled 1 when a hit in the top ``--top-k`` is relevant (the bench's rule,
-``evaluation.judge``) and 0 otherwise (an unanswerable or off-library question is always 0).
+Each search is labelled 1 when a hit in the top ``--top-k`` is relevant and 0 otherwise (an
+unanswerable or off-library question is always 0). Relevant means, by default (``--label
+strict``), that a returned text holds the evidence — what a reader needs — not merely that a
+hit cites the right chapter (``--label hit``, the bench's looser rule, ``evaluation.judge``):
+a confidence of 0.96 on five passages of the right story none of which holds the answer
+would be the opposite of what a user needs.
 A logistic model per retrieval setting is fit (``confidence.fit``), each dev set weighted
 equally whatever its size, and written to the coefficients module. Five-fold
 cross-validated flag rates are printed per set at a few thresholds, so the chosen
-``min_confidence`` is judged on questions the model was not fit on.
+``min_confidence`` is judged on questions the model was not fit on, and again with each set
+scored by a model fit on the other two (a kind of library the model has never seen).
 """
 
 from __future__ import annotations
@@ -43,15 +50,19 @@ SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("keyword", {"retrieval_mode": "keyword"}),
 )
 SETS = ("squad", "books", "markdown")
-THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
+THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 LEAVE_OUT_EVERY = 3
+KINDS = ("answerable", "unanswerable", "same-topic", "off-library")
+SAME_TOPIC = "entity_swapped"  # bench/dev-extra/squad-swapped.jsonl
 
 
 class Row:
     """One search: its features, label, question set and kind."""
 
-    def __init__(self, feats: dict[str, float], label: int, group: str, kind: str) -> None:
+    def __init__(self, feats: dict[str, float], label: int, group: str, kind: str,
+                 hit: int | None = None) -> None:
         self.feats, self.label, self.group, self.kind = feats, label, group, kind
+        self.hit = label if hit is None else hit  # the looser label, kept for comparison
 
 
 def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
@@ -73,29 +84,34 @@ def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
 
 
 def collect(config: Config, questions: list[dict[str, Any]], group: str, kind: str,
-            top_k: int) -> list[Row]:
+            top_k: int, label: str = "strict") -> list[Row]:
     rows = []
     with Library.open(config=config, read_only=True,
                       embedder=caching_embedder(config)) as lib:
         for q in questions:
             found = lib.search(q["question"], top_k=top_k)
             records = [evaluation.result_record(h) for h in found.hits]
-            ok = (kind == "answerable"
-                  and any(evaluation.judge(q, r)[0] for r in records))
-            rows.append(Row(found.features or {}, int(ok), group, kind))
+            judged = [evaluation.judge(q, r) for r in records] if kind == "answerable" else []
+            hit = any(h for h, _ in judged)
+            strict = any(s for _, s in judged)
+            rows.append(Row(found.features or {}, int(strict if label == "strict" else hit),
+                            group, kind, int(hit)))
     return rows
 
 
-def gather(setting: dict[str, Any], top_k: int) -> list[Row]:
+def gather(setting: dict[str, Any], top_k: int, label: str = "strict") -> list[Row]:
     rows: list[Row] = []
     for name in SETS:
         dev = dev_sets()[name]
         config = build_library(dev, {}).with_overrides(record_stats=False, **setting)
         questions = [q for path in dev.questions for q in evaluation.load_questions(path)]
         answerable = [q for q in questions if q.get("answerable", True)]
-        unanswerable = [q for q in questions if not q.get("answerable", True)]
-        rows += collect(config, answerable, name, "answerable", top_k)
+        unanswerable = [q for q in questions if not q.get("answerable", True)
+                        and q.get("unanswerable_reason") != SAME_TOPIC]
+        same_topic = [q for q in questions if q.get("unanswerable_reason") == SAME_TOPIC]
+        rows += collect(config, answerable, name, "answerable", top_k, label)
         rows += collect(config, unanswerable, name, "unanswerable", top_k)
+        rows += collect(config, same_topic, name, "same-topic", top_k)
         left, dropped = leave_out_library(dev, config)
         off = [q for q in answerable if Path(q["gold_file"]).name in dropped]
         rows += collect(left.with_overrides(**setting), off, name, "off-library", top_k)
@@ -121,15 +137,30 @@ def cross_validated(rows: list[Row], folds: int = 5) -> np.ndarray:
     return out
 
 
-def table(name: str, rows: list[Row], probs: np.ndarray) -> str:
+def set_held_out(rows: list[Row]) -> np.ndarray:
+    """Probabilities for each set from a model fit on the *other* sets only: how the model
+    does on a kind of library it has never seen (a new corpus shifts every score)."""
+    out = np.zeros(len(rows))
+    for group in {r.group for r in rows}:
+        train = [r for r in rows if r.group != group]
+        model = confidence.fit([r.feats for r in train], [r.label for r in train],
+                               weights=_weights(train))
+        for i, r in enumerate(rows):
+            if r.group == group:
+                out[i] = confidence.predict(r.feats, model)
+    return out
+
+
+def table(name: str, rows: list[Row], probs: np.ndarray,
+          how: str = "5-fold cross-validated") -> str:
     """Flag rates by threshold and set: answerable, unanswerable, off-library."""
-    lines = [f"### {name} (5-fold cross-validated)", "",
+    lines = [f"### {name} ({how})", "",
              "| set | min_confidence | answerable flagged | unanswerable flagged | "
-             "off-library flagged |", "| --- | --- | --- | --- | --- |"]
+             "same-topic flagged | off-library flagged |", "| --- | --- | --- | --- | --- | --- |"]
     for group in SETS:
         for t in THRESHOLDS:
             cells = []
-            for kind in ("answerable", "unanswerable", "off-library"):
+            for kind in KINDS:
                 idx = [i for i, r in enumerate(rows) if r.group == group and r.kind == kind]
                 low = sum(probs[i] < t for i in idx)
                 cells.append(f"{low}/{len(idx)} ({low / len(idx):.0%})" if idx else "-")
@@ -141,24 +172,28 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the model")
+    ap.add_argument("--label", choices=("strict", "hit"), default="strict",
+                    help="what counts as answered: a text holding the evidence, or any hit")
     ap.add_argument("--reuse", action="store_true",
                     help="fit on the searches saved by the last run (no new searches)")
     args = ap.parse_args()
     models: dict[str, Any] = {}
     report = []
     for key, setting in SETTINGS:
-        saved = OUT / f"calibration-{key.replace(':', '-')}-top{args.top_k}.json"
+        saved = OUT / f"calibration-{key.replace(':', '-')}-top{args.top_k}-{args.label}.json"
         if args.reuse and saved.exists():
             rows = [Row(**r) for r in json.loads(saved.read_text(encoding="utf-8"))]
         else:
-            rows = gather(setting, args.top_k)
+            rows = gather(setting, args.top_k, args.label)
             saved.write_text(json.dumps([vars(r) for r in rows]), encoding="utf-8")
         model = confidence.fit([r.feats for r in rows], [r.label for r in rows],
                                weights=_weights(rows))
         model["fit"] = {"questions": len(rows), "positives": sum(r.label for r in rows),
-                        "top_k": args.top_k, "sets": list(SETS)}
+                        "top_k": args.top_k, "label": args.label, "sets": list(SETS)}
         models[key] = model
         report.append(table(key, rows, cross_validated(rows)))
+        report.append(table(key, rows, set_held_out(rows), "each set scored by a model fit "
+                            "on the other sets"))
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
     if not args.dry_run:

@@ -87,7 +87,8 @@ def dev_sets() -> dict[str, DevSet]:
     markdown_root = BENCH / "markdown-dev"
     markdown = tuple(sorted((markdown_root / "nodejs-large").rglob("*.md"))
                      + sorted((markdown_root / "npm-docs").rglob("*.md")))
-    squad_q = (BENCH / "squad-dev" / "questions.jsonl",)
+    squad_q = (BENCH / "squad-dev" / "questions.jsonl",
+               ROOT / "bench" / "dev-extra" / "squad-swapped.jsonl")
     return {
         "squad": DevSet("squad", squad, squad_q),
         "distractors": DevSet("squad-distractors",
@@ -299,15 +300,20 @@ def _rate(abstention: dict[str, Any], kind: str) -> str:
     return f"{abstention[kind + '_abstained']}/{total}" if total else "-"
 
 
+def _f(value: float | None, digits: int = 3) -> str:
+    """A metric, or "-" for a group without answerable questions (e.g. same-topic ones)."""
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
     lines = ["| set | mode | questions | R@1 | R@5 | R@10 | MRR@10 | strict R@5 | strict MRR "
              "| chars/hit | back matter | flagged answerable | flagged unanswerable |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for label, mode, group, m in rows:
-        lines.append(f"| {label} | {mode} | {group} | {m['recall@1']:.3f} | "
-                     f"{m['recall@5']:.3f} | {m['recall@10']:.3f} | {m['mrr@10']:.3f} | "
-                     f"{m['strict_recall@5']:.3f} | {m['strict_mrr@10']:.3f} | "
-                     f"{m['chars']:.0f} | {m['back']:.1%} | "
+        lines.append(f"| {label} | {mode} | {group} | {_f(m['recall@1'])} | "
+                     f"{_f(m['recall@5'])} | {_f(m['recall@10'])} | {_f(m['mrr@10'])} | "
+                     f"{_f(m['strict_recall@5'])} | {_f(m['strict_mrr@10'])} | "
+                     f"{_f(m['chars'], 0)} | {m['back']:.1%} | "
                      f"{_rate(m['abstention'], 'answerable')} | "
                      f"{_rate(m['abstention'], 'unanswerable')} |")
     return "\n".join(lines)

@@ -28,6 +28,24 @@ def test_features_from_the_arms() -> None:
     assert only_vector["agreement"] == 0.0 and only_vector["rerank_top"] == 2.0
 
 
+def test_names_missing_counts_the_questions_names_and_numbers_no_hit_mentions() -> None:
+    text = "In 1823 Augustin Fresnel's lens was first lit at Cordouan."
+    assert confidence.names_missing("When did Fresnel light his lens at Cordouan?", text) == 0.0
+    # a same-topic question about a person the text never names (the first word is not one)
+    assert confidence.names_missing("When did Stevenson light the lens at Cordouan?",
+                                    text) == 0.5
+    assert confidence.names_missing("What happened in 1901 at Cordouan?", text) == 0.5
+    assert confidence.names_missing("What is a lens for?", text) == 0.0  # no name at all
+    # the feature: the top hit's coverage when a name is missing from every hit, else 0
+    arms = {"vector": [(1, 0.5)]}
+    swapped = confidence.features("Where did Stevenson work on lenses?", arms, [0.5],
+                                  "lenses work", all_text="Fresnel worked on lenses in Paris")
+    assert swapped["names_unmatched"] == swapped["coverage"] > 0
+    named = confidence.features("Where did Fresnel work on lenses?", arms, [0.5],
+                                "lenses work", all_text="Fresnel worked on lenses in Paris")
+    assert named["names_unmatched"] == 0.0
+
+
 def test_coverage_uses_content_words() -> None:
     assert confidence.coverage("the history of lighthouses", "Lighthouse history") == 1.0
     assert confidence.coverage("the of and", "anything") == 0.0
@@ -101,6 +119,16 @@ def test_confidence_separates_what_the_library_answers_from_what_it_cannot(
     # At the default threshold every question off the book is flagged, nearly none on it.
     assert all(d["low_confidence"] for d in unanswered.values())
     assert sum(d["low_confidence"] for d in answered.values()) <= 1
+
+
+def test_a_same_topic_question_about_a_name_the_library_lacks_is_less_certain(
+        handbook: Path) -> None:
+    """SQuAD v2's commonest unanswerable kind: the very topic, a person it never names."""
+    asked = "how far can a first-order Fresnel lens throw its beam?"
+    swapped = asked.replace("Fresnel", "Stevenson")  # no Stevenson in the handbook
+    searched = _searched(handbook, [asked, swapped])
+    assert searched[swapped]["confidence"] < searched[asked]["confidence"]
+    assert not searched[asked]["low_confidence"]
 
 
 @pytest.mark.parametrize("threshold", [0.05, 0.5, 0.99])

@@ -293,7 +293,6 @@ class SearchEngine:
         feats = confidence.features(
             result.query, arms, fused_scores, f"{top.text} {top.context or ''} {top.section}",
             rerank_top, " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits),
-            paged=top.source_type in ("pdf", "epub"),
             same_book=sum(h.book_id == top.book_id for h in result.hits) / len(result.hits))
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
