@@ -1,6 +1,7 @@
 """Real-book ingest, this checkout against another one side by side, in chunks per CPU-second.
 
-Run: ``uv run python bench/book_ingest.py [--baseline /work/base] [--rounds 3] [--json]``.
+Run: ``uv run python bench/book_ingest.py [--baseline /work/base] [--rounds 3] [--json]
+[--also LABEL=CHECKOUT] [--variant LABEL:KEY=VALUE,...]``.
 
 Each book of ``../shared/bench/books`` named by ``--books`` (default: R-intro and the Sherlock
 Holmes EPUB) is ingested into a fresh library on the embedded default (MiniLM, extractive
@@ -11,7 +12,10 @@ of other programs on the machine changes it much less than wall time), the chunk
 how many of them were windowed (longer than the model's 256-piece window). Rounds alternate
 between the checkouts so both see the same machine; the table shows medians per book, the
 CPU seconds per book (what a user waits for, whatever the chunk size) beside the chunks per
-CPU-second, and the 1-minute load average.
+CPU-second, and the 1-minute load average. ``--also`` adds other checkouts (e.g. today's
+main) and ``--variant`` runs this checkout again with config keys changed (e.g.
+``float:embed_int8=false``), so each lever is measured in the same run; every row gets its
+ratio to the baseline.
 """
 
 from __future__ import annotations
@@ -36,10 +40,12 @@ from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from grimoire_beholder.models.embedded import EmbeddedEmbedder
 
+from grimoire_beholder.models import make_embedder
+
 book, folder, threads = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-embedder = EmbeddedEmbedder(threads=threads or None)
+config = Config(db_path=str(Path(folder) / "lib.db"), base_dir=folder, **json.loads(sys.argv[4]))
+embedder = EmbeddedEmbedder(threads=threads) if threads else make_embedder(config)
 embedder.check()
-config = Config(db_path=str(Path(folder) / "lib.db"), base_dir=folder)
 with Library.open(config=config, embedder=embedder) as lib:
     wall, cpu = time.perf_counter(), time.process_time()
     report = lib.ingest(book)
@@ -52,11 +58,13 @@ print(json.dumps({"chunks": report.chunks, "windowed": report.windowed, "wall": 
 """
 
 
-def run_child(checkout: Path, book: Path, threads: int) -> dict[str, float]:
+def run_child(checkout: Path, book: Path, threads: int,
+              overrides: dict[str, object]) -> dict[str, float]:
     """One ingest of ``book`` by ``checkout``'s own interpreter, as a JSON mapping."""
     python = checkout / ".venv" / "bin" / "python"
     with tempfile.TemporaryDirectory() as tmp:
-        proc = subprocess.run([str(python), "-c", CHILD, str(book), tmp, str(threads)],
+        proc = subprocess.run([str(python), "-c", CHILD, str(book), tmp, str(threads),
+                               json.dumps(overrides)],
                               cwd=checkout, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{checkout}: ingest of {book.name} failed:\n{proc.stderr[-2000:]}")
@@ -83,8 +91,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0,
                         help="onnxruntime intra-op threads (0: the embedder's default)")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
+    parser.add_argument("--also", action="append", default=[], metavar="LABEL=CHECKOUT",
+                        help="another checkout to run alongside (repeatable)")
+    parser.add_argument("--variant", action="append", default=[], metavar="LABEL:KEY=VALUE,…",
+                        help="this checkout with config keys changed (repeatable)")
     args = parser.parse_args()
-    checkouts = {"baseline": args.baseline.resolve(), "this": ROOT}
+    checkouts: dict[str, tuple[Path, dict[str, object]]] = {
+        "baseline": (args.baseline.resolve(), {})}
+    for item in args.also:
+        label, _, path = item.partition("=")
+        checkouts[label] = (Path(path).resolve(), {})
+    for item in args.variant:
+        label, _, pairs = item.partition(":")
+        checkouts[label] = (ROOT, {k: json.loads(v) for k, _, v in
+                                   (pair.partition("=") for pair in pairs.split(","))})
+    checkouts["this"] = (ROOT, {})
     books = [BOOKS / name for name in args.books.split(",")]
     missing = [str(b) for b in books if not b.is_file()]
     if missing:
@@ -92,9 +113,9 @@ def main() -> None:
     runs: dict[tuple[str, str], list[dict[str, float]]] = {}
     for _ in range(args.rounds):
         for book in books:
-            for label, checkout in checkouts.items():
+            for label, (checkout, overrides) in checkouts.items():
                 runs.setdefault((label, book.name), []).append(
-                    run_child(checkout, book, args.threads))
+                    run_child(checkout, book, args.threads, overrides))
                 print(f"  {label} {book.name}: {runs[(label, book.name)][-1]}", file=sys.stderr)
     rows = {key: summarise(value) for key, value in runs.items()}
     if args.json:
@@ -102,7 +123,7 @@ def main() -> None:
             print(json.dumps({"checkout": label, "book": book, **row}))
         return
     print(f"Real-book ingest, medians of {args.rounds} alternating rounds "
-          f"(baseline {checkouts['baseline']})\n")
+          f"(baseline {checkouts['baseline'][0]})\n")
     print("| book | checkout | chunks | windowed | max chars | CPU s | wall s | "
           "chunks per CPU-s | load |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -112,9 +133,12 @@ def main() -> None:
             print(f"| {book.stem[:24]} | {label} | {r['chunks']:.0f} | {r['windowed']:.0f} | "
                   f"{r['max_chars']:.0f} | {r['cpu']:.1f} | {r['wall']:.1f} | "
                   f"{r['chunks_per_cpu_s']:.1f} | {r['load']:.1f} |")
-        base, this = rows[("baseline", book.name)], rows[("this", book.name)]
-        print(f"| {book.stem[:24]} | **ratio** | | | | {base['cpu'] / this['cpu']:.2f}× less | "
-              f"| {this['chunks_per_cpu_s'] / base['chunks_per_cpu_s']:.2f}× | |")
+        base = rows[("baseline", book.name)]
+        for label in list(checkouts)[1:]:
+            this = rows[(label, book.name)]
+            print(f"| {book.stem[:24]} | **{label} / baseline** | | | | "
+                  f"{base['cpu'] / this['cpu']:.2f}× less | "
+                  f"| {this['chunks_per_cpu_s'] / base['chunks_per_cpu_s']:.2f}× | |")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,12 @@ class CachingEmbedder:
         self._inner.check()
 
     def _key(self, kind: str, text: str) -> str:
-        raw = f"{self._inner.identity}\x1f{kind}\x1f{text}".encode("utf-8", "replace")
+        # float32 keys stay as they were (caches made before int8 remain valid)
+        tag = self._inner.identity
+        precision = getattr(self._inner, "precision", "float32")
+        if precision != "float32":
+            tag = f"{tag}:{precision}"
+        raw = f"{tag}\x1f{kind}\x1f{text}".encode("utf-8", "replace")
         return hashlib.sha256(raw).hexdigest()
 
     def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:

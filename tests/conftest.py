@@ -20,13 +20,15 @@ from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """No test may read or fill the real per-user library: the platform's per-user folders
+    """No test may read or fill the real per-user library or cache: the platform's per-user folders
     (XDG on Linux) point into a throwaway folder for the session, subprocesses included, and
     the library-choosing and terminal-size variables of the developer's shell are dropped."""
     user_dirs = Path(tempfile.mkdtemp(prefix="grimoire-user-dirs-"))
     os.environ["XDG_DATA_HOME"] = str(user_dirs / "data")
     os.environ["XDG_CONFIG_HOME"] = str(user_dirs / "config")
-    for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY", "COLUMNS", "LINES"):
+    os.environ["XDG_CACHE_HOME"] = str(user_dirs / "cache")  # the embedded model's graph
+    for name in ("GRIMOIRE_BEHOLDER_CONFIG", "GRIMOIRE_BEHOLDER_LIBRARY", "GRIMOIRE_BEHOLDER_CACHE",
+                 "COLUMNS", "LINES"):
         os.environ.pop(name, None)
     # The CLI's rich consoles read COLUMNS once, when they are built: built here, they follow
     # each test's COLUMNS, whichever test (on whichever xdist worker) first prints.

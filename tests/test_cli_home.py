@@ -136,8 +136,12 @@ def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywh
     assert status["database"] == str(user_db(home))
     assert status["chosen_by"].startswith("user default")
     assert not list(elsewhere.iterdir())
-    # The embedded model's runtime leaves no telemetry (~/.cache/Microsoft/.../deviceid).
-    assert {p.relative_to(home).parts[0] for p in tree(home)} == {"work", ".local"}
+    # The embedded model's runtime leaves no telemetry (~/.cache/Microsoft/.../deviceid);
+    # the one thing in the user's cache folder is the model's own graph.
+    assert {p.relative_to(home).parts[0] for p in tree(home)} == {"work", ".local", ".cache"}
+    cached = [p.relative_to(home / ".cache") for p in tree(home / ".cache") if p.is_file()]
+    assert [p.parts[:2] for p in cached] == [("grimoire-beholder", "models")]
+    assert cached[0].name.startswith("float32-")
 
 
 def test_library_option_and_environment_choose_the_library_and_status_says_why(

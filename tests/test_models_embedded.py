@@ -209,3 +209,33 @@ def test_int8_graph_stays_close_to_float32_and_ranks_alike(embedder: EmbeddedEmb
     query = int8.embed_query("where were the rare books kept cold?")
     scores = quantized @ query
     assert int(np.argmax(scores)) in (0, 2) and scores[1] < scores[0]
+
+
+def test_a_context_is_cut_so_the_chunk_fits_one_window(embedder: EmbeddedEmbedder) -> None:
+    chunk = PROSE * 5  # about 170 pieces: room for some context, not for all of it
+    context = "Book › Chapter › Section. " + "The archivist wrote the numbers down. " * 20
+    fitted = embedder.fit_context(context, chunk)
+    assert fitted.endswith("\n\n" + chunk)  # the chunk is always whole
+    head = fitted[: -len(chunk) - 2]
+    assert context.startswith(head) and len(head) > 20  # the context's beginning
+    assert embedder.token_count(fitted) <= embedder.max_seq_length
+    embedder.embed_documents([fitted])
+    assert embedder.last_windowed == 0
+    # A short context is kept whole; a chunk too long for one window keeps its context.
+    assert embedder.fit_context("Book › Chapter.", PROSE) == f"Book › Chapter.\n\n{PROSE}"
+    assert embedder.fit_context(context, PROSE * 12) == f"{context}\n\n{PROSE * 12}"
+    assert embedder.fit_context("", PROSE) == PROSE
+
+
+def test_the_pipeline_fits_contexts_only_for_a_model_with_a_window(
+        embedder: EmbeddedEmbedder) -> None:
+    from fakes import FakeEmbedder
+    from grimoire_beholder.ingest.pipeline import embedding_texts
+    from grimoire_beholder.store.records import ChunkWork
+
+    context = "Book › Chapter. " + "Another sentence of the section summary. " * 30
+    work = [ChunkWork(1, 1, 1, PROSE * 5, context, "h1"),
+            ChunkWork(2, 1, 1, PROSE, None, "h2")]
+    fitted = embedding_texts(embedder, work)
+    assert embedder.token_count(fitted[0]) <= 256 and fitted[1] == PROSE
+    assert embedding_texts(FakeEmbedder(), work)[0] == f"{context}\n\n{PROSE * 5}"

@@ -230,6 +230,17 @@ class Library:
             self._savings.record(results)
         return results
 
+    def preload(self) -> None:
+        """Start loading the local query-embedding model on a background thread and return at
+        once: a cold command that is about to search (``query``, the prompt hook) opens the
+        library and imports the search code while the model loads. Nothing for a keyword-only
+        config or a model behind a server (Ollama)."""
+        if self.config.retrieval_mode == "keyword":
+            return
+        background = getattr(self.embedder, "load_in_background", None)
+        if callable(background):
+            background()
+
     def warm_up(self) -> None:
         """Load what a search needs (embedding model, vector matrix, reranker) now, so the
         first real question is fast (the MCP server does this as it starts). A search like

@@ -378,6 +378,8 @@ def query(
     from grimoire_beholder.views import own_number, show_command
 
     def run(lib: Library) -> dict[str, Any]:
+        if mode != "keyword":
+            lib.preload()  # the model loads while the search code is imported
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
                              path_prefix=path_prefix, until_chapter=until, role=role,

@@ -21,7 +21,7 @@ from grimoire_beholder import faults
 from grimoire_beholder.config import Config
 from grimoire_beholder.ingest.contexts import ContextWriter
 from grimoire_beholder.ingest.progress import NullProgress, Progress
-from grimoire_beholder.models.protocols import Embedder
+from grimoire_beholder.models.protocols import Embedder, FitsWindow
 from grimoire_beholder.store import chunk_progress
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import ChunkWork
@@ -32,6 +32,15 @@ from grimoire_beholder.views import StageCounts
 def embedding_text(work: ChunkWork) -> str:
     """What the embedder reads: the situating context, then the chunk itself."""
     return f"{work.context}\n\n{work.text}" if work.context else work.text
+
+
+def embedding_texts(embedder: Embedder, batch: list[ChunkWork]) -> list[str]:
+    """What ``embedder`` reads for each chunk of ``batch``: :func:`embedding_text`, or, for a
+    model with a window (the embedded MiniLM's ``fit_context``), the context cut to leave
+    the chunk whole in one window."""
+    if not isinstance(embedder, FitsWindow):
+        return [embedding_text(w) for w in batch]
+    return [embedder.fit_context(w.context, w.text) if w.context else w.text for w in batch]
 
 
 class StageRunner:
@@ -123,7 +132,7 @@ class StageRunner:
         size = max(1, self.config.embed_batch_size)
         for start in range(0, len(todo), size):
             batch = todo[start:start + size]
-            vectors = self.embedder.embed_documents([embedding_text(w) for w in batch])
+            vectors = self.embedder.embed_documents(embedding_texts(self.embedder, batch))
             with transaction(self.conn):
                 chunk_progress.mark_embedded(self.conn, list(zip(batch, vectors, strict=True)),
                                           self.embedder.identity, self.embedder.dimension)

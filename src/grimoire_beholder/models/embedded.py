@@ -157,6 +157,12 @@ class EmbeddedEmbedder(LoadsOnce):
         return DIMENSION
 
     @property
+    def precision(self) -> str:
+        """``"int8"`` when the projections run as int8 GEMMs, else ``"float32"``: vectors of
+        the two differ slightly, so a cache of vectors must keep them apart."""
+        return "int8" if self._int8 else "float32"
+
+    @property
     def max_seq_length(self) -> int:
         """Tokens per window, ``[CLS]`` and ``[SEP]`` included (256 for this model)."""
         return self._max_seq_length
@@ -201,6 +207,31 @@ class EmbeddedEmbedder(LoadsOnce):
         self._ensure_loaded()
         content = self._content_ids([text])[0]
         return self._encode([self._wrap(content[: self._max_seq_length - 2])])[0]
+
+    def fit_context(self, context: str, text: str) -> str:
+        """What to embed for a chunk ``text`` and its situating ``context``: the context, a
+        blank line, the text — with the context cut at a word so that both fit one window
+        (``max_seq_length`` pieces) when the text alone does. One window costs fewer pieces
+        than two overlapping ones and keeps all of the chunk in one attention span; the
+        keyword index still holds the whole context. A text that needs windows by itself
+        keeps its whole context."""
+        if not context:
+            return text
+        self._ensure_loaded()
+        encode = self._tokenizer.encode
+        budget = self._max_seq_length - 2 - len(encode(text))
+        if budget <= 0:
+            return f"{context}\n\n{text}"
+        words = context.split()
+        used = kept = 0
+        for word in words:
+            used += len(encode(word))
+            if used > budget:
+                break
+            kept += 1
+        if kept == len(words):
+            return f"{context}\n\n{text}"
+        return f"{' '.join(words[:kept])}\n\n{text}" if kept else text
 
     def token_count(self, text: str) -> int:
         """Model tokens in ``text`` including ``[CLS]``/``[SEP]``; over 256 means windowed."""

@@ -7,6 +7,7 @@ MCP server may call them from several worker threads at once.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any
 
@@ -26,6 +27,18 @@ class LoadsOnce:
             with self._lock:
                 if self._session is None:
                     self._load()
+
+    def load_in_background(self) -> None:
+        """Start loading on a daemon thread and return at once, so a command that will need
+        the model can do its other start-up work meanwhile. A failure is not reported here:
+        the session stays None and the first real call loads again and raises."""
+
+        def load() -> None:
+            with contextlib.suppress(Exception):
+                self._ensure_loaded()
+
+        if self._session is None:
+            threading.Thread(target=load, name="model-load", daemon=True).start()
 
     def _load(self) -> None:
         raise NotImplementedError

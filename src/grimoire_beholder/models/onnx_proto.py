@@ -17,7 +17,9 @@ import numpy as np
 FLOAT = 1  # TensorProto.DataType
 INT8 = 3
 INT64 = 7
-_DATA_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int8): INT8, np.dtype(np.int64): INT64}
+FLOAT16 = 10
+_DATA_TYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int8): INT8, np.dtype(np.int64): INT64,
+               np.dtype(np.float16): FLOAT16}
 MS_DOMAIN = "com.microsoft"  # onnxruntime's contrib operators
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType
 
@@ -65,8 +67,8 @@ def _repeated(field: int, messages: Iterable[Message]) -> Message:
 
 
 def tensor(name: str, array: np.ndarray) -> Message:
-    """A TensorProto holding ``array`` (float32, int8 or int64, any rank) as little-endian raw
-    data."""
+    """A TensorProto holding ``array`` (float32, float16, int8 or int64, any rank) as
+    little-endian raw data."""
     data_type = _DATA_TYPES[array.dtype]
     little = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False))
     raw = little.reshape(-1).view(np.uint8).data  # a view: the weights are not copied here

@@ -14,6 +14,16 @@ if TYPE_CHECKING:  # annotations only: importing the Protocols must not cost num
 
 
 @runtime_checkable
+class FitsWindow(Protocol):
+    """An embedder with a fixed window that can trim a chunk's context to fit it (the
+    embedded MiniLM); the pipeline embeds ``context + chunk`` as is for any other."""
+
+    def fit_context(self, context: str, text: str) -> str:
+        """The text to embed for chunk ``text`` with situating ``context``."""
+        ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Turns text into unit-length float32 vectors."""
 

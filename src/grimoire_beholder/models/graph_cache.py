@@ -1,0 +1,122 @@
+"""A per-user disk cache of the embedded model's built ONNX graph, so a new process does not
+rebuild it.
+
+Building the graph from the safetensors weights (:func:`.bert_onnx.build_bert_graph`) costs
+a few tenths of a CPU-second in every process that embeds — a cold ``query``, ``serve-mcp``,
+each ``ingest`` — for the same bytes each time. The first process writes them to
+the user's cache folder; later ones read them back.
+
+* **Where:** ``GRIMOIRE_BEHOLDER_CACHE`` if set (an empty value turns the cache off), else
+  the platform's user cache folder (``~/.cache/grimoire-beholder`` on Linux), in ``models/``.
+* **Which file:** ``<variant>-<key>-<digest>.onnx``. ``key`` hashes what the graph is made
+  from: the source of the modules that write it (so a new version of the builder never
+  reads an old graph), the variant (float32 or int8), ``config.json``'s bytes and the weights
+  file's size and modification time — the same staleness test Python applies to its
+  ``.pyc`` files, without reading 45 MB of weights in every process. ``digest`` is the
+  SHA-256 of the file's own bytes, checked on every read: a damaged file (truncated,
+  flipped bits) is deleted and rebuilt, never run.
+* **Concurrent processes:** a writer fills a temporary file in the same folder and renames
+  it into place (atomic on every platform we run on), so a reader sees a whole file or none;
+  two writers write identical bytes and the last rename wins. Older files of the same variant
+  are deleted after a successful write, so an upgrade does not leave the old graph behind.
+* **Any failure** to read or write the cache (read-only or full disk, no HOME) is silent:
+  the graph is then built in memory, as before. The cache never changes a vector.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+_BUILDER_MODULES = ("bert_onnx.py", "onnx_proto.py")
+ENV_VAR = "GRIMOIRE_BEHOLDER_CACHE"
+_APP_NAME = "grimoire-beholder"
+_DIGEST_CHARS = 32
+
+
+def cache_folder() -> Path | None:
+    """The folder the graphs are cached in, or None when caching is turned off."""
+    override = os.environ.get(ENV_VAR)
+    if override is not None:
+        return Path(override) / "models" if override.strip() else None
+    try:
+        import platformdirs
+
+        return platformdirs.user_cache_path(_APP_NAME, appauthor=False) / "models"
+    except Exception:  # no home folder, or platformdirs cannot tell: build in memory
+        return None
+
+
+def input_key(model_dir: Path, variant: str) -> str:
+    """A short hash of what the graph is built from (see the module docstring)."""
+    digest = hashlib.sha256(f"{variant}\x1f".encode())
+    here = Path(__file__).parent
+    for module in _BUILDER_MODULES:
+        digest.update((here / module).read_bytes())
+    digest.update((model_dir / "config.json").read_bytes())
+    weights = (model_dir / "model.safetensors").stat()
+    digest.update(f"\x1f{weights.st_size}\x1f{weights.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+def cached_graph(model_dir: Path, variant: str, build: Callable[[], bytes]) -> bytes:
+    """The serialized graph for ``model_dir`` and ``variant``: from the cache when a whole,
+    current copy is there, else ``build()`` (then stored for the next process)."""
+    folder = cache_folder()
+    if folder is None:
+        return build()
+    try:
+        key = input_key(model_dir, variant)
+    except OSError:
+        return build()
+    prefix = f"{variant}-{key}-"
+    found = _read_valid(folder, prefix)
+    if found is not None:
+        return found
+    graph = build()
+    _store(folder, variant, prefix, graph)
+    return graph
+
+
+def _read_valid(folder: Path, prefix: str) -> bytes | None:
+    try:
+        candidates = sorted(folder.glob(prefix + "*.onnx"))
+    except OSError:
+        return None
+    for path in candidates:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest()[:_DIGEST_CHARS] == path.stem[len(prefix):]:
+            return data
+        with contextlib.suppress(OSError):  # damaged: drop it, the caller rebuilds
+            path.unlink()
+    return None
+
+
+def _store(folder: Path, variant: str, prefix: str, graph: bytes) -> None:
+    digest = hashlib.sha256(graph).hexdigest()[:_DIGEST_CHARS]
+    target = folder / f"{prefix}{digest}.onnx"
+    temporary: str | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".partial-", suffix=".onnx", dir=folder)
+        with os.fdopen(handle, "wb") as out:
+            out.write(graph)
+        os.replace(temporary, target)
+        temporary = None
+        for old in folder.glob(f"{variant}-*.onnx"):
+            if not old.name.startswith(prefix):
+                with contextlib.suppress(OSError):
+                    old.unlink()
+    except OSError:
+        return  # read-only or full disk, or a file held open elsewhere: stay in memory
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)

@@ -1,0 +1,149 @@
+"""The embedded model's graph cache: built once per user, read back whole or rebuilt.
+
+The cache's own rules run on a stand-in model folder and a stand-in builder (fast); the real
+model checks that a cached graph gives the same vectors as a freshly built one and that a new
+process does not build the graph again.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grimoire_beholder.models import bert_onnx, graph_cache
+from grimoire_beholder.models.embedded import EmbeddedEmbedder
+
+GRAPH = b"not really an onnx graph, " * 1000
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(graph_cache.ENV_VAR, str(tmp_path / "cache"))
+    return tmp_path / "cache" / "models"
+
+
+@pytest.fixture
+def model_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"hidden_size": 384}')
+    (folder / "model.safetensors").write_bytes(b"weights")
+    return folder
+
+
+class Builder:
+    """Counts its calls; returns ``graph``."""
+
+    def __init__(self, graph: bytes = GRAPH, delay: float = 0.0) -> None:
+        self.graph, self.delay, self.calls = graph, delay, 0
+
+    def __call__(self) -> bytes:
+        self.calls += 1
+        time.sleep(self.delay)
+        return self.graph
+
+
+def test_the_graph_is_built_once_then_read_back(cache: Path, model_dir: Path) -> None:
+    build = Builder()
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 1
+    [stored] = cache.iterdir()
+    assert stored.name.startswith("float32-") and stored.read_bytes() == GRAPH
+    # The int8 graph is another file; neither evicts the other.
+    graph_cache.cached_graph(model_dir, "int8", Builder(b"int8 graph"))
+    assert sorted(p.name.split("-")[0] for p in cache.iterdir()) == ["float32", "int8"]
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_damaged_cache_file_is_never_used_but_rebuilt(cache: Path, model_dir: Path,
+                                                        damage: str) -> None:
+    graph_cache.cached_graph(model_dir, "float32", Builder())
+    [stored] = cache.iterdir()
+    data = bytearray(stored.read_bytes())
+    if damage == "truncate":
+        del data[len(data) // 2:]
+    else:
+        data[100] ^= 0xFF
+    stored.write_bytes(bytes(data))
+    build = Builder()
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 1
+    assert [p.read_bytes() for p in cache.iterdir()] == [GRAPH]
+
+
+def test_new_weights_make_a_new_graph_and_the_old_file_goes(cache: Path,
+                                                           model_dir: Path) -> None:
+    graph_cache.cached_graph(model_dir, "float32", Builder())
+    weights = model_dir / "model.safetensors"
+    weights.write_bytes(b"other weights")
+    os.utime(weights, ns=(1, 1))
+    build = Builder(b"new graph")
+    assert graph_cache.cached_graph(model_dir, "float32", build) == b"new graph"
+    assert build.calls == 1
+    assert [p.read_bytes() for p in cache.iterdir()] == [b"new graph"]
+
+
+def test_processes_racing_to_fill_the_cache_each_get_a_whole_graph(cache: Path,
+                                                                   model_dir: Path) -> None:
+    results: list[bytes] = []
+    builds = [Builder(delay=0.05) for _ in range(6)]
+    threads = [threading.Thread(target=lambda b=b: results.append(
+        graph_cache.cached_graph(model_dir, "float32", b))) for b in builds]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [GRAPH] * 6
+    assert [p.read_bytes() for p in cache.iterdir()] == [GRAPH]  # no partial file left
+
+
+def test_an_unwritable_or_disabled_cache_builds_in_memory(tmp_path: Path, model_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(graph_cache.ENV_VAR, str(blocker))
+    build = Builder()
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 2
+    monkeypatch.setenv(graph_cache.ENV_VAR, "")
+    assert graph_cache.cache_folder() is None
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 3
+
+
+def test_the_real_model_from_the_cache_gives_the_same_vectors(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["The lamp is trimmed at dusk.", "Holmes looked at the hat for a long time. " * 40]
+    first = EmbeddedEmbedder(threads=1)
+    built = first.embed_documents(texts)
+    [stored] = cache.iterdir()
+    assert stored.stat().st_size < 50_000_000  # weights kept in float16, as packaged
+
+    def no_build(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(bert_onnx, "build_bert_graph", no_build)
+    again = EmbeddedEmbedder(threads=1).embed_documents(texts)
+    assert np.array_equal(built, again)
+
+
+@pytest.mark.slow  # two fresh interpreters that load the model
+def test_a_second_process_reads_the_graph_instead_of_building_it(cache: Path) -> None:
+    code = ("import time; from grimoire_beholder.models import bert_onnx as b; "
+            "from grimoire_beholder.models.embedded import EmbeddedEmbedder as E; "
+            "calls = []; real = b.build_bert_graph; "
+            "b.build_bert_graph = lambda *a, **k: calls.append(1) or real(*a, **k); "
+            "E(threads=1).check(); print(len(calls))")
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=os.environ.copy()).stdout.strip()
+            for _ in range(2)]
+    assert runs == ["1", "0"]
