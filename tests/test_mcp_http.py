@@ -228,6 +228,7 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     (["--http", "host:port"], "[HOST:]PORT"),
     (["--http", "0", "--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),
     (["--tls-cert", "c.pem"], "go with --http"),
+    (["--http", "0", "--tls-cert", __file__, "--tls-key", __file__], "not a PEM certificate"),
 ])
 def test_refused_serve_options_are_one_line_errors(tokenless: Path, args: list[str],
                                                    message: str) -> None:

@@ -24,6 +24,7 @@ import ipaddress
 import logging
 import os
 import socket
+import ssl
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -139,13 +140,16 @@ def bound_socket(bind: Bind) -> socket.socket:
     try:
         infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
         sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)
+        if exclusive is not None:  # Windows: no other process may bind the port as well
+            sock.setsockopt(socket.SOL_SOCKET, exclusive, 1)
+        else:  # elsewhere: a restarted server may bind again at once (TIME_WAIT)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(infos[0][4])
     except OSError as exc:
         raise ConfigError(f"cannot listen on {bind.authority()}: {exc.strerror or exc}"
                           ) from None
     sock.listen(2048)
-    sock.set_inheritable(True)
     return sock
 
 
@@ -157,6 +161,11 @@ def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
     for what, path in (("--tls-cert", cert), ("--tls-key", key)):
         if not path.is_file():
             raise ConfigError(f"{what} {path}: no such file")
+    try:  # the same load uvicorn makes, here, so a bad pair is one line before serving
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        raise ConfigError(f"--tls-cert {cert} / --tls-key {key}: not a PEM certificate and "
+                          f"its private key ({exc})") from None
     return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
 
 
@@ -204,6 +213,8 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
                             timeout_graceful_shutdown=3, **tls)
     try:
         uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn has closed the sessions; nothing to resume
+        _tell("stopped")
     finally:
         sock.close()
         checker.close()
