@@ -111,30 +111,32 @@ def _lists(data: np.ndarray, queries: np.ndarray, truth: list[set[int]], shares:
     nearest lists plus every list whose bound reaches the k-th score (up to a budget),
     re-scored exactly; ``proven`` is the share of queries whose result is proven exact."""
     from grimoire_beholder.search import index_partition
+    from grimoire_beholder.search.index_writer import MAX_SEGMENT_ROWS
 
     started = time.perf_counter()
     empty = segment_files.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64),
                                    np.zeros(0, np.float32))
-    ids = np.arange(len(data))
-    arrays, scale = segment_files.segment_arrays(ids, ids, data, np.zeros(len(data), np.int32),
-                                                 empty)
-    seg = segment_files.Segment("lists", scale, arrays,
-                                residual=segment_files.max_residual(arrays["vectors"],
-                                                                    arrays["codes"], scale))
+    parts = []  # as index_writer cuts a big library: segments of MAX_SEGMENT_ROWS rows
+    for first in range(0, len(data), MAX_SEGMENT_ROWS):
+        ids = np.arange(first, min(first + MAX_SEGMENT_ROWS, len(data)))
+        arrays, scale = segment_files.segment_arrays(ids, ids, data[ids],
+                                                     np.zeros(len(ids), np.int32), empty)
+        seg = segment_files.Segment("lists", scale, arrays, residual=segment_files.max_residual(
+            arrays["vectors"], arrays["codes"], scale))
+        parts.append((seg, np.ones(len(ids), dtype=bool)))
     built = time.perf_counter() - started
-    everything = np.ones(len(data), dtype=bool)
     for share in (float(s) for s in shares.split(",")):
         index_partition.PROBE_SHARE = share
         proven: list[bool] = []
 
         def search(q: np.ndarray, proven: list[bool] = proven) -> np.ndarray:
-            found, exact = persisted._bounded([(seg, everything)], q, K, np.zeros(0))
+            found, exact = persisted._bounded(parts, q, K, np.zeros(0))
             proven.append(exact)
             return np.concatenate([f[0] for f in found])  # chunk id = row of ``data``
 
-        _run(f"lists: {seg.lists} of ~{index_partition.ROWS_PER_LIST} rows, nearest "
-             f"{share:.0%} + bound (proven {{proven}})", data, queries, truth, search, built,
-             proven)
+        _run(f"lists: {len(parts)} segment(s) × {parts[0][0].lists} of "
+             f"~{index_partition.ROWS_PER_LIST} rows, nearest {share:.0%} + bound "
+             f"(proven {{proven}})", data, queries, truth, search, built, proven)
 
 
 def _faiss(data: np.ndarray, queries: np.ndarray, truth: list[set[int]]) -> None:

@@ -1,6 +1,7 @@
 """What keeping the persisted search index current costs a writing command.
 
-Run: ``uv run python bench/index_update.py [--chunks 100000] [--books 3]``.
+Run: ``uv run python bench/index_update.py [--chunks 100000] [--books 3]
+[--vectors uniform|realistic]``.
 
 On a copy of the scale bench's library (``bench/scale_build.py``, with its index), books of
 1,000 synthetic chunks are written through the store layer exactly as an ingest's embedding
@@ -37,8 +38,7 @@ def _embed_seconds_per_book(rng: np.random.Generator) -> tuple[float, float]:
     """(wall, CPU) seconds the embedded model takes for one book's chunks (100, scaled)."""
     from grimoire_beholder.models.embedded import EmbeddedEmbedder
 
-    words = np.array(scale_build.vocabulary())
-    texts = scale_build._chunk_texts(rng, words, scale_build.zipf_probabilities(len(words)), 100)
+    texts = scale_build.chunk_texts(rng, 100)
     embedder = EmbeddedEmbedder()
     embedder.embed_documents(texts[:8])  # load and warm up
     started, cpu = time.perf_counter(), time.process_time()
@@ -49,9 +49,7 @@ def _embed_seconds_per_book(rng: np.random.Generator) -> tuple[float, float]:
 
 
 def _add_book(conn: sqlite3.Connection, index: int, rng: np.random.Generator) -> float:
-    words = np.array(scale_build.vocabulary())
-    probs = scale_build.zipf_probabilities(len(words))
-    texts = scale_build._chunk_texts(rng, words, probs, scale_build.CHUNKS_PER_BOOK)
+    texts = scale_build.chunk_texts(rng, scale_build.CHUNKS_PER_BOOK)
     vecs = rng.standard_normal((scale_build.CHUNKS_PER_BOOK, 384), dtype=np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     started = time.perf_counter()
@@ -67,8 +65,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunks", type=int, default=100_000)
     parser.add_argument("--books", type=int, default=3)
+    parser.add_argument("--vectors", choices=("uniform", "realistic"), default="uniform")
     args = parser.parse_args()
-    source, _ = scale_build.build(args.chunks)
+    source, _ = scale_build.build(args.chunks, vectors=args.vectors)
     with tempfile.TemporaryDirectory(dir=os.environ.get("GRIMOIRE_BEHOLDER_SCALE_DIR")) as tmp:
         db = Path(tmp) / "library.db"
         shutil.copyfile(source, db)

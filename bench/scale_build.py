@@ -19,6 +19,7 @@ the repository).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -80,10 +81,17 @@ def zipf_probabilities(size: int, s: float = 1.0, q: float = 2.7) -> np.ndarray:
     return np.asarray(weights / weights.sum())
 
 
-def _chunk_texts(rng: np.random.Generator, words: list[str], cdf: np.ndarray,
-                 count: int) -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _sampler() -> tuple[list[str], np.ndarray]:
+    """The vocabulary and the cumulative Zipf probabilities of its ranks."""
+    words = vocabulary()
+    return words, np.cumsum(zipf_probabilities(len(words)))
+
+
+def chunk_texts(rng: np.random.Generator, count: int) -> list[str]:
     """``count`` chunk texts of WORDS_PER_CHUNK Zipf-drawn words (inverse-CDF sampling:
     what ``rng.choice(p=…)`` does, without its per-call set-up)."""
+    words, cdf = _sampler()
     ids = np.searchsorted(cdf, rng.random((count, WORDS_PER_CHUNK)), side="right")
     np.minimum(ids, len(words) - 1, out=ids)
     pick = words.__getitem__
@@ -140,8 +148,6 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
         return path, 0.0
     OUT.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
-    words = vocabulary()
-    cdf = np.cumsum(zipf_probabilities(len(words)))
     realistic = None
     if vectors == "realistic":
         import scale_vectors
@@ -155,7 +161,7 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
         for first in range(done, total, BOOKS_PER_COMMIT):
             with transaction(conn):
                 for index in range(first, min(first + BOOKS_PER_COMMIT, total)):
-                    _write_book(conn, index, chunks, words, cdf, realistic)
+                    _write_book(conn, index, chunks, realistic)
             if log:
                 print(f"  built {min(first + BOOKS_PER_COMMIT, total) * CHUNKS_PER_BOOK:,} "
                       f"chunks ({time.perf_counter() - started:.0f} s)", flush=True)
@@ -168,11 +174,10 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
     return path, time.perf_counter() - started
 
 
-def _write_book(conn: Any, index: int, chunks: int, words: list[str], cdf: np.ndarray,
-                realistic: Any) -> None:
+def _write_book(conn: Any, index: int, chunks: int, realistic: Any) -> None:
     """Book number ``index``: its rows, vectors and FTS rows through the store layer."""
     rng = np.random.default_rng((chunks, index))
-    texts = _chunk_texts(rng, words, cdf, CHUNKS_PER_BOOK)
+    texts = chunk_texts(rng, CHUNKS_PER_BOOK)
     if realistic is not None:
         vecs = realistic.book(CHUNKS_PER_BOOK)
     else:

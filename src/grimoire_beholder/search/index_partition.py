@@ -25,7 +25,7 @@ PROBE_SHARE = 0.05  # the nearest 5 % of lists are always read…
 MIN_PROBE = 16  # …and at least this many
 _SAMPLE_PER_LIST = 16  # k-means trains on about this many rows per list
 _ITERATIONS = 6
-_BLOCK = 16_384
+_BLOCK = 4_096  # rows × lists float32 scores at a time (64 MB at 3,906 lists)
 RADIUS_SLACK = 1e-5  # float32 rounding of the radii and the centroid scores, with room
 
 

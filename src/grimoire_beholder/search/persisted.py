@@ -186,8 +186,9 @@ class PersistedIndex:
     def vector_search(self, query: np.ndarray, k: int, book_ids: np.ndarray | None,
                       chunk_ids: np.ndarray | None = None) -> list[tuple[int, float]]:
         """(chunk id, cosine) of the ``k`` best chunks in ``book_ids`` (None: all), and
-        among ``chunk_ids`` (a reading position) when given — the exact top ``k`` (see
-        :func:`_bounded`), ``query`` being a unit vector."""
+        among ``chunk_ids`` (a reading position) when given, ``query`` being a unit vector:
+        the exact top ``k`` unless segments with lists are read, then approximate unless
+        ``last_proven`` (see :func:`_bounded`)."""
         parts = list(zip(self.segments, self.alive, strict=True))
         delta_rows = np.arange(self.delta.size)
         if book_ids is not None:

@@ -18,7 +18,8 @@ allowed books hold that many vectors; when the allowed rows are under half the m
 those rows are multiplied.
 
 This is the exact arm: libraries from ``index_writer.MIN_ROWS`` embedded chunks search the
-persisted index (``search/index.py``) instead, which re-scores its int8 candidates exactly.
+persisted index (``search/index.py``) instead, which re-scores its int8 candidates exactly
+(and reads only the nearest lists of big segments: approximate there, see ``persisted.py``).
 Its cost is measured by ``bench/scale.py`` (README, "Performance").
 """
 
