@@ -21,6 +21,7 @@ from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import group_of
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import Progress
+from grimoire_beholder.parse.document import one_line_name
 from grimoire_beholder.parse.source import stat_source
 from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.db import transaction
@@ -98,7 +99,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             if not name:
                 return book_slug(suggested, path, info.sha256), suggested
             assert wanted_slug is not None
-            return wanted_slug, name.strip() or path.stem
+            return wanted_slug, one_line_name(name) or one_line_name(path.stem)
 
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
                                 naming=naming)

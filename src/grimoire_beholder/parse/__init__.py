@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grimoire_beholder.errors import InputFileError, NoTextError
-from grimoire_beholder.parse.document import ParsedBook, ParseOptions
+from grimoire_beholder.parse.document import ParsedBook, ParseOptions, tidy_names
 from grimoire_beholder.parse.source import stat_source
 
 _SOURCE_TYPES = {
@@ -36,9 +36,13 @@ def parse_file(path: Path, options: ParseOptions | None = None) -> ParsedBook:
     """Parse any supported file; raise InputFileError with a one-line reason otherwise.
 
     ``options`` carries the configured parser switches (PDF tables, OCR); the defaults
-    apply when it is None.
+    apply when it is None. Every name in the result is one line of bounded length
+    (``document.tidy_names``).
     """
-    path = Path(path)
+    return tidy_names(_parse(Path(path), options))
+
+
+def _parse(path: Path, options: ParseOptions | None) -> ParsedBook:
     size = stat_source(path).st_size
     source_type = source_type_for(path)
     if source_type is None:

@@ -12,6 +12,7 @@ None.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
@@ -88,6 +89,30 @@ class ParsedBook:
 
 
 CHARS_PER_PAGE = 1024
+MAX_NAME_CHARS = 500  # of a title or author: a name, not a text
+# Every run of white space, line breaks of every kind included (\u2028, \x85, \v, …).
+_SPACES = re.compile(r"\s+")
+
+
+def one_line_name(text: str) -> str:
+    """A title or author as one line of bounded length: a PDF outline entry, an EPUB's
+    metadata or a file name may hold line breaks (which would let it pass for structure
+    wherever names are listed line by line) or be a whole text long."""
+    text = _SPACES.sub(" ", text).strip()
+    return text if len(text) <= MAX_NAME_CHARS else text[:MAX_NAME_CHARS - 1].rstrip() + "…"
+
+
+def tidy_names(book: ParsedBook) -> ParsedBook:
+    """``book`` with its title, author, chapter and section titles made :func:`one_line_name`
+    (every parser's result passes through here)."""
+    book.title = one_line_name(book.title)
+    book.author = one_line_name(book.author) if book.author is not None else None
+    for chapter in book.chapters:
+        chapter.title = one_line_name(chapter.title)
+        for section in chapter.sections:
+            section.title = one_line_name(section.title)
+            section.path = [one_line_name(part) for part in section.path]
+    return book
 
 
 class SyntheticPages:
