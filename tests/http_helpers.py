@@ -61,9 +61,13 @@ class HttpServer:
             found.set()
 
         threading.Thread(target=read, daemon=True).start()
-        found.wait(60)
-        assert self.url, "".join(self.stderr)
-        self.wait_ready()
+        try:
+            found.wait(60)
+            assert self.url, "".join(self.stderr)
+            self.wait_ready()
+        except BaseException:  # never leave a server behind
+            self.close()
+            raise
 
     @property
     def authority(self) -> str:
