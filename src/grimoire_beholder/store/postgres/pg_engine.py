@@ -114,10 +114,11 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin)
                 yield self
 
     def change_token(self) -> tuple[int, int]:
-        """Moves whenever a chunk is embedded or a book deleted (the engine asks the
-        embedder again then): the stamp and the embedded-chunk high-water mark."""
+        """Moves when a book is added or deleted, or the library is stamped or unstamped
+        (the search engine asks for the query embedder again then); one cheap query."""
         row = self.execute_one(
-            "SELECT coalesce(max(id), 0), count(*) FROM books")
+            "SELECT coalesce(max(id), 0) * 2 + (SELECT count(*) FROM library_meta "
+            "WHERE key = 'embedding_identity'), count(*) FROM books")
         return int(row[0]), int(row[1])
 
     @contextmanager
