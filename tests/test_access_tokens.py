@@ -19,7 +19,12 @@ from grimoire_beholder.access import (
 from grimoire_beholder.errors import ConfigError, NotFoundError, ReadOnlyLibraryError, StorageError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.http_auth import LibraryTokens, scopes
-from grimoire_beholder.mcp_server.http_serving import Bind, parse_bind, security_settings
+from grimoire_beholder.mcp_server.http_serving import (
+    Bind,
+    every_address,
+    parse_bind,
+    security_settings,
+)
 from grimoire_beholder.mcp_server.upkeep_tools import allows
 
 pytestmark = pytest.mark.anyio
@@ -138,6 +143,15 @@ def test_a_port_alone_binds_loopback(given: str, bind: Bind) -> None:
 def test_a_bad_address_is_refused(given: str) -> None:
     with pytest.raises(ConfigError, match="--http"):
         parse_bind(given)
+
+
+@pytest.mark.parametrize(("given", "everywhere"), [
+    ("0.0.0.0:0", True), ("0:0", True), ("0000:0", True), ("[::]:0", True),
+    ("[0:0:0:0:0:0:0:0]:0", True), ("[::ffff:0.0.0.0]:0", True),
+    ("0", False), ("127.0.0.1:0", False), ("[::1]:0", False), ("localhost:0", False),
+])
+def test_every_address_is_known_however_it_is_spelt(given: str, everywhere: bool) -> None:
+    assert every_address(parse_bind(given)) is everywhere
 
 
 def test_hosts_and_origins_follow_the_bound_address() -> None:

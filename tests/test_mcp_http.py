@@ -224,6 +224,11 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
 @pytest.mark.parametrize(("args", "message"), [
     (["--http", "8765", "--allow-sync"], "each token carries its own upkeep rights"),
     (["--http", "0.0.0.0:0"], "--allowed-host"),
+    # other spellings of "every address" (0.0.0.0 and ::): refused the same way
+    (["--http", "0:0"], "--allowed-host"),
+    (["--http", "0000:0"], "--allowed-host"),
+    (["--http", "[0:0:0:0:0:0:0:0]:0"], "--allowed-host"),
+    (["--http", "[::ffff:0.0.0.0]:0"], "--allowed-host"),
     (["--http", "::1:80"], "brackets"),
     (["--http", "host:port"], "[HOST:]PORT"),
     (["--http", "0", "--tls-cert", "c.pem"], "--tls-cert and --tls-key go together"),

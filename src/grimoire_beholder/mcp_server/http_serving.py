@@ -74,6 +74,21 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def every_address(bind: Bind) -> bool:
+    """Whether ``bind.host`` is "every address" however it is spelt (``0.0.0.0``, ``::``, but
+    also ``0``, ``0000``, ``[0:0:0:0:0:0:0:0]``, ``[::ffff:0.0.0.0]``): judged on the address
+    it resolves to, as the socket will bind it. A host that does not resolve: False (binding
+    it then fails in one line)."""
+    family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
+    try:
+        infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
+        address = ipaddress.ip_address(str(infos[0][4][0]).partition("%")[0])
+    except (OSError, ValueError):
+        return False
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return address.is_unspecified or (mapped is not None and mapped.is_unspecified)
+
+
 def parse_bind(text: str) -> Bind:
     """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT``; PORT alone means 127.0.0.1."""
     text = text.strip()
@@ -182,7 +197,7 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     from grimoire_beholder.mcp_server.server import open_library
 
     tls = _tls_files(tls_cert, tls_key)
-    if bind.host in ("0.0.0.0", "::") and not allowed_hosts:
+    if every_address(bind) and not allowed_hosts:
         raise ConfigError(f"listening on every address ({bind.host}): name the host clients "
                           "will reach it by with --allowed-host NAME (requests naming any "
                           "other host are refused, against DNS rebinding)")
