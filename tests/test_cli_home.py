@@ -141,7 +141,7 @@ def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywh
     assert {p.relative_to(home).parts[0] for p in tree(home)} == {"work", ".local", ".cache"}
     cached = [p.relative_to(home / ".cache") for p in tree(home / ".cache") if p.is_file()]
     assert [p.parts[:2] for p in cached] == [("grimoire-beholder", "models")]
-    assert cached[0].name.startswith("float32-")
+    assert cached[0].name.startswith("int8-")  # the default graph (embed_int8)
 
 
 def test_library_option_and_environment_choose_the_library_and_status_says_why(
