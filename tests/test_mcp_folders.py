@@ -89,8 +89,10 @@ async def test_a_folder_expands_in_pages_by_path_or_name(config_path: Path,
     async with connect(config_path) as client:
         first = structured(await call(client, "list_books", folder="npm-docs"))
         by_path = structured(await call(client, "list_books", folder=root + "/"))
-        rest = structured(await call(client, "list_books", folder=root,
-                                     offset=first["next_offset"]))
+        rest_result = await call(client, "list_books", folder=root,
+                                 offset=first["next_offset"])
+        rest = structured(rest_result)
+        wiki = text(await call(client, "book_status", folder="wiki"))
         past = structured(await call(client, "list_books", folder=root, offset=500))
     assert first == by_path and first["folder"] == root and first["entries"] == NOTES
     assert len(first["books"]) == PAGE_ENTRIES and first["next_offset"] == PAGE_ENTRIES
@@ -99,6 +101,10 @@ async def test_a_folder_expands_in_pages_by_path_or_name(config_path: Path,
     assert len(set(paths)) == NOTES and "using-npm/npm-page-000.md" in paths
     assert {b["group"] for b in first["books"]} == {"commands", "using-npm"}
     assert not first["folders"] and past["books"] == [] and "past the last" in past["note"]
+    heading = text(rest_result).splitlines()[0]  # which page this is, in words
+    assert heading == (f"{NOTES + 3} books in the library; {NOTES} entries in folder {root}, "
+                       f"{PAGE_ENTRIES + 1}–{NOTES} shown:")
+    assert "1 entry in folder" in wiki and "all shown" in wiki
 
 
 async def test_an_unknown_folder_or_a_bad_offset_is_refused(config_path: Path) -> None:

@@ -84,6 +84,7 @@ class BookList(BaseModel):
                                "asked for (then `books` are its files).")
     entries: int = Field(description="Entries at this level: books ingested one by one plus "
                          "folders, or the files of the folder expanded.")
+    offset: int = Field(default=0, description="Entries skipped before this page.")
     books: list[BookEntry]
     folders: list[FolderEntry] = Field(default_factory=list)
     next_offset: int | None = Field(default=None, description="Pass as offset for the next "
@@ -134,6 +135,7 @@ class LibraryStatus(BaseModel):
                                "asked for (then `books` are its files).")
     entries: int = Field(description="Entries at this level: books ingested one by one plus "
                          "folders, or the files of the folder expanded.")
+    offset: int = Field(default=0, description="Entries skipped before this page.")
     books: list[BookStatus]
     folders: list[FolderStatus] = Field(default_factory=list)
     next_offset: int | None = Field(default=None, description="Pass as offset for the next "
@@ -148,9 +150,9 @@ def books_text(result: BookList) -> str:
     """A heading, then one line per book (ids, name, author, size, group) and one per
     ingested folder (its path, size, subfolders and how to expand or search it)."""
     where = f" in folder {one_line(result.folder)}" if result.folder else ""
-    lines = [f"{plural(result.count, 'book')} in the library; {result.entries} entries"
-             f"{where}, " + _page(len(result.books) + len(result.folders), result.next_offset)
-             + ":"]
+    lines = [f"{plural(result.count, 'book')} in the library; "
+             + _page(result.entries, where, result.offset,
+                     len(result.books) + len(result.folders), result.next_offset) + ":"]
     for b in result.books:
         size = extent(b.source_type, b.page_count, b.line_count)
         lines.append(f"- id={b.id} slug={b.slug}: {one_line(b.name)}"
@@ -164,10 +166,16 @@ def books_text(result: BookList) -> str:
     return with_note(lines, result.note)
 
 
-def _page(shown: int, next_offset: int | None) -> str:
-    """``these 60 (more: offset=60)`` or ``all shown``."""
-    return (f"these {shown} (more: offset={next_offset})" if next_offset is not None
-            else "all shown")
+def _page(entries: int, where: str, offset: int, shown: int, next_offset: int | None) -> str:
+    """``3 entries, all shown`` or ``62 entries in folder X, 51–62 shown`` (and where the
+    next page starts)."""
+    head = plural(entries, "entry", "entries") + where
+    if offset == 0 and next_offset is None:
+        return f"{head}, all shown"
+    if not shown:
+        return f"{head}, none from offset {offset}"
+    return (f"{head}, {offset + 1}–{offset + shown} shown"
+            + (f" (more: offset={next_offset})" if next_offset is not None else ""))
 
 
 def _folder_line(f: FolderEntry) -> str:
@@ -207,8 +215,8 @@ def status_text(result: LibraryStatus) -> str:
         lines.append(f"searches so far served {savings.get('chars_served', 0):,} characters "
                      f"from books totalling {savings.get('chars_books', 0):,}")
     where = f" in folder {one_line(result.folder)}" if result.folder else ""
-    lines.append(f"{result.entries} entries{where}, "
-                 + _page(len(result.books) + len(result.folders), result.next_offset) + ":")
+    lines.append(_page(result.entries, where, result.offset,
+                       len(result.books) + len(result.folders), result.next_offset) + ":")
     lines += [f"- {b.slug} (id={b.id}): {plural(b.chapters, 'chapter')}, "
               f"{plural(b.sections, 'section')} ({b.sections_summarized} summarized), "
               f"{plural(b.chunks, 'chunk')} ({_counts(b.status)})"
@@ -311,6 +319,7 @@ def list_books(ctx: Context, folder: FolderRef = None,
             if not books else None if page_books or page_folders else
             f"offset {offset} is past the last entry ({len(singles) + len(folders)}).")
     result = BookList(count=len(books), folder=shown, entries=len(singles) + len(folders),
+                      offset=offset,
                       books=[_book_entry(b) for b in page_books],
                       folders=[_folder_entry(f) for f in page_folders],
                       next_offset=next_offset, note=note)
@@ -355,7 +364,7 @@ def book_status(ctx: Context, folder: FolderRef = None,
             f"offset {offset} is past the last entry ({len(singles) + len(folders)}).")
     result = LibraryStatus.model_validate({
         **info, "retrieval_mode": state.library.config.retrieval_mode, "folder": shown,
-        "entries": len(singles) + len(folders),
+        "entries": len(singles) + len(folders), "offset": offset,
         "books": [states[b.id] for b in page_books if b.id in states],
         "folders": [_folder_status(f, states) for f in page_folders],
         "next_offset": next_offset, "note": note})
