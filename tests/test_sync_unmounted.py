@@ -76,3 +76,26 @@ async def test_mcp_sync_library_keeps_them_too(mounted: tuple[Path, Path, Path])
         [folder] = structured(await client.call_tool("list_books", {}))["folders"]
     assert report["counts"]["removed"] == 0 and folder["files"] == 3, report
     assert snapshot(lib / "book.db") == before
+
+
+def test_a_drive_mounted_inside_a_synced_folder_keeps_its_books(tmp_path: Path) -> None:
+    # ~/Books synced, a USB stick mounted at ~/Books/stick and unplugged: its books stay
+    write_config(tmp_path)
+    books = tmp_path / "books"
+    (books / "stick" / "deep").mkdir(parents=True)
+    write_markdown_book(books / "home.md", "Home", {"One": {"Two": "Kept at home. " * 10}})
+    for name in ("tides", "knots"):
+        write_markdown_book(books / "stick" / "deep" / f"{name}.md", name.title(), {
+            "One": {"Two": f"All about {name}, told slowly. " * 10}})
+    assert run(tmp_path, "ingest", "books").returncode == 0
+    shutil.rmtree(books / "stick")
+    (books / "stick").mkdir()  # the empty mount point
+    before = snapshot(tmp_path / "book.db")
+    for args in (["sync", "--dry-run", "--json"], ["sync", "--json"]):
+        report = json.loads(run(tmp_path, *args).stdout)
+        assert report["counts"]["removed"] == 0, report
+        assert any("stick" in w and "2 book file(s)" in w for w in report["warnings"]), report
+    assert snapshot(tmp_path / "book.db") == before
+    (books / "stick").rmdir()  # a folder really deleted: its books go
+    gone = json.loads(run(tmp_path, "sync", "--json").stdout)
+    assert gone["counts"]["removed"] == 2, gone

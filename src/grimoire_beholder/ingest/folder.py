@@ -153,3 +153,20 @@ def missing_drive(root: str, paths: list[str]) -> str | None:
     return (f"{root}: the folder holds none of its {len(paths)} book file(s) (a drive not "
             "mounted?); its books are kept. If they are really gone, remove them with "
             "`grimoire-beholder delete`")
+
+
+def empty_mount_point(path: str, root: str | None) -> str | None:
+    """The folder between a vanished book file ``path`` and its synced ``root`` that still
+    exists but is empty — a drive mounted inside the synced folder and now unplugged (its
+    empty mount point remains) — or None. Its books are kept, as for a whole root."""
+    if not root:
+        return None
+    folder = os.path.dirname(path)
+    while folder and folder != root and folder.startswith(root.rstrip(os.sep) + os.sep):
+        try:
+            if os.path.isdir(folder) and not os.path.islink(folder) and not os.listdir(folder):
+                return folder
+        except OSError:
+            return None
+        folder = os.path.dirname(folder)
+    return None

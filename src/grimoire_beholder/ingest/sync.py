@@ -43,7 +43,13 @@ from grimoire_beholder.ingest.build import (
     prepare_book,
 )
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.folder import FolderFile, library_files, missing_drive, scan
+from grimoire_beholder.ingest.folder import (
+    FolderFile,
+    empty_mount_point,
+    library_files,
+    missing_drive,
+    scan,
+)
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import (
     FolderChunks,
@@ -142,8 +148,14 @@ class Syncer:
                 steps.append(Step("added", display, path=f.path, info=info, root=root,
                                    group=f.group))
         if remove_missing:
+            kept: dict[str, list[str]] = {}  # an empty folder inside a root: a drive too
             for gone in missing.values():
-                steps += [Step("removed", display_of(s.path, s.root), stored=s) for s in gone]
+                for s in gone:
+                    if (point := empty_mount_point(s.path, s.root)) is not None:
+                        kept.setdefault(point, []).append(s.path)
+                    else:
+                        steps.append(Step("removed", display_of(s.path, s.root), stored=s))
+            report.warnings += [missing_drive(p, paths) or "" for p, paths in sorted(kept.items())]
         steps.sort(key=lambda s: (ORDER.get(s.action, 9), s.display))
         return steps
 
