@@ -119,6 +119,35 @@ def test_host_and_origin_are_checked_before_the_token(served: Served) -> None:
     assert own.status_code == 200, own.text
 
 
+def test_a_page_of_an_allowed_origin_can_call_the_server_as_a_browser_requires(
+        served: Served) -> None:
+    """--allowed-origin lets that origin's pages call the server: the browser's CORS
+    preflight (which carries no token) is answered, and the answers say the origin may read
+    them and the session id; a foreign origin's preflight is still refused."""
+    app = "http://app.example.test:8080"
+    server = HttpServer(served.config, "--allowed-origin", app)
+    try:
+        asked = {"origin": app, "access-control-request-method": "POST",
+                 "access-control-request-headers":
+                     "authorization, content-type, mcp-protocol-version, mcp-session-id"}
+        preflight = httpx.options(server.url, headers=asked, timeout=30)
+        assert preflight.status_code == 200, preflight.text
+        assert preflight.headers["access-control-allow-origin"] == app
+        allowed = preflight.headers["access-control-allow-headers"].lower()
+        assert {"authorization", "content-type", "mcp-session-id"} <= {
+            h.strip() for h in allowed.split(",")}
+        assert "POST" in preflight.headers["access-control-allow-methods"]
+        foreign = httpx.options(server.url, headers={**asked, "origin": "http://evil.example"},
+                                timeout=30)
+        assert foreign.status_code == 403 and "access-control-allow-origin" not in foreign.headers
+        reply = initialize(server.url, served.reader, origin=app)
+        assert reply.status_code == 200 and reply.headers["access-control-allow-origin"] == app
+        assert "mcp-session-id" in reply.headers["access-control-expose-headers"].lower()
+        assert initialize(server.url, None, origin=app).status_code == 401  # still a token
+    finally:
+        server.close()
+
+
 def test_a_revoked_token_is_refused_at_once_without_a_restart(served: Served) -> None:
     token = make_token(served.config, "visitor")
     assert initialize(served.url, token).status_code == 200

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -45,6 +46,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("grimoire_beholder.mcp")
 
 ENDPOINT = "/mcp"
+# What an --allowed-origin page's fetch() sends and must be able to read (CORS): a browser
+# asks first, without the token, in a preflight the server answers before checking it.
+BROWSER_HEADERS = ["authorization", "content-type", "accept", "mcp-session-id",
+                   "mcp-protocol-version", "last-event-id"]
+BROWSER_READS = ["mcp-session-id", "mcp-protocol-version", "www-authenticate"]
 LOOPBACK = "127.0.0.1"
 
 
@@ -247,8 +253,13 @@ def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
     auth = TokenAuth.of(checker, f"{scheme}://{bind.authority(port)}")
     server = create_server(lambda: library, auth=auth)
     settings = security_settings(bind, port, allowed_hosts, allowed_origins)
-    return HostOriginGate(server.streamable_http_app(transport_security=settings,
-                                                     host=bind.host), settings)
+    app: ASGIApp = server.streamable_http_app(transport_security=settings, host=bind.host)
+    pages = [o.strip().rstrip("/") for o in allowed_origins]
+    if pages:  # after the gate (a foreign origin is refused first), before the token
+        app = CORSMiddleware(app, allow_origins=pages, allow_methods=["GET", "POST", "DELETE"],
+                             allow_headers=BROWSER_HEADERS, expose_headers=BROWSER_READS,
+                             max_age=600)
+    return HostOriginGate(app, settings)
 
 
 def refuse_server_upkeep(upkeep: Upkeep) -> None:
