@@ -15,9 +15,11 @@ if TYPE_CHECKING:
     from grimoire_beholder.config import Config
 
 
-# A heading's own number: "5.7.2 Title", "§ 4.1", "IV. Title", "Chapter 5: Title", "Part II".
+# A heading's own number: "5.7.2 Title", "§ 4.1", "IV. Title", "Chapter 5: Title", "Part II";
+# a lone number of four digits or more starts a heading as a year ("2024 in review"), not as
+# a section.
 _OWN_NUMBER = re.compile(
-    r"^\s*(?:§\s*)?(?P<n>\d+(?:\.\d+)*|[IVXLC]+(?=\.))\.?\s+\S"
+    r"^\s*(?:§\s*)?(?P<n>\d+(?:\.\d+)+|\d{1,3}|[IVXLC]+(?=\.))\.?\s+\S"
     r"|^\s*(?P<word>(?:chapter|part|book|section|appendix|lecture|lesson)\s+"
     r"(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])\b)", re.IGNORECASE)
 
