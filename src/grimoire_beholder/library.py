@@ -101,7 +101,8 @@ class Library:
         if self._conn is None:
             raise GrimoireError(
                 "this command does not work on a PostgreSQL library yet (there: ingest FILE, "
-                "list, query, outline, show, status, check, delete and the MCP reading tools)")
+                "list, query, outline, show, verify, status, check, delete and the MCP "
+                "reading tools over stdio)")
         return self._conn
 
     @property
