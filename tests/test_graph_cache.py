@@ -147,3 +147,71 @@ def test_a_second_process_reads_the_graph_instead_of_building_it(cache: Path) ->
                            check=True, env=os.environ.copy()).stdout.strip()
             for _ in range(2)]
     assert runs == ["1", "0"]
+
+
+def _stored_name(cache: Path, model_dir: Path) -> Path:
+    graph_cache.cached_graph(model_dir, "float32", Builder())
+    [stored] = cache.iterdir()
+    return stored
+
+
+def _call_within(seconds: float, model_dir: Path, build: Builder) -> list[bytes]:
+    """cached_graph on a thread; [] when it did not return in time (a hang)."""
+    out: list[bytes] = []
+    worker = threading.Thread(target=lambda: out.append(
+        graph_cache.cached_graph(model_dir, "float32", build)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_cache_file_replaced_by_a_link_to_a_fifo_never_hangs(cache: Path, model_dir: Path,
+                                                               tmp_path: Path) -> None:
+    stored = _stored_name(cache, model_dir)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    stored.unlink()
+    stored.symlink_to(fifo)
+    build = Builder()
+    assert _call_within(5.0, model_dir, build) == [GRAPH]
+    assert build.calls == 1
+    assert fifo.exists()  # the link may go, what it named stays
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_cache_file_replaced_by_a_link_to_an_endless_device_is_not_read(
+        cache: Path, model_dir: Path) -> None:
+    stored = _stored_name(cache, model_dir)
+    stored.unlink()
+    stored.symlink_to("/dev/zero")
+    build = Builder()
+    assert _call_within(5.0, model_dir, build) == [GRAPH]
+    assert build.calls == 1
+
+
+def test_a_cache_file_replaced_by_a_link_to_another_file_leaves_that_file(
+        cache: Path, model_dir: Path, tmp_path: Path) -> None:
+    stored = _stored_name(cache, model_dir)
+    other = tmp_path / "passwd"
+    other.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    stored.unlink()
+    stored.symlink_to(other)
+    build = Builder()
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 1
+    assert other.read_text().startswith("root:")
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert build.calls == 1  # rewritten as a real file
+
+
+def test_a_folder_where_the_cache_file_should_be_is_built_around(cache: Path,
+                                                               model_dir: Path) -> None:
+    stored = _stored_name(cache, model_dir)
+    stored.unlink()
+    stored.mkdir()
+    (stored / "x").write_text("x")
+    build = Builder()
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
+    assert not any(p.name.startswith(".partial-") for p in cache.iterdir())

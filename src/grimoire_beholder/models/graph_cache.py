@@ -14,7 +14,8 @@ the user's cache folder; later ones read them back.
   file's size and modification time — the same staleness test Python applies to its
   ``.pyc`` files, without reading 45 MB of weights in every process. ``digest`` is the
   SHA-256 of the file's own bytes, checked on every read: a damaged file (truncated,
-  flipped bits) is deleted and rebuilt, never run.
+  flipped bits) is deleted and rebuilt, never run. Only a regular file is read: a symlink,
+  FIFO or device under a cache name is dropped without being opened through or read.
 * **Concurrent processes:** a writer fills a temporary file in the same folder and renames
   it into place (atomic on every platform we run on), so a reader sees a whole file or none;
   two writers write identical bytes and the last rename wins. Older files of the same variant
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +38,7 @@ _BUILDER_MODULES = ("bert_onnx.py", "onnx_proto.py")
 ENV_VAR = "GRIMOIRE_BEHOLDER_CACHE"
 _APP_NAME = "grimoire-beholder"
 _DIGEST_CHARS = 32
+_MAX_BYTES = 1 << 30  # MiniLM's graph is ~45 MB; anything past 1 GiB is not one of ours
 
 
 def cache_folder() -> Path | None:
@@ -88,15 +91,45 @@ def _read_valid(folder: Path, prefix: str) -> bytes | None:
     except OSError:
         return None
     for path in candidates:
-        try:
-            data = path.read_bytes()
-        except OSError:
+        data = _read_regular(path)
+        if data is None:
+            with contextlib.suppress(OSError):  # a link, FIFO or device: never ours, drop it
+                if not path.is_dir():
+                    path.unlink()
             continue
         if hashlib.sha256(data).hexdigest()[:_DIGEST_CHARS] == path.stem[len(prefix):]:
             return data
         with contextlib.suppress(OSError):  # damaged: drop it, the caller rebuilds
             path.unlink()
     return None
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file of a plausible size, else None.
+
+    The cache only ever writes regular files; a link (to /etc/passwd, a FIFO, /dev/zero), a
+    FIFO or a device in its place is not opened through (``O_NOFOLLOW``), never blocks the
+    open (``O_NONBLOCK``) and is not read (a FIFO would wait forever, /dev/zero never end)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        if path.is_symlink():
+            return None
+        handle = os.open(path, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
+            return None
+        with os.fdopen(handle, "rb") as source:
+            handle = -1
+            return source.read(_MAX_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        if handle >= 0:
+            os.close(handle)
 
 
 def _store(folder: Path, variant: str, prefix: str, graph: bytes) -> None:
