@@ -11,6 +11,8 @@ stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit 
 
 from __future__ import annotations
 
+import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
@@ -70,7 +72,15 @@ def _named_path(text: str) -> Path:
     ``--library "$LIB"`` with LIB unset would otherwise make it a library."""
     if not text.strip():
         raise typer.BadParameter("is empty; name a path or leave the option out")
+    if sys.platform != "win32" and _WINDOWS_PATH.match(text.strip()):
+        raise typer.BadParameter(f"{text.strip()} is a Windows path (a drive letter or "
+                                 f"\\\\server); on this system name a path like /home/…")
     return Path(text)
+
+
+# ``C:\x``, ``c:/x``, ``\\server\share``: no path on a system that is not Windows, where
+# it would be taken as a relative name and a folder of that name made in the working folder.
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\[^\\/])")
 
 
 def _library_locator(text: str) -> Path:
