@@ -42,6 +42,16 @@ def test_the_bare_command_prints_the_grouped_help_and_exits_0() -> None:
     assert build.split()[0] == "ingest"  # what a new user needs first comes first
 
 
+@pytest.mark.parametrize("group", ["hook", "token"])
+def test_a_bare_command_group_prints_its_help_and_exits_0(group: str) -> None:
+    """`grimoire-beholder token` alone is a question, not a mistake: its help on stdout, exit
+    0, like the bare command (it printed "error: Usage: …" and exited 2)."""
+    result = CliRunner().invoke(app, [group])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"Usage: grimoire-beholder {group} ")
+    assert "error" not in result.output.lower().split("commands:")[0]
+
+
 def test_each_group_starts_with_what_a_new_user_needs_first() -> None:
     shown = _help()
     firsts = {}

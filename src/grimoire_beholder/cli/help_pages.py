@@ -149,3 +149,15 @@ def command(on: typer.Typer, panel: str, name: str | None = None, *,
         raise ValueError(f"unknown help panel {panel!r}")
     return on.command(name, cls=Taught, rich_help_panel=panel,
                       epilog=examples_epilog(examples))
+
+
+def help_when_bare(group: typer.Typer) -> None:
+    """Give ``group`` a callback that prints its help (stdout, exit 0) when no subcommand is
+    named, as the bare ``grimoire-beholder`` does; click's ``no_args_is_help`` raises a usage
+    error instead (``error: Usage: …``, exit 2)."""
+
+    @group.callback(invoke_without_command=True)
+    def _bare(ctx: typer.Context) -> None:
+        if ctx.invoked_subcommand is None:
+            print(ctx.get_help())
+            raise typer.Exit()

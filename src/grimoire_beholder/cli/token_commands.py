@@ -23,7 +23,7 @@ from grimoire_beholder.cli.app import (
     reported_errors,
     with_library,
 )
-from grimoire_beholder.cli.help_pages import command, examples_epilog
+from grimoire_beholder.cli.help_pages import command, examples_epilog, help_when_bare
 
 if TYPE_CHECKING:
     from grimoire_beholder.access import TokenInfo
@@ -31,12 +31,13 @@ if TYPE_CHECKING:
 
 token_app = typer.Typer(
     help="Access tokens for serve-mcp --http: make one (printed once), list them, revoke one.",
-    no_args_is_help=True, rich_markup_mode=None, epilog=examples_epilog((
+    rich_markup_mode=None, epilog=examples_epilog((
         "grimoire-beholder token create laptop",
         "grimoire-beholder token create ci --allow-sync",
         "grimoire-beholder token list",
         "grimoire-beholder token revoke laptop",
     )))
+help_when_bare(token_app)
 app.add_typer(token_app, name="token", rich_help_panel="Assistants")
 
 NameArg = Annotated[str, typer.Argument(

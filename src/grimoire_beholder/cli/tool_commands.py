@@ -27,13 +27,14 @@ from grimoire_beholder.cli.app import (
     with_library,
 )
 from grimoire_beholder.cli.assistant_hooks import prompt_context, session_context
-from grimoire_beholder.cli.help_pages import command
+from grimoire_beholder.cli.help_pages import command, help_when_bare
 
 if TYPE_CHECKING:
     from grimoire_beholder.library import Library
 
 hook_app = typer.Typer(help="Hooks for AI assistants (Claude Code): print library context.",
-                       no_args_is_help=True, rich_markup_mode=None)
+                       rich_markup_mode=None)
+help_when_bare(hook_app)
 app.add_typer(hook_app, name="hook", rich_help_panel="Assistants")
 
 EVAL_MODES = ("hybrid", "vector", "keyword")
