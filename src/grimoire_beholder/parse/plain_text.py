@@ -26,6 +26,7 @@ _SAMPLE_CHARS = 1 << 20
 # Control characters that never appear in real text (tab, newline, CR and form feed do).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 _MAX_CONTROL_SHARE = 0.10
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 def _not_text(path: Path) -> InputFileError:
@@ -84,6 +85,11 @@ def read_text_file(path: Path) -> str:
     paragraph splitter and markdown-it, which counts lines the same way).
     Raises InputFileError for unreadable, empty, or binary files.
     """
+    head = read_source(path, limit=_SAMPLE_BYTES)
+    if len(head) == _SAMPLE_BYTES and not head.startswith(_BOMS) and b"\x00" in head \
+            and _utf16_without_bom(head) is None:
+        raise _not_text(path)  # judged by its head: a sparse gigabyte is not read whole
+    del head
     data = read_source(path)
     text = _decode(data, path)
     del data

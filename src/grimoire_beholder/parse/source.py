@@ -97,8 +97,9 @@ def links_not_followed() -> Iterator[None]:
         _NO_LINKS.reset(token)
 
 
-def read_source(path: Path) -> bytes:
-    """The bytes of the regular file at ``path`` (links followed), at most its size.
+def read_source(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file at ``path`` (links followed), at most its size (and at
+    most ``limit`` bytes when given: the head of a file, to judge it before reading it whole).
 
     Raises InputFileError, naming the file, for anything missing, unreadable, empty or not
     a regular file — before a single byte is read from it.
@@ -123,7 +124,7 @@ def read_source(path: Path) -> bytes:
             raise NoTextError(f"{_named(path)}: file is empty (0 bytes)")
         with os.fdopen(fd, "rb", closefd=False) as fh:
             try:
-                return fh.read(info.st_size)
+                return fh.read(info.st_size if limit is None else min(limit, info.st_size))
             except OSError as exc:
                 raise InputFileError(
                     f"{_named(path)}: cannot read file ({exc.strerror or exc})") from exc
