@@ -17,8 +17,11 @@ from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.search.vector import VectorIndex
 from helpers import EMBEDDER, add_book, open_library, remove_book
 
-PARAGRAPH = ("the keeper trimmed the wick and polished the lens before the fog came in from "
-             "the north coast while gulls circled the rock and the storm signal rose").split()
+PARAGRAPH = [
+    "the", "keeper", "trimmed", "the", "wick", "and", "polished", "the", "lens", "before", "the",
+    "fog", "came", "in", "from", "the", "north", "coast", "while", "gulls", "circled", "the",
+    "rock", "and", "the", "storm", "signal", "rose",
+]
 SPARE = ["lantern", "harbour", "tide", "beacon", "rope", "winter", "cliff", "wave", "oil",
          "glass", "ship", "light", "lamp", "cafe", "bell", "horn", "mist", "spray"]
 
