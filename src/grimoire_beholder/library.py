@@ -7,44 +7,36 @@ imported when first used, so ``--help`` and ``list`` stay fast.
 
 from __future__ import annotations
 
-import contextlib
-import logging
 import os
 import sqlite3
-from collections.abc import Callable, Collection, Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Collection
+from typing import TYPE_CHECKING
 
-from grimoire_beholder import faults
 from grimoire_beholder.config import Config, load_config
-from grimoire_beholder.errors import GrimoireError, NotFoundError, ReadOnlyLibraryError
-from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.errors import GrimoireError, NotFoundError
+from grimoire_beholder.library_writing import LibraryWriting
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
-from grimoire_beholder.store import book_rows, chunk_progress, folders, fts, source_rows, vectors
+from grimoire_beholder.store import book_rows, chunk_progress, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow, Integrity
 from grimoire_beholder.store.server_engine import ServerEngine, Store
-from grimoire_beholder.views import Outline, SectionText, SyncReport, status_view
+from grimoire_beholder.views import Outline, SectionText, status_view
 
 if TYPE_CHECKING:
     from grimoire_beholder.checks.health import BookHealth
     from grimoire_beholder.checks.pages import PageImage
     from grimoire_beholder.checks.quotes import QuoteCheck
-    from grimoire_beholder.ingest.deps import IngestDeps
-    from grimoire_beholder.ingest.watch import StopEvent
     from grimoire_beholder.models.protocols import Embedder, Generator
     from grimoire_beholder.search.engine import EmbedQuery, SearchEngine
     from grimoire_beholder.search.hits import SearchResults
-    from grimoire_beholder.search.index_writer import UpdateResult
     from grimoire_beholder.search.lookup import IndexTerm
     from grimoire_beholder.search.savings import SavingsRecorder
     from grimoire_beholder.store.check import LibraryCheck
-    from grimoire_beholder.views import IngestReport, LibraryStatus, Savings, StageCounts
+    from grimoire_beholder.views import LibraryStatus, Savings
 
 
-class Library:
+class Library(LibraryWriting):
     """A library of books in one SQLite file, or in a server database (``server``)."""
 
     def __init__(self, config: Config, conn: sqlite3.Connection | None, *, read_only: bool,
@@ -323,181 +315,3 @@ class Library:
                 for b, report in zip(books, reports, strict=True):
                     health_rows.save_health(self.conn, b.source_hash, report.summary(), live)
         return reports
-
-    # -- writing (CLI only) --------------------------------------------------------------
-    def _require_writable(self) -> None:
-        if self.read_only:
-            reason = getattr(self.server or self.conn, "read_only_reason", None) or (
-                "it was opened read-only")
-            where = self.server.location if self.server else self.config.database_path
-            raise ReadOnlyLibraryError(
-                f"the library {where} is read-only ({reason}); nothing was written")
-
-    def _ingest_deps(self, *, writes: bool = True) -> IngestDeps:
-        """What ingest, sync and watch work with: this library's connection, config and
-        models, handed over explicitly (nothing under ingest/ sees the Library)."""
-        from grimoire_beholder.ingest.deps import IngestDeps
-
-        conn = self.conn  # not on a server library yet: one line, before anything happens
-        if writes:
-            self._require_writable()
-        return IngestDeps(conn, self.config, self.models,
-                          after_book=self._fold_search_index if writes else None)
-
-    @contextmanager
-    def _then_update_index(self, enabled: bool = True) -> Iterator[None]:
-        """Run a writing command, then fold what it committed into the search index."""
-        try:
-            yield
-        finally:
-            if enabled and self.server is None:  # a server indexes as it writes
-                self.update_search_index()
-
-    def _fold_search_index(self) -> None:
-        self.update_search_index(force=False)  # between books: small changes wait
-
-    def ingest(self, path: str | os.PathLike[str], *, name: str | None = None,
-               force: bool = False, follow_links: bool = True,
-               progress: Progress | None = None) -> IngestReport:
-        """Parse, store and run the model stages for one file; idempotent and resumable.
-        ``follow_links=False``: ``path`` is a real path already checked (MCP ``add_book``);
-        it is read through no link, so one swapped in after the check is refused."""
-        from grimoire_beholder.ingest.service import ingest_file
-        from grimoire_beholder.parse.source import links_not_followed
-
-        if self.server is not None:
-            from grimoire_beholder.ingest.server_ingest import ingest_file_on_server
-
-            self._require_writable()
-            return ingest_file_on_server(self.server, self.config, self.models, Path(path),
-                                         name=name, force=force,
-                                         progress=progress or NullProgress())
-        with self._then_update_index(), (
-                links_not_followed() if not follow_links else contextlib.nullcontext()):
-            report = ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
-                                 progress=progress or NullProgress())
-        with transaction(self.conn):  # asked for by name: a sync no longer leaves it out
-            folders.undrop_file(self.conn, report.source_path)
-        return report
-
-    def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
-                      exclude: tuple[str, ...] = (), within: list[Path] | None = None,
-                      progress: Progress | None = None) -> SyncReport:
-        """Ingest every supported file under a folder (recursively) and remember the folder
-        for ``sync``; per-file failures are in the report, not raised. With ``within``,
-        files whose real path (links followed) is outside those folders are skipped."""
-        from grimoire_beholder.ingest.external import ingest_library, is_library
-        from grimoire_beholder.ingest.sync import ingest_folder
-
-        if is_library(Path(folder)):  # a Calibre library or a Zotero data folder
-            with self._then_update_index():
-                return ingest_library(self._ingest_deps(), Path(folder), within=within,
-                                      progress=progress or NullProgress())
-        with self._then_update_index():
-            return ingest_folder(self._ingest_deps(), Path(folder), include=include,
-                                 exclude=exclude, within=within,
-                                 progress=progress or NullProgress())
-
-    def sync(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
-             dry_run: bool = False, confined: bool = False,
-             progress: Progress | None = None) -> SyncReport:
-        """Bring books in line with their files: changed files re-embed only changed chunks,
-        deleted files are removed, moves re-pointed, new files under synced folders added.
-
-        ``folders`` narrows it to synced folders, folders or files inside them, or books'
-        files; a path the library knows nothing about is an InputFileError. ``confined``:
-        no new file is added through a link leading out of its synced folder (MCP).
-        Calibre libraries and Zotero data folders ingested are followed too
-        (ingest/external.py): added and removed items, replaced files, edited metadata."""
-        from grimoire_beholder.ingest.external import sync_all
-
-        dirs = [Path(f) for f in folders] if folders else None
-        with self._then_update_index(enabled=not dry_run):
-            return sync_all(self._ingest_deps(writes=not dry_run), dirs, dry_run=dry_run,
-                            confined=confined, progress=progress or NullProgress())
-
-    def watch(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
-              stop_event: StopEvent | None = None,
-              on_report: Callable[[SyncReport], None] | None = None,
-              progress: Progress | None = None, debounce_ms: int = 1000) -> None:
-        """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C)."""
-        from grimoire_beholder.ingest.watch import watch
-
-        watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
-              stop_event=stop_event, on_report=on_report, progress=progress,
-              debounce_ms=debounce_ms)
-
-    def resume(self, progress: Progress | None = None) -> StageCounts:
-        """Finish the model stages for every book (after a crash or a dead daemon)."""
-        with self._then_update_index():
-            return self._ingest_deps().run_stages(None, progress or NullProgress())
-
-    def delete(self, book: str | int) -> BookRow:
-        """Remove a book and everything under it in one transaction."""
-        from grimoire_beholder.ingest.lock import writer_lock
-
-        self._require_writable()
-        found = self.book(book)
-        if self.server is not None:
-            with self.server.book_lock("file", found.source_hash), transaction(self.server):
-                book_rows.delete_book(self.server, found.id)
-                faults.reached("delete.before_commit")
-            return found
-        origin = source_rows.origins(self.conn, [found.id]).get(found.id)
-        with writer_lock(self.config.database_path), transaction(self.conn):
-            book_rows.delete_book(self.conn, found.id)
-            if origin is not None:  # a Calibre/Zotero item: its library's sync leaves it out
-                source_rows.drop_item(self.conn, origin.library, origin.item)
-            if found.source_root:  # a file of a synced folder: the next sync leaves it out
-                folders.drop_file(self.conn, found.source_path, found.source_root)
-            faults.reached("delete.before_commit")
-        self.update_search_index()
-        return found
-
-    def unfollow(self, folder: str | os.PathLike[str], *,
-                 delete_books: bool = False) -> tuple[str, list[BookRow]]:
-        """Stop syncing a folder given to ``ingest DIR``: no new file of it is added again.
-        Its books stay, as books of single files, unless ``delete_books``; returns the
-        folder as stored and the books it held. InputFileError when it is not followed."""
-        from grimoire_beholder.ingest.unfollow import unfollow
-
-        _ = self.conn  # not on a server library yet
-        self._require_writable()
-        real, books = unfollow(self.conn, self.config.database_path, folder,
-                               delete_books=delete_books)
-        if delete_books:
-            self.update_search_index()
-        return real, source_rows.attach_origins(self.conn, books)
-
-    def reindex_fts(self, book: str | int | None = None) -> int:
-        """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
-        from grimoire_beholder.ingest.lock import writer_lock
-
-        _ = self.conn  # not on a server library yet
-        self._require_writable()
-        book_id = self.book(book).id if book is not None else None
-        with writer_lock(self.config.database_path), transaction(self.conn):
-            count = fts.rebuild(self.conn, book_id)
-            faults.reached("reindex.before_commit")
-        self.update_search_index()
-        return count
-
-    def update_search_index(self, *, force: bool = True
-                            ) -> UpdateResult | Literal["read-only", "failed"]:
-        """Fold committed changes into the persisted search index beside the database.
-
-        Writing commands call this after they commit (``force=False`` between the books of
-        one command: small changes wait for its end). The index is a cache of the database,
-        so a failure here only warns: searches fall back to the exact arms until it is
-        rebuilt.
-        """
-        if self.read_only:
-            return "read-only"
-        conn = self.conn  # a server library has no index beside it to fold
-        from grimoire_beholder.search.index_writer import update
-
-        try:
-            return update(conn, self.config.database_path, force=force)
-        except (OSError, sqlite3.Error, ValueError, GrimoireError) as exc:
-            logging.getLogger(__name__).warning("search index not updated: %s", exc)
-            return "failed"
