@@ -91,13 +91,12 @@ class RichProgress:
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
-                TimeRemainingColumn,
             )
 
             self._bar = Progress(
                 TextColumn("[bold]{task.description:<11}"), BarColumn(),
                 MofNCompleteColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                TextColumn("eta"), TimeRemainingColumn(),
+                TextColumn("eta [cyan]{task.fields[eta]}"),
                 console=err, transient=False,
             )
             self._bar.start()
@@ -111,19 +110,32 @@ class RichProgress:
         if self._bar is not None:
             if self._task is not None:
                 self._bar.update(self._task, completed=self._bar.tasks[-1].total)
-            self._task = self._bar.add_task(name, total=total, rate="")
+            self._task = self._bar.add_task(name, total=total, rate="", eta="-:--:--")
             self._stage_started = time.perf_counter()
 
     def retotal(self, total: int) -> None:
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, total=total)
+            self._show_rate()
 
     def advance(self, n: int = 1) -> None:
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)
-            done = self._bar.tasks[-1].completed
-            elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
-            self._bar.update(self._task, rate=f"{done / elapsed:6.1f}/s")
+            self._show_rate()
+
+    def _show_rate(self) -> None:
+        """The stage's rate so far and the ETA at that rate: rich's own ETA follows the last
+        seconds' speed, which a folder's bursts (parse a file, embed its chunks at once) make
+        say a second when minutes remain."""
+        assert self._bar is not None and self._task is not None
+        task = self._bar.tasks[-1]
+        if task.completed <= 0:
+            return
+        elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
+        rate = task.completed / elapsed
+        left = int(max((task.total or 0) - task.completed, 0) / rate)
+        self._bar.update(self._task, rate=f"{rate:6.1f}/s",
+                         eta=f"{left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}")
 
     def message(self, text: str) -> None:
         if not self.quiet:
