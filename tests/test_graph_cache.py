@@ -85,10 +85,40 @@ def test_new_weights_make_a_new_graph_and_the_old_file_goes(cache: Path,
     weights = model_dir / "model.safetensors"
     weights.write_bytes(b"other weights")
     os.utime(weights, ns=(1, 1))
+    [old] = cache.iterdir()
+    os.utime(old, (time.time() - 15 * 86400,) * 2)  # unused for more than two weeks
     build = Builder(b"new graph")
     assert graph_cache.cached_graph(model_dir, "float32", build) == b"new graph"
     assert build.calls == 1
     assert [p.read_bytes() for p in cache.iterdir()] == [b"new graph"]
+
+
+def test_two_installs_side_by_side_do_not_evict_each_others_graph(cache: Path,
+                                                                 tmp_path: Path) -> None:
+    """Each install has its own weights file (its own modification time, so its own key):
+    alternating cold starts of the two build each graph once, not on every start."""
+    installs = []
+    for n in range(2):
+        folder = tmp_path / f"install-{n}"
+        folder.mkdir()
+        (folder / "config.json").write_text('{"hidden_size": 384}')
+        (folder / "model.safetensors").write_bytes(b"weights")
+        os.utime(folder / "model.safetensors", ns=(n + 1, n + 1))
+        installs.append(folder)
+    builds = [Builder(), Builder()]
+    for _ in range(3):
+        for folder, build in zip(installs, builds, strict=True):
+            assert graph_cache.cached_graph(folder, "float32", build) == GRAPH
+    assert [b.calls for b in builds] == [1, 1]
+    # many keys: only the two most recently used others stay
+    for n in range(2, 6):
+        folder = tmp_path / f"install-{n}"
+        folder.mkdir()
+        (folder / "config.json").write_text('{"hidden_size": 384}')
+        (folder / "model.safetensors").write_bytes(b"weights")
+        os.utime(folder / "model.safetensors", ns=(n + 1, n + 1))
+        graph_cache.cached_graph(folder, "float32", Builder())
+    assert len(list(cache.iterdir())) == 3
 
 
 def test_processes_racing_to_fill_the_cache_each_get_a_whole_graph(cache: Path,

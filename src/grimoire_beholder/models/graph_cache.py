@@ -18,8 +18,11 @@ the user's cache folder; later ones read them back.
   FIFO or device under a cache name is dropped without being opened through or read.
 * **Concurrent processes:** a writer fills a temporary file in the same folder and renames
   it into place (atomic on every platform we run on), so a reader sees a whole file or none;
-  two writers write identical bytes and the last rename wins. Older files of the same variant
-  are deleted after a successful write, so an upgrade does not leave the old graph behind.
+  two writers write identical bytes and the last rename wins. After a write, the variant's
+  other graphs unused for two weeks (a read refreshes a file's time, at most daily) and all
+  but the two most recently used are deleted: an upgrade does not leave old graphs behind
+  for long, and two installs side by side (each its own weights file, so its own key) do not
+  evict each other's graph on every start.
 * **Any failure** to read or write the cache (read-only or full disk, no HOME) is silent:
   the graph is then built in memory, as before. The cache never changes a vector.
 """
@@ -31,6 +34,7 @@ import hashlib
 import os
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +42,9 @@ _BUILDER_MODULES = ("bert_onnx.py", "onnx_proto.py")
 ENV_VAR = "GRIMOIRE_BEHOLDER_CACHE"
 _APP_NAME = "grimoire-beholder"
 _DIGEST_CHARS = 32
+_KEEP_OTHERS = 2  # graphs of other keys kept per variant (other installs, other versions)
+_UNUSED_SECONDS = 14 * 86400  # another key's graph unused this long goes
+_TOUCH_SECONDS = 86400
 _MAX_BYTES = 1 << 30  # MiniLM's graph is ~45 MB; anything past 1 GiB is not one of ours
 
 
@@ -98,6 +105,7 @@ def _read_valid(folder: Path, prefix: str) -> bytes | None:
                     path.unlink()
             continue
         if hashlib.sha256(data).hexdigest()[:_DIGEST_CHARS] == path.stem[len(prefix):]:
+            _mark_used(path)
             return data
         with contextlib.suppress(OSError):  # damaged: drop it, the caller rebuilds
             path.unlink()
@@ -132,6 +140,31 @@ def _read_regular(path: Path) -> bytes | None:
             os.close(handle)
 
 
+def _evict(folder: Path, variant: str, prefix: str) -> None:
+    """Drop the variant's other graphs not used for ``_UNUSED_SECONDS``, and all but the
+    ``_KEEP_OTHERS`` most recently used. Two installs of the same version (a project's
+    venv and ``uvx``) have their own weights file, so their own key: deleting every other
+    key made each evict the other's graph and every cold start build it again."""
+    others: list[tuple[float, Path]] = []
+    for path in folder.glob(f"{variant}-*.onnx"):
+        if not path.name.startswith(prefix):
+            with contextlib.suppress(OSError):
+                others.append((path.lstat().st_mtime, path))
+    others.sort(reverse=True)
+    now = time.time()
+    for rank, (used, path) in enumerate(others):
+        if rank >= _KEEP_OTHERS or now - used > _UNUSED_SECONDS:
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _mark_used(path: Path) -> None:
+    """Refresh a graph's modification time (at most daily) so eviction sees it in use."""
+    with contextlib.suppress(OSError):
+        if time.time() - path.stat().st_mtime > _TOUCH_SECONDS:
+            os.utime(path)
+
+
 def _store(folder: Path, variant: str, prefix: str, graph: bytes) -> None:
     digest = hashlib.sha256(graph).hexdigest()[:_DIGEST_CHARS]
     target = folder / f"{prefix}{digest}.onnx"
@@ -143,10 +176,7 @@ def _store(folder: Path, variant: str, prefix: str, graph: bytes) -> None:
             out.write(graph)
         os.replace(temporary, target)
         temporary = None
-        for old in folder.glob(f"{variant}-*.onnx"):
-            if not old.name.startswith(prefix):
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        _evict(folder, variant, prefix)
     except OSError:
         return  # read-only or full disk, or a file held open elsewhere: stay in memory
     finally:
