@@ -184,3 +184,15 @@ def test_a_span_with_one_unlabelled_end_never_reads_none() -> None:
     assert source.cite("Intro", 3, 4).location == "pp. 3–4 (printed i)"
     assert source.cite("Intro", 4, 5).location == "pp. 4–5 (printed i–ii)"
     assert source.cite("Intro", 7, 7).location == "p. 7"
+
+
+def test_a_file_name_with_a_line_break_stays_on_the_citations_line() -> None:
+    """A Markdown file named ``line<LF>break.md`` printed its hit as two lines in `query`
+    (``1. line`` then ``break.md:3 · NL``), a forged line in any line-by-line reading."""
+    from grimoire_beholder.citation import Source
+
+    for brk in ("\n", "\r", "\u2028", "\x85", "\r\n"):
+        cited = Source.of("NL", "markdown", f"/notes/line{brk}break.md", "/notes", {}).cite(
+            "NL", line_start=3)
+        assert len(str(cited).splitlines()) == 1, repr(str(cited))
+        assert cited.location == "line ⏎ break.md:3"

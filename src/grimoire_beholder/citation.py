@@ -17,6 +17,7 @@ Core module: imports nothing from the adapters.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,9 @@ from typing import Any, Protocol
 from grimoire_beholder.text import plural
 
 SEPARATOR = " · "
+# Every line break splitlines knows: a file name may hold any of them, and a location is
+# one line (else a hit's citation in `query` starts a forged line).
+_BREAKS = re.compile("\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def page_label(labels: Mapping[int, str], page_start: int | None,
@@ -83,7 +87,8 @@ class Citation:
         if self.start is None:
             return ""
         if self.unit == "line":
-            return f"{self.path}:{_span(self.start, self.end, '-')}"
+            path = _BREAKS.sub(" ⏎ ", self.path or "")
+            return f"{path}:{_span(self.start, self.end, '-')}"
         if self.unit == "loc":
             return f"loc. {_span(self.start, self.end)}"
         pages = _span(self.start, self.end)
