@@ -227,6 +227,24 @@ def test_a_context_is_cut_so_the_chunk_fits_one_window(embedder: EmbeddedEmbedde
     assert embedder.fit_context("", PROSE) == PROSE
 
 
+def test_a_chunk_that_exactly_fills_the_window_drops_its_context(
+        embedder: EmbeddedEmbedder) -> None:
+    """A chunk of exactly max_seq_length pieces fits one window alone: its context must not
+    be kept whole (that made it two or more windows; found by a randomized attack)."""
+    words = (PROSE * 12).split()
+    chunk = ""
+    for count in range(len(words), 0, -1):
+        chunk = " ".join(words[:count])
+        if embedder.token_count(chunk) <= embedder.max_seq_length:
+            break
+    while embedder.token_count(chunk) < embedder.max_seq_length:
+        chunk += " a"
+    assert embedder.token_count(chunk) == embedder.max_seq_length
+    fitted = embedder.fit_context("Book › Chapter › Section. The archivist wrote.", chunk)
+    assert fitted == chunk
+    assert embedder.token_count(fitted) <= embedder.max_seq_length
+
+
 def test_the_pipeline_fits_contexts_only_for_a_model_with_a_window(
         embedder: EmbeddedEmbedder) -> None:
     from fakes import FakeEmbedder

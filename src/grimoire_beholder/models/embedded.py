@@ -220,7 +220,7 @@ class EmbeddedEmbedder(LoadsOnce):
         self._ensure_loaded()
         encode = self._tokenizer.encode
         budget = self._max_seq_length - 2 - len(encode(text))
-        if budget <= 0:
+        if budget < 0:  # windowed anyway; a text exactly filling one window drops the context
             return f"{context}\n\n{text}"
         words = context.split()
         used = kept = 0
