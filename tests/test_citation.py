@@ -196,3 +196,14 @@ def test_a_file_name_with_a_line_break_stays_on_the_citations_line() -> None:
             "NL", line_start=3)
         assert len(str(cited).splitlines()) == 1, repr(str(cited))
         assert cited.location == "line ⏎ break.md:3"
+
+
+def test_a_folder_runs_file_line_is_one_line_whatever_the_file_is_named() -> None:
+    """`ingest DIR` printed ``added     line`` and ``break.md (1 chunk: 1 embedded)`` as two
+    lines for a file named ``line<LF>break.md``; a move names both of its files."""
+    from grimoire_beholder.views import FileOutcome
+
+    added = FileOutcome("added", "line\nbreak.md", chunks=1, embedded=1).describe()
+    moved = FileOutcome("moved", "new\u2028name.md", old_path="old\rname.md").describe()
+    assert added == "added     line ⏎ break.md (1 chunk: 1 embedded)"
+    assert moved == "moved     new ⏎ name.md (from old ⏎ name.md)"

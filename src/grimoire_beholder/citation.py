@@ -46,6 +46,11 @@ def page_label(labels: Mapping[int, str], page_start: int | None,
     return f"{first}–{last}"
 
 
+def one_line(name: str) -> str:
+    """A file name as one line: each line break written ``⏎``."""
+    return _BREAKS.sub(" ⏎ ", name)
+
+
 def relative_path(source_path: str, root: str | None) -> str | None:
     """``notes/runbook.md`` for a file ingested from a folder, None otherwise."""
     if not root or not source_path.startswith(root.rstrip(os.sep) + os.sep):
@@ -87,7 +92,7 @@ class Citation:
         if self.start is None:
             return ""
         if self.unit == "line":
-            path = _BREAKS.sub(" ⏎ ", self.path or "")
+            path = one_line(self.path or "")
             return f"{path}:{_span(self.start, self.end, '-')}"
         if self.unit == "loc":
             return f"loc. {_span(self.start, self.end)}"

@@ -6,7 +6,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from grimoire_beholder.citation import Citation, Source
+from grimoire_beholder.citation import Citation, Source, one_line
 from grimoire_beholder.locate import redacted
 from grimoire_beholder.store.records import BookRow, SectionRow
 from grimoire_beholder.text import plural
@@ -250,9 +250,9 @@ class FileOutcome:
 
     def describe(self) -> str:
         """One line, e.g. ``changed   notes/a.md (12 chunks: 2 embedded, 10 reused)``."""
-        line = f"{self.action:<9} {self.path}"
+        line = f"{self.action:<9} {one_line(self.path)}"
         if self.action == "moved" and self.old_path:
-            line += f" (from {self.old_path})"
+            line += f" (from {one_line(self.old_path)})"
         elif self.action in ("failed", "skipped") or (self.action == "removed"
                                                        and self.error):
             line += f": {self.error}"
