@@ -245,3 +245,14 @@ def test_a_folder_where_the_cache_file_should_be_is_built_around(cache: Path,
     assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
     assert graph_cache.cached_graph(model_dir, "float32", build) == GRAPH
     assert not any(p.name.startswith(".partial-") for p in cache.iterdir())
+
+
+def test_a_partial_file_left_by_a_killed_writer_goes_at_the_next_write(cache: Path,
+                                                                       model_dir: Path) -> None:
+    cache.mkdir(parents=True)
+    stale, fresh = cache / ".partial-abc.onnx", cache / ".partial-def.onnx"
+    stale.write_bytes(b"x" * 1000)  # SIGKILL mid-write: no finally ran
+    fresh.write_bytes(b"y")  # another process writing right now
+    os.utime(stale, (time.time() - 7200,) * 2)
+    graph_cache.cached_graph(model_dir, "float32", Builder())
+    assert not stale.exists() and fresh.exists()

@@ -22,7 +22,8 @@ the user's cache folder; later ones read them back.
   other graphs unused for two weeks (a read refreshes a file's time, at most daily) and all
   but the two most recently used are deleted: an upgrade does not leave old graphs behind
   for long, and two installs side by side (each its own weights file, so its own key) do not
-  evict each other's graph on every start.
+  evict each other's graph on every start. A temporary file older than an hour (its writer was
+  killed mid-write) is deleted then too.
 * **Any failure** to read or write the cache (read-only or full disk, no HOME) is silent:
   the graph is then built in memory, as before. The cache never changes a vector.
 """
@@ -45,6 +46,7 @@ _DIGEST_CHARS = 32
 _KEEP_OTHERS = 2  # graphs of other keys kept per variant (other installs, other versions)
 _UNUSED_SECONDS = 14 * 86400  # another key's graph unused this long goes
 _TOUCH_SECONDS = 86400
+_STALE_PARTIAL_SECONDS = 3600  # no writer takes an hour over 45 MB
 _MAX_BYTES = 1 << 30  # MiniLM's graph is ~45 MB; anything past 1 GiB is not one of ours
 
 
@@ -151,6 +153,10 @@ def _evict(folder: Path, variant: str, prefix: str) -> None:
             with contextlib.suppress(OSError):
                 others.append((path.lstat().st_mtime, path))
     others.sort(reverse=True)
+    for partial in folder.glob(".partial-*.onnx"):  # left by a writer killed mid-write
+        with contextlib.suppress(OSError):
+            if time.time() - partial.lstat().st_mtime > _STALE_PARTIAL_SECONDS:
+                partial.unlink()
     now = time.time()
     for rank, (used, path) in enumerate(others):
         if rank >= _KEEP_OTHERS or now - used > _UNUSED_SECONDS:
