@@ -93,3 +93,18 @@ def test_a_book_without_numbers_gets_the_command_and_no_number(lib: Path) -> Non
 def test_own_number_reads_the_deepest_numbered_heading(breadcrumb: str,
                                                        number: str | None) -> None:
     assert own_number(breadcrumb) == number
+
+
+def test_a_hit_found_with_library_opens_as_printed_from_anywhere(lib: Path,
+                                                                 tmp_path: Path) -> None:
+    """`query … --library DIR` printed `show SLUG 0 1` without the library: run as written
+    (from another folder) it looked in the default library and found nothing."""
+    import shlex
+
+    found = run_cli("query", "fog horn", "-k", "1", "--json", "--mode", "keyword",
+                    "--library", str(lib), cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    command = shlex.split(json.loads(found.stdout)["results"][0]["open"])
+    shown = run_cli(*command[1:], cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "Sound the fog horn every thirty seconds" in shown.stdout
