@@ -108,3 +108,9 @@ def test_a_hit_found_with_library_opens_as_printed_from_anywhere(lib: Path,
     shown = run_cli(*command[1:], cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     assert "Sound the fog horn every thirty seconds" in shown.stdout
+
+
+def test_outline_with_library_names_it_in_its_show_line(lib: Path, tmp_path: Path) -> None:
+    shown = run_cli("outline", "keeper", "--library", str(lib), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert f"SECTION --library {lib.absolute()}" in " ".join(shown.stdout.split())

@@ -252,3 +252,16 @@ def _take_away(created: list[Path]) -> None:
                 path.unlink(missing_ok=True)
         except OSError:  # not empty, or not ours to remove: leave it
             return
+
+
+def same_library(library: Path | None, config: Path | None) -> str:
+    """The ``--library``/``--config`` a hit's ``show`` command needs to open the library
+    this query searched (as an absolute path, so it runs from any folder); none for the
+    default library, nor for a database URL (it may hold a password)."""
+    import shlex
+
+    if library is not None and not str(library).startswith(("postgresql:", "postgres:")):
+        return f" --library {shlex.quote(str(Path(library).absolute()))}"
+    if config is not None:
+        return f" --config {shlex.quote(str(Path(config).absolute()))}"
+    return ""

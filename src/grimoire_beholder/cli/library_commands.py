@@ -22,6 +22,7 @@ from grimoire_beholder.cli.app import (
     SourceType,
     app,
     fail,
+    same_library,
     with_library,
 )
 from grimoire_beholder.cli.help_pages import command
@@ -330,19 +331,6 @@ def reindex_fts(
     print(f"reindexed {plural(count, 'chunk')}")
 
 
-def _same_library(library: Path | None, config: Path | None) -> str:
-    """The ``--library``/``--config`` a hit's ``show`` command needs to open the library
-    this query searched (as an absolute path, so it runs from any folder); none for the
-    default library, nor for a database URL (it may hold a password)."""
-    import shlex
-
-    if library is not None and not str(library).startswith(("postgresql:", "postgres:")):
-        return f" --library {shlex.quote(str(Path(library).absolute()))}"
-    if config is not None:
-        return f" --config {shlex.quote(str(Path(config).absolute()))}"
-    return ""
-
-
 @command(app, 'Ask it', examples=(
     'grimoire-beholder query "how is the lamp trimmed?"',
     'grimoire-beholder query "spies" --book art-of-war --top-k 3',
@@ -400,7 +388,7 @@ def query(
         data = results.to_dict()
         for hit in data["results"]:  # how to read on, and the book's own number
             hit["open"] = show_command(hit["slug"], hit["chapter_index"],
-                                       hit["section_index"]) + _same_library(library, config)
+                                       hit["section_index"]) + same_library(library, config)
             hit["number"] = own_number(hit["section"])
         if expand:
             for hit in data["results"]:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
+from grimoire_beholder.cli.app import (
+    ConfigOpt,
+    JsonOpt,
+    LibraryOpt,
+    app,
+    same_library,
+    with_library,
+)
 from grimoire_beholder.cli.help_pages import command
 
 if TYPE_CHECKING:
@@ -59,6 +66,7 @@ def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
                       f"{s['title'] or '(lead-in)'}{where} · ~{s['approx_tokens']} tokens", 8))
     print()
     print(fit(f"Read one with: {show_command(data['slug'], 'CHAPTER', 'SECTION')}"
+              f"{same_library(library, config)}"
               " (the numbers on the left, from 0)", 2))
 
 
