@@ -30,12 +30,14 @@ every file it names is on disk, so a crash leaves either the old or the new inde
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
 import math
 import os
 import re
+import stat
 import uuid
 import zlib
 from dataclasses import dataclass
@@ -310,14 +312,22 @@ def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> 
     return name
 
 
+def _regular(path: Path) -> Path:
+    """``path`` if it is a regular file (links followed); OSError otherwise — a named pipe or
+    a device put in the index would make opening it wait forever."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return path
+
+
 def load_segment(folder: Path, name: str) -> Segment:
     """Open a segment, memory-mapped. Anything but a segment as written here — a file
     missing, empty, cut short or of another type or shape — is a ValueError (the index is
     then not used); its bytes are not read (see :meth:`Segment.damaged`)."""
     path = folder / name
     try:
-        meta = json.loads((path / "segment.json").read_text(encoding="utf-8"))
-        arrays = {key: np.load(path / f"{key}.npy", mmap_mode="r") for key in _ARRAYS}
+        meta = json.loads(_regular(path / "segment.json").read_text(encoding="utf-8"))
+        arrays = {key: np.load(_regular(path / f"{key}.npy"), mmap_mode="r") for key in _ARRAYS}
         residual = meta.get("residual")
         segment = Segment(name, float(meta["scale"]), arrays,
                           {key: int(meta["crc32"][key]) for key in _ARRAYS},
@@ -377,7 +387,7 @@ def read_manifest(folder: Path) -> Manifest | None:
     """The manifest, or None if missing, unreadable or not of the shape written here (a
     reader then ignores the index; a writer rebuilds it)."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(_regular(folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -428,7 +438,7 @@ def load_dead(folder: Path, segment: str, name: str | None) -> np.ndarray:
     if not name:
         return np.zeros(0, dtype=np.int64)
     try:
-        dead = np.load(folder / segment / name, mmap_mode="r")
+        dead = np.load(_regular(folder / segment / name), mmap_mode="r")
     except (OSError, EOFError, ValueError) as exc:
         raise ValueError(f"{segment}/{name} cannot be read ({exc})") from exc
     if dead.dtype != np.dtype(np.int64) or dead.ndim != 1:
