@@ -13,6 +13,7 @@ import errno
 import os
 import shutil
 import signal
+import stat
 import sys
 import unicodedata
 from collections.abc import Iterator
@@ -46,6 +47,9 @@ def exclusive(lock_path: Path, *, owner: str = "") -> Iterator[bool]:
         reason = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise StorageError(f"cannot open lock file {lock_path}: {reason}") from exc
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a named pipe or a device put there
+            raise StorageError(f"cannot use lock file {lock_path}: it is not a regular file; "
+                               "remove it (it is made again)")
         import filelock
 
         try:
