@@ -205,10 +205,14 @@ def test_outside_home_a_config_another_user_owns_is_passed_over(
 
 
 @pytest.mark.parametrize("given", ["C:\\Books\\lib", "c:/books/lib", "D:lib"])
-def test_a_drive_letter_library_is_a_folder_not_an_address(home: Path, given: str) -> None:
-    # On Windows these are folders; here they are odd relative names. Either way the drive
+def test_a_drive_letter_library_is_a_folder_not_an_address(
+        home: Path, given: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On Windows these are folders (elsewhere refused: test_locate_windows_env); the drive
     # letter must never be read as a URL scheme ("c:" of an address like "postgresql://").
+    from grimoire_beholder import portable
     from grimoire_beholder.locate import locate
+
+    monkeypatch.setattr(portable, "PLATFORM", "win32")
 
     found = locate(library=given)
     assert found.origin == BY_LIBRARY_FLAG

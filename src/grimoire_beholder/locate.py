@@ -157,7 +157,21 @@ def _working_folder() -> Path | None:
         return None
 
 
+# ``C:\\x``, ``c:/x``, ``\\\\server\\share``: no path on a system that is not Windows, where it
+# would be taken as a relative name and a library of that name made in the working folder.
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\[^\\/])")
+
+
+def _not_windows_shaped(path: str | os.PathLike[str], origin: str) -> None:
+    """A ConfigError for a drive-letter or UNC path named on a system that is not Windows."""
+    text = str(path).strip()
+    if portable.PLATFORM != "win32" and _WINDOWS_PATH.match(text):
+        raise ConfigError(f"{origin} names a Windows path ({text}); on this system name a "
+                          f"path like /home/…")
+
+
 def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
+    _not_windows_shaped(path, origin)
     file = Path(path).expanduser()
     flag = origin == BY_CONFIG_FLAG
     if file.is_dir():
@@ -174,6 +188,7 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, user_library_folder(),
                         origin, url=str(path).strip())
+    _not_windows_shaped(path, origin)
     folder = Path(path).expanduser().resolve()
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"the library folder {folder} is a file, not a folder")

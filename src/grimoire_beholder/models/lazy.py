@@ -7,6 +7,7 @@ MCP server may call them from several worker threads at once.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 from typing import Any
@@ -38,7 +39,11 @@ class LoadsOnce:
                 self._ensure_loaded()
 
         if self._session is None:
-            threading.Thread(target=load, name="model-load", daemon=True).start()
+            thread = threading.Thread(target=load, name="model-load", daemon=True)
+            thread.start()
+            # a process that ends (an error right after) while the thread is inside the model
+            # library would abort: exit waits for the load, for a bounded time
+            atexit.register(thread.join, timeout=60)
 
     def _load(self) -> None:
         raise NotImplementedError
