@@ -89,3 +89,17 @@ def near_names(ref: str, books: Iterable[tuple[str, str]], limit: int = 3) -> li
         return found
     return difflib.get_close_matches(ref.casefold(), [c[0] for c in candidates], n=limit,
                                      cutoff=_CLOSE_SPELLING)
+
+
+def no_such_book(key: int | str, books: list[tuple[str, str]]) -> BookNotFoundError:
+    """The error for a reference naming none of ``books`` ((slug, name) in slug order): the
+    closest slugs, or the first five that exist, or that the library is empty."""
+    known = [slug for slug, _ in books]
+    what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
+    if not known:
+        return BookNotFoundError(f"{what}: the library is empty")
+    close = [] if isinstance(key, int) else near_names(key, books)
+    listed = close or known[:5]
+    more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
+    label = "did you mean" if close else "books"
+    return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")

@@ -7,7 +7,7 @@ import sqlite3
 from typing import Protocol
 
 from grimoire_beholder.errors import BookNotFoundError, NotFoundError
-from grimoire_beholder.naming import near_names, shown
+from grimoire_beholder.naming import no_such_book
 from grimoire_beholder.store import fts, index_entries, vectors
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
 
@@ -176,15 +176,7 @@ def not_found(conn: sqlite3.Connection | BookStore, key: int | str) -> BookNotFo
     if not isinstance(conn, sqlite3.Connection):
         return conn.not_found(key)
     books = [(r[0], r[1]) for r in conn.execute("SELECT slug, name FROM books ORDER BY slug")]
-    known = [slug for slug, _ in books]
-    what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
-    if not known:
-        return BookNotFoundError(f"{what}: the library is empty")
-    close = [] if isinstance(key, int) else near_names(key, books)
-    listed = close or known[:5]
-    more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
-    label = "did you mean" if close else "books"
-    return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")
+    return no_such_book(key, books)
 
 
 def find_book_by_hash(conn: sqlite3.Connection | BookStore, source_hash: str) -> BookRow | None:

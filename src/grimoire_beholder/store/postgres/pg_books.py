@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from grimoire_beholder.errors import BookNotFoundError, NotFoundError, SlugConflictError
-from grimoire_beholder.naming import near_names, shown
+from grimoire_beholder.naming import no_such_book
 from grimoire_beholder.store.postgres.pg_base import PgBase
 from grimoire_beholder.store.postgres.pg_schema import STAMP_LOCK
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
@@ -125,15 +125,7 @@ class BookRowsMixin(PgBase):
     def not_found(self, key: int | str) -> BookNotFoundError:
         books = [(r[0], r[1]) for r in self.rows(
             "SELECT slug, name FROM books ORDER BY slug COLLATE \"C\"")]
-        known = [slug for slug, _ in books]
-        what = f"no book has id {key}" if isinstance(key, int) else f"no book {shown(key)!r}"
-        if not known:
-            return BookNotFoundError(f"{what}: the library is empty")
-        close = [] if isinstance(key, int) else near_names(key, books)
-        listed = close or known[:5]
-        more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
-        label = "did you mean" if close else "books"
-        return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")
+        return no_such_book(key, books)
 
     def delete_book(self, book_id: int) -> None:
         """Remove a book and everything under it (the foreign keys cascade). Call inside a
