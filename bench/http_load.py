@@ -29,27 +29,9 @@ from pathlib import Path
 
 import anyio
 
-BENCH = Path(__file__).resolve().parents[2] / "shared" / "bench"
-BOOKS = (BENCH / "books-dev" / "R-data.pdf",
-         BENCH / "books-dev" / "calibre-quick-start-guide.epub")
-QUESTIONS = BENCH / "books-dev" / "questions.jsonl"
+from web_latency import QUESTIONS, build_library
+
 LISTENING = re.compile(r" on (https?://\S+/mcp) ")
-
-
-def build_library(directory: Path, embedding: str) -> Path:
-    """Ingest the books once (a re-run reuses the library) and make sure it has a token
-    named ``bench``; the config's path."""
-    from grimoire_beholder.library import Library
-
-    directory.mkdir(parents=True, exist_ok=True)
-    config = directory / "config.toml"
-    config.write_text(f'[grimoire-beholder]\ndb_path = "book.db"\n'
-                      f'embedding_backend = "{embedding}"\nllm_backend = "none"\n',
-                      encoding="utf-8")
-    with Library.open(config) as lib:
-        for book in BOOKS:
-            lib.ingest(book)
-    return config
 
 
 def new_token(config: Path) -> str:

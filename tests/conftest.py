@@ -17,6 +17,7 @@ from fakes import FakeEmbedder
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
+from user_home import fresh_home
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -104,3 +105,9 @@ def allowed_setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     (allowed / "link.md").symlink_to(secret)
     (allowed / "shelf" / "sneaky.md").symlink_to(secret)
     return config, allowed, secret
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A fresh HOME holding an empty working folder (``home / "work"``); see user_home.py."""
+    return fresh_home(tmp_path)

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import CliRun, run_cli
+from helpers import run_cli
 from mcp_helpers import cli_command
+from user_home import SAMPLE, run, run_process, tree, user_db, user_env
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
 READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",), ("check",),
            ("eval", "questions.jsonl"), ("outline", "some-book"), ("show", "some-book", "0", "0"),
            ("verify", "the lamp was lit"), ("page", "some-book", "1"), ("health",),
@@ -32,46 +31,6 @@ READERS = [("list",), ("query", "lighthouse beam"), ("status",), ("stats",), ("c
 WRITERS = [("sync",), ("delete", "some-book", "--yes"), ("reindex-fts",)]  # not ingest
 FAKE_LIBRARY = '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n' \
                'chunk_overlap = 20\n'
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    """A fresh HOME holding an empty working folder (``home / "work"``)."""
-    (tmp_path / "home" / "work").mkdir(parents=True)
-    return tmp_path / "home"
-
-
-def user_env(home: Path, **env: str) -> dict[str, str | None]:
-    """A new user's environment: ``home`` as HOME and its XDG folders, no library chosen."""
-    environ: dict[str, str | None] = {k: None for k in os.environ
-                                      if k.startswith("GRIMOIRE_BEHOLDER_")}
-    environ.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
-                   XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
-                   COLUMNS="200", **env)
-    return environ
-
-
-def run(home: Path, *args: str, cwd: Path | None = None, stdin: str = "",
-        **env: str) -> CliRun:
-    """The CLI, in-process, as the new user at ``home`` (in ``home / "work"`` by default)."""
-    return run_cli(*args, cwd=cwd or home / "work", env=user_env(home, **env), stdin=stdin)
-
-
-def run_process(home: Path, *args: str, cwd: Path | None = None
-                ) -> subprocess.CompletedProcess[str]:
-    """The CLI as a real subprocess of the new user at ``home``."""
-    environ = {k: v for k, v in {**os.environ, **user_env(home)}.items() if v is not None}
-    environ.pop("ORT_DISABLE_TELEMETRY", None)  # as a user has it: unset
-    return subprocess.run([*cli_command(), *args], cwd=cwd or home / "work", env=environ,
-                          capture_output=True, text=True, timeout=180, check=False)
-
-
-def tree(folder: Path) -> set[Path]:
-    return set(folder.rglob("*"))
-
-
-def user_db(home: Path) -> Path:
-    return home / ".local" / "share" / "grimoire-beholder" / "book.db"
 
 
 @pytest.mark.parametrize("args", READERS + WRITERS,

@@ -5,7 +5,6 @@ idempotent; the written entry starts a server a real MCP client can use."""
 from __future__ import annotations
 
 import json
-import os
 import tomllib
 from importlib.metadata import version
 from pathlib import Path
@@ -13,18 +12,10 @@ from pathlib import Path
 import pytest
 from mcp import Client, StdioServerParameters
 
-from helpers import CliRun, run_cli
 from mcp_helpers import structured
+from user_home import SAMPLE, backups, client_environ, run_client_cli
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "lighthouse-keepers-handbook.md"
 OTHER = {"command": "/opt/other/bin/other-server", "args": ["--flag"], "env": {"K": "v"}}
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    (home / "work").mkdir(parents=True)
-    return home
 
 
 @pytest.fixture
@@ -35,26 +26,9 @@ def shelf(home: Path) -> Path:
     (shelf / "config.toml").write_text(
         '[grimoire-beholder]\nembedding_backend = "fake"\nchunk_size = 120\n'
         'chunk_overlap = 20\n')
-    assert run(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf)).returncode == 0
+    ingest = run_client_cli(home, "ingest", str(SAMPLE), "-q", "--library", str(shelf))
+    assert ingest.returncode == 0
     return shelf
-
-
-def environ(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("GRIMOIRE_BEHOLDER_", "CODEX_HOME"))}
-    env.update(HOME=str(home), XDG_DATA_HOME=str(home / ".local" / "share"),
-               XDG_CONFIG_HOME=str(home / ".config"))
-    return env
-
-
-def run(home: Path, *args: str) -> CliRun:
-    """The CLI in-process (``helpers.run_cli``) as the user at ``home``, in ``home/work``."""
-    dropped = {k: None for k in os.environ if k not in environ(home)}
-    return run_cli(*args, cwd=home / "work", env={**environ(home), **dropped})
-
-
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(path.name + ".bak-*"))
 
 
 def assert_points_at(entry: dict[str, object], shelf: Path) -> None:
@@ -73,7 +47,7 @@ def test_claude_desktop_write_keeps_other_servers_backs_up_and_is_idempotent(
     original = {"globalShortcut": "Ctrl+Space", "mcpServers": {"other": OTHER}}
     path.write_text(json.dumps(original))
 
-    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     written = json.loads(path.read_text())
     assert written["globalShortcut"] == "Ctrl+Space"
@@ -82,7 +56,7 @@ def test_claude_desktop_write_keeps_other_servers_backs_up_and_is_idempotent(
     [backup] = backups(path)
     assert json.loads(backup.read_text()) == original
 
-    again = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    again = run_client_cli(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
     assert again.returncode == 0 and "nothing changed" in again.stdout
     assert json.loads(path.read_text()) == written and len(backups(path)) == 1
 
@@ -93,7 +67,7 @@ def test_claude_code_writes_the_user_scope_of_claude_json(home: Path, shelf: Pat
              "mcpServers": {"other": {"type": "stdio", **OTHER}}}
     path.write_text(json.dumps(state))
     path.chmod(0o600)
-    assert run(home, "mcp-config", "claude-code", "--write", "--library",
+    assert run_client_cli(home, "mcp-config", "claude-code", "--write", "--library",
                str(shelf)).returncode == 0
     written = json.loads(path.read_text())
     assert {k: written[k] for k in ("numStartups", "projects")} == {
@@ -114,7 +88,7 @@ def test_codex_keeps_comments_and_other_tables_and_replaces_a_stale_entry(
                     '[mcp_servers.grimoire-beholder]\ncommand = "uv"\nargs = ["run"]\n'
                     '[mcp_servers.grimoire-beholder.env]\nX = "1"\n\n'
                     '# the quick profile\n[profiles.fast]\nmodel = "o4-mini"\n')
-    proc = run(home, "mcp-config", "codex", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "codex", "--write", "--library", str(shelf))
     assert proc.returncode == 0 and "replaced" in proc.stdout, proc.stderr
     text = path.read_text()
     assert text.startswith("# my settings\n") and "# keep this comment" in text
@@ -125,7 +99,7 @@ def test_codex_keeps_comments_and_other_tables_and_replaces_a_stale_entry(
     entry = data["mcp_servers"]["grimoire-beholder"]
     assert "env" not in entry
     assert_points_at(entry, shelf)
-    assert run(home, "mcp-config", "codex", "--write", "--library",
+    assert run_client_cli(home, "mcp-config", "codex", "--write", "--library",
                str(shelf)).stdout.endswith("nothing changed\n")
 
 
@@ -136,7 +110,7 @@ def test_a_symlinked_client_file_is_written_through_the_link(home: Path, shelf: 
     kept.write_text(json.dumps({"mcpServers": {"other": OTHER}}))
     link = home / ".claude.json"
     link.symlink_to(kept)
-    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     assert link.is_symlink() and link.resolve() == kept
     servers = json.loads(kept.read_text())["mcpServers"]
@@ -149,7 +123,7 @@ def test_an_empty_client_file_takes_the_entry(home: Path, shelf: Path, text: str
     path = home / ".config" / "Claude" / "claude_desktop_config.json"
     path.parent.mkdir(parents=True)
     path.write_text(text)  # as `touch` leaves it
-    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     assert_points_at(json.loads(path.read_text())["mcpServers"]["grimoire-beholder"], shelf)
 
@@ -162,7 +136,7 @@ def test_writes_within_one_second_keep_every_backup(
     from grimoire_beholder.cli import client_configs as clients
     from grimoire_beholder.cli.entry import app
 
-    for key, value in environ(home).items():
+    for key, value in client_environ(home).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(clients.time, "strftime", lambda _format: "20260101-120000")
     path = home / ".claude.json"
@@ -188,7 +162,7 @@ def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
     command = cache / "archive-v0" / "Xy12" / "bin" / "grimoire-beholder"
     command.parent.mkdir(parents=True)
     (command.parents[1] / "CACHEDIR.TAG").write_text("")  # uv tags every environment
-    for key, value in environ(home).items():
+    for key, value in client_environ(home).items():
         monkeypatch.setenv(key, value)
     args = ["mcp-config", "codex", "--library", str(tmp_path)]
     monkeypatch.setattr(clients, "executable", lambda: [str(command)])
@@ -200,10 +174,10 @@ def test_an_entry_naming_a_cached_uvx_environment_is_warned_about(
 
 def test_without_write_it_prints_the_entry_and_writes_nothing(home: Path, shelf: Path) -> None:
     before = set(home.rglob("*"))
-    printed = run(home, "mcp-config", "codex", "--library", str(shelf))
+    printed = run_client_cli(home, "mcp-config", "codex", "--library", str(shelf))
     entry = tomllib.loads(printed.stdout)["mcp_servers"]["grimoire-beholder"]
     assert_points_at(entry, shelf)
-    desktop = run(home, "mcp-config", "claude-desktop", "--library", str(shelf))
+    desktop = run_client_cli(home, "mcp-config", "claude-desktop", "--library", str(shelf))
     assert_points_at(json.loads(desktop.stdout)["mcpServers"]["grimoire-beholder"], shelf)
     assert set(home.rglob("*")) == before
 
@@ -211,7 +185,7 @@ def test_without_write_it_prints_the_entry_and_writes_nothing(home: Path, shelf:
 def test_a_client_file_that_does_not_parse_is_left_alone(home: Path, shelf: Path) -> None:
     path = home / ".claude.json"
     path.write_text('{"mcpServers": {,}')
-    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "claude-code", "--write", "--library", str(shelf))
     assert proc.returncode != 0 and proc.stderr.startswith("error:") and "left as it is" in \
         proc.stderr
     assert path.read_text() == '{"mcpServers": {,}' and not backups(path)
@@ -222,12 +196,12 @@ def test_a_client_file_that_does_not_parse_is_left_alone(home: Path, shelf: Path
 @pytest.mark.slow  # a real server over stdio
 async def test_the_written_entry_starts_a_server_that_answers(
         home: Path, shelf: Path, anyio_backend: str) -> None:
-    assert run(home, "mcp-config", "claude-desktop", "--write", "--library",
+    assert run_client_cli(home, "mcp-config", "claude-desktop", "--write", "--library",
                str(shelf)).returncode == 0
     path = home / ".config" / "Claude" / "claude_desktop_config.json"
     entry = json.loads(path.read_text())["mcpServers"]["grimoire-beholder"]
     params = StdioServerParameters(command=entry["command"], args=entry["args"],
-                                   cwd=str(home / "work"), env=environ(home))
+                                   cwd=str(home / "work"), env=client_environ(home))
     async with Client(params) as client:
         found = structured(await client.call_tool(
             "search_book", {"question": "how far can a lighthouse beam reach?"}))
@@ -245,7 +219,7 @@ async def test_allow_options_go_into_the_entry_and_start_the_upkeep_tools(
         home: Path, shelf: Path, anyio_backend: str) -> None:
     inbox = home / "inbox"
     inbox.mkdir()
-    proc = run(home, "mcp-config", "claude-code", "--write", "--library", str(shelf),
+    proc = run_client_cli(home, "mcp-config", "claude-code", "--write", "--library", str(shelf),
                "--allow-sync", "--allow-add", "../inbox", "--allow-remove")
     assert proc.returncode == 0, proc.stderr
     entry = json.loads((home / ".claude.json").read_text())["mcpServers"]["grimoire-beholder"]
@@ -254,7 +228,7 @@ async def test_allow_options_go_into_the_entry_and_start_the_upkeep_tools(
     assert {"--allow-sync", "--allow-remove"} <= set(args)
     assert args[args.index("--allow-add") + 1] == str(inbox)  # absolute, as resolved here
     params = StdioServerParameters(command=entry["command"], args=args, cwd=str(home),
-                                   env=environ(home))
+                                   env=client_environ(home))
     async with Client(params) as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
     assert {"search_book", "sync_library", "add_book", "remove_book"} <= names
@@ -262,7 +236,7 @@ async def test_allow_options_go_into_the_entry_and_start_the_upkeep_tools(
 
 def test_an_allowed_folder_that_does_not_exist_is_refused_before_writing(
         home: Path, shelf: Path) -> None:
-    proc = run(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf),
+    proc = run_client_cli(home, "mcp-config", "claude-desktop", "--write", "--library", str(shelf),
                "--allow-add", str(home / "missing"))
     assert proc.returncode != 0 and proc.stdout == ""
     assert proc.stderr.strip() == f"error: allowed folder {home / 'missing'} does not exist"
@@ -273,12 +247,12 @@ def test_cursor_writes_its_global_mcp_json(home: Path, shelf: Path) -> None:
     path = home / ".cursor" / "mcp.json"
     path.parent.mkdir()
     path.write_text(json.dumps({"mcpServers": {"other": OTHER}}))
-    proc = run(home, "mcp-config", "cursor", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "cursor", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     written = json.loads(path.read_text())
     assert written["mcpServers"]["other"] == OTHER
     assert_points_at(written["mcpServers"]["grimoire-beholder"], shelf)
-    assert run(home, "mcp-config", "cursor", "--write", "--library",
+    assert run_client_cli(home, "mcp-config", "cursor", "--write", "--library",
                str(shelf)).stdout.endswith("nothing changed\n")
 
 
@@ -288,7 +262,7 @@ def test_vscode_writes_servers_with_stdio_in_the_user_profile(home: Path, shelf:
     path = home / ".config" / "Code" / "User" / "mcp.json"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"inputs": [], "servers": {"other": OTHER}}))
-    proc = run(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     written = json.loads(path.read_text())
     assert written["inputs"] == [] and written["servers"]["other"] == OTHER
@@ -299,7 +273,7 @@ def test_vscode_writes_servers_with_stdio_in_the_user_profile(home: Path, shelf:
 
 
 def test_vscode_without_write_prints_its_shape(home: Path, shelf: Path) -> None:
-    proc = run(home, "mcp-config", "vscode", "--library", str(shelf))
+    proc = run_client_cli(home, "mcp-config", "vscode", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     assert set(json.loads(proc.stdout)) == {"servers"}
     assert str(home / ".config" / "Code" / "User" / "mcp.json") in proc.stderr

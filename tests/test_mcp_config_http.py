@@ -10,16 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from test_mcp_config import backups, run
+from user_home import backups, run_client_cli
 
 URL = "https://books.example.org/mcp"
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    home = tmp_path / "home"
-    (home / "work").mkdir(parents=True)
-    return home
 
 
 @pytest.mark.parametrize(("client", "file", "key", "expected"), [
@@ -35,14 +28,14 @@ def test_json_clients_get_the_url_and_a_header_from_the_environment(
     path = home / file
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({key: {"other": {"url": "http://x/mcp"}}, "keep": 1}))
-    written = run(home, "mcp-config", client, "--url", URL, "--token-env", "TEAM_TOKEN",
+    written = run_client_cli(home, "mcp-config", client, "--url", URL, "--token-env", "TEAM_TOKEN",
                   "--write")
     assert written.returncode == 0, written.stderr
     data = json.loads(path.read_text())
     assert data[key]["grimoire-beholder"] == expected
     assert data[key]["other"] == {"url": "http://x/mcp"} and data["keep"] == 1
     assert len(backups(path)) == 1
-    again = run(home, "mcp-config", client, "--url", URL, "--token-env", "TEAM_TOKEN",
+    again = run_client_cli(home, "mcp-config", client, "--url", URL, "--token-env", "TEAM_TOKEN",
                 "--write")
     assert "nothing changed" in again.stdout and len(backups(path)) == 1
 
@@ -51,7 +44,7 @@ def test_codex_reads_the_token_from_its_variable(home: Path) -> None:
     path = home / ".codex" / "config.toml"
     path.parent.mkdir(parents=True)
     path.write_text('# mine\nmodel = "o3"\n')
-    assert run(home, "mcp-config", "codex", "--url", URL, "--write").returncode == 0
+    assert run_client_cli(home, "mcp-config", "codex", "--url", URL, "--write").returncode == 0
     data = tomllib.loads(path.read_text())
     assert data["mcp_servers"]["grimoire-beholder"] == {
         "url": URL, "bearer_token_env_var": "GRIMOIRE_BEHOLDER_TOKEN"}
@@ -59,12 +52,12 @@ def test_codex_reads_the_token_from_its_variable(home: Path) -> None:
 
 
 def test_the_printed_entry_names_the_variable_and_no_token(home: Path) -> None:
-    shown = run(home, "mcp-config", "claude-code", "--url", "http://127.0.0.1:8765/mcp")
+    shown = run_client_cli(home, "mcp-config", "claude-code", "--url", "http://127.0.0.1:8765/mcp")
     assert shown.returncode == 0, shown.stderr
     entry = json.loads(shown.stdout)["mcpServers"]["grimoire-beholder"]
     assert entry["headers"] == {"Authorization": "Bearer ${GRIMOIRE_BEHOLDER_TOKEN}"}
     assert "warning" not in shown.stderr  # loopback: nothing crosses a network
-    plain = run(home, "mcp-config", "cursor", "--url", "http://10.0.0.5:8765/mcp")
+    plain = run_client_cli(home, "mcp-config", "cursor", "--url", "http://10.0.0.5:8765/mcp")
     assert "clear text" in plain.stderr
 
 
@@ -76,7 +69,7 @@ def test_the_printed_entry_names_the_variable_and_no_token(home: Path) -> None:
     (["cursor", "--url", URL, "--allow-sync"], "token create"),
 ])
 def test_what_cannot_be_written_is_one_line(home: Path, args: list[str], message: str) -> None:
-    result = run(home, "mcp-config", *args)
+    result = run_client_cli(home, "mcp-config", *args)
     assert result.returncode != 0 and result.stdout == ""
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error:") and message in line, line

@@ -23,34 +23,13 @@ from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import book_rows as books
 from grimoire_beholder.store import db, fts
 from grimoire_beholder.store import hit_queries as store_search
-from helpers import EMBEDDER, add_book, open_library
-
-WORDS = [
-    "lantern", "harbour", "tide", "keeper", "beacon", "fog", "rock", "signal", "storm", "gull",
-    "rope", "café", "crème", "naïve", "running", "runs", "ran", "lamp", "lamps", "light",
-    "lights", "the", "of", "and", "to", "a", "in", "is", "ship", "ships", "winter", "summer",
-    "north", "south", "coast", "cliff", "wave", "waves", "oil", "wick", "glass", "lens",
-]
+from helpers import EMBEDDER, open_library
+from index_helpers import add_random_book, random_library
 
 
 @pytest.fixture(autouse=True)
 def _index_small_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
-
-
-def _add(conn: sqlite3.Connection, slug: str, seed: int, sections: int = 6) -> int:
-    rng = np.random.default_rng(seed)
-    specs = [(f"Chapter {c}", f"Part {c}", [" ".join(rng.choice(WORDS, int(rng.integers(8, 40))))
-                                            for _ in range(8)])
-             for c in range(sections)]
-    return add_book(conn, slug, specs, context=seed % 2 == 0)
-
-
-def _library(tmp_path: Path, n_books: int = 3) -> tuple[sqlite3.Connection, Path, list[int]]:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    conn = open_library(tmp_path)
-    ids = [_add(conn, f"book-{i}", seed=i) for i in range(n_books)]
-    return conn, tmp_path / "library.db", ids
 
 
 QUERIES = ["lantern keeper", "the light of the lamps", "cafe creme", "running ship storm",
@@ -78,7 +57,7 @@ def _assert_matches_exact(conn: sqlite3.Connection, index: SearchIndex,
 
 
 def test_index_ranks_exactly_like_fts5_and_the_exact_scan(tmp_path: Path) -> None:
-    conn, path, ids = _library(tmp_path)
+    conn, path, ids = random_library(tmp_path)
     assert index_writer.update(conn, path) == "built"
     index = SearchIndex(path)
     assert index.refresh(conn) == "persisted" and index.persisted
@@ -88,11 +67,11 @@ def test_index_ranks_exactly_like_fts5_and_the_exact_scan(tmp_path: Path) -> Non
 
 def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
         tmp_path: Path) -> None:
-    conn, path, ids = _library(tmp_path, n_books=8)  # changes below touch under half of it
+    conn, path, ids = random_library(tmp_path, n_books=8)  # changes below touch under half of it
     index_writer.update(conn, path)
     index = SearchIndex(path)
     index.refresh(conn)
-    added = _add(conn, "book-new", seed=11)
+    added = add_random_book(conn, "book-new", seed=11)
     with db.transaction(conn):
         books.delete_book(conn, ids[0])
         fts.rebuild(conn, ids[1])  # rewrites FTS rows in place: logged, masked, re-read
@@ -100,7 +79,7 @@ def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
     _assert_matches_exact(conn, index, [None, [added], [ids[1], ids[2]]])
     with db.transaction(conn):
         books.delete_book(conn, added)  # a change to the delta itself
-    later = _add(conn, "book-later", seed=12)
+    later = add_random_book(conn, "book-later", seed=12)
     assert index.refresh(conn) == "persisted"
     _assert_matches_exact(conn, index, [None, [later]])
     assert index_writer.update(conn, path) == "updated"
@@ -113,8 +92,8 @@ def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
 
 
 def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
-    conn, path, _ = _library(tmp_path / "a")
-    other, other_path, _ = _library(tmp_path / "b", n_books=2)
+    conn, path, _ = random_library(tmp_path / "a")
+    other, other_path, _ = random_library(tmp_path / "b", n_books=2)
     index_writer.update(conn, path)
     shutil.copytree(seg.folder_for(path), seg.folder_for(other_path))
     foreign = SearchIndex(other_path)
@@ -125,7 +104,7 @@ def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
     backup = tmp_path / "backup.db"
     with sqlite3.connect(backup) as copy:
         conn.backup(copy)
-    _add(conn, "later", seed=5)
+    add_random_book(conn, "later", seed=5)
     index_writer.update(conn, path)  # the index now covers a later state than the backup
     restored = db.connect(backup)
     shutil.copytree(seg.folder_for(path), seg.folder_for(backup))
@@ -142,7 +121,7 @@ def test_foreign_damaged_or_future_index_is_never_used(tmp_path: Path) -> None:
 
 
 def test_unlogged_change_makes_the_index_inconsistent_and_unused(tmp_path: Path) -> None:
-    conn, path, _ = _library(tmp_path)
+    conn, path, _ = random_library(tmp_path)
     index_writer.update(conn, path)
     chunk = conn.execute("SELECT min(chunk_id) FROM embeddings").fetchone()[0]
     with db.transaction(conn):  # behind the log's back: FTS5 loses a row
@@ -152,7 +131,7 @@ def test_unlogged_change_makes_the_index_inconsistent_and_unused(tmp_path: Path)
 
 def test_read_only_reader_and_small_library_write_no_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    conn, path, _ = _library(tmp_path)
+    conn, path, _ = random_library(tmp_path)
     reader = db.connect(path, read_only=True)
     index = SearchIndex(path)
     assert index.refresh(reader) != "persisted"
@@ -163,7 +142,7 @@ def test_read_only_reader_and_small_library_write_no_index(
 
 
 def test_reading_position_scope_matches_the_exact_scan(tmp_path: Path) -> None:
-    conn, path, ids = _library(tmp_path)
+    conn, path, ids = random_library(tmp_path)
     index_writer.update(conn, path)
     index, exact = SearchIndex(path), VectorIndex()
     assert index.refresh(conn) == "persisted"
@@ -184,7 +163,7 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
     chooses the shortlist, and the shortlist still holds the exact scan's best ``k``."""
     conn = open_library(tmp_path)
     for b in range(2):
-        _add(conn, f"big-{b}", seed=20 + b, sections=125)  # 2 × 125 × 8 = 2,000 chunks
+        add_random_book(conn, f"big-{b}", seed=20 + b, sections=125)  # 2 × 125 × 8 = 2,000 chunks
     path = tmp_path / "library.db"
     assert index_writer.update(conn, path) == "built"
     index, exact = SearchIndex(path), VectorIndex()

@@ -11,6 +11,7 @@ index threshold is lowered to 0 so a small library gets an index.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -19,19 +20,16 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from grimoire_beholder.cli.entry import app
 from grimoire_beholder.search import index_writer
 from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import db, fts
-from helpers import write_markdown_book
+from index_helpers import cli, ingested_library
 from mcp_helpers import write_config
 
 pytestmark = pytest.mark.slow  # CLI subprocesses on 10,000-row libraries
 
-TOPICS = ("lantern keeper fog", "harbour tide rope", "beacon storm gull")
 QUERIES = ("lantern fog", "tide and the rope", "storm")
 
 
@@ -40,31 +38,17 @@ def _index_small_libraries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
 
 
-def _cli(config: Path, *args: str) -> Any:
-    return CliRunner().invoke(app, [*args, "--config", str(config)])
-
-
 @pytest.fixture
 def library(tmp_path: Path) -> Path:
     """Three books ingested by the CLI, with their search index; returns the config."""
-    lib = tmp_path / "lib"
-    lib.mkdir()
-    config = write_config(lib)
-    for n, topic in enumerate(TOPICS):
-        book = write_markdown_book(lib / f"book{n}.md", f"Book {n}", {
-            f"Part {c}": {f"Piece {s}": " ".join(
-                f"{topic} {c}.{s}.{i} and the sea of words." for i in range(12))
-                for s in range(4)} for c in range(3)})
-        assert _cli(config, "ingest", str(book), "--quiet").exit_code == 0
-    assert seg.read_manifest(seg.folder_for(lib / "book.db")) is not None
-    return config
+    return ingested_library(tmp_path)
 
 
 def _answers(config: Path) -> list[list[tuple[str, str, float]]]:
     out = []
     for query in QUERIES:
         for mode in ("keyword", "vector", "hybrid"):
-            result = _cli(config, "query", query, "--json", "--mode", mode, "-k", "8")
+            result = cli(config, "query", query, "--json", "--mode", mode, "-k", "8")
             assert result.exit_code == 0, result.output
             out.append([(h["slug"], h["text"], round(h["score"], 6))
                         for h in json.loads(result.stdout)["results"]])
@@ -146,9 +130,9 @@ def test_impossible_values_fall_back_to_the_exact_arms_and_a_write_rebuilds(
     answers = _answers(library)  # no traceback; NaN in --json would not parse
     if what != "NaN vectors":  # NaN vectors match nothing: the exact arms find them all
         assert answers == expected
-    result = _cli(library, "delete", "book-1", "--yes")
+    result = cli(library, "delete", "book-1", "--yes")
     assert result.exit_code == 0, result.output
-    ingest = _cli(library, "ingest", str(library.parent / "book1.md"), "--quiet")
+    ingest = cli(library, "ingest", str(library.parent / "book1.md"), "--quiet")
     assert ingest.exit_code == 0, ingest.output
     assert _answers(library) == _exact_answers(library, tmp_path)
 
@@ -159,7 +143,7 @@ def test_a_damaged_index_never_breaks_a_command_and_is_rebuilt(
     damage(library)
     assert not _index_used(library)
     assert _answers(library) == _exact_answers(library, tmp_path)
-    result = _cli(library, "delete", "book-1", "--yes")  # a writing command rebuilds it
+    result = cli(library, "delete", "book-1", "--yes")  # a writing command rebuilds it
     assert result.exit_code == 0 and "search index" not in result.output, result.output
     assert _index_used(library)
     assert _answers(library) == _exact_answers(library, tmp_path)
@@ -175,28 +159,28 @@ def test_cleaning_the_index_folder_never_deletes_what_it_did_not_write(
     (mine / "notes.txt").write_text("mine")
     folder.symlink_to(mine, target_is_directory=True)
     for command in (("delete", "book-1", "--yes"), ("reindex-fts",)):  # build, then rebuild
-        assert _cli(library, *command).exit_code == 0
+        assert cli(library, *command).exit_code == 0
         assert _index_used(library)
     assert (mine / "photos" / "cat.jpg").read_bytes() == b"precious"
     assert (mine / "notes.txt").read_text() == "mine"
 
 
 def test_check_finds_damaged_index_bytes_that_opening_cannot(library: Path) -> None:
-    result = _cli(library, "check")
+    result = cli(library, "check")
     assert result.exit_code == 0 and "search index: in use" in result.output, result.output
     victim = _first_segment(library) / "vectors.npy"
     data = victim.read_bytes()
     victim.write_bytes(data[:128] + bytes(len(data) - 128))  # same size, vectors zeroed
-    result = _cli(library, "check", "--json")
+    result = cli(library, "check", "--json")
     assert result.exit_code == 1
     problems = json.loads(result.stdout)["problems"]
     assert len(problems) == 1 and "vectors.npy" in problems[0], problems
     assert "book.db.search" in problems[0] and "delete" in problems[0]
     shutil.rmtree(seg.folder_for(library.parent / "book.db"))  # as the problem says
-    result = _cli(library, "check")
+    result = cli(library, "check")
     assert result.exit_code == 0 and "search index: missing" in result.output, result.output
-    assert _cli(library, "sync").exit_code == 0  # any writing command rebuilds it
-    result = _cli(library, "check")
+    assert cli(library, "sync").exit_code == 0  # any writing command rebuilds it
+    result = cli(library, "check")
     assert result.exit_code == 0 and "search index: in use" in result.output, result.output
 
 
@@ -233,10 +217,33 @@ def test_nan_vectors_in_the_library_never_reach_the_json(
         (dim,) = conn.execute("SELECT length(vector) / 4 FROM embeddings LIMIT 1").fetchone()
         nan = np.full(dim, np.nan, dtype="<f4").tobytes()
         conn.execute("UPDATE embeddings SET vector = ? WHERE chunk_id % 2 = 0", (nan,))
-    assert _cli(library, "ingest", str(library.parent / "book0.md"), "--force",
+    assert cli(library, "ingest", str(library.parent / "book0.md"), "--force",
                 "--quiet").exit_code == 0  # a write: the index is rebuilt from those rows
     for mode in ("vector", "hybrid"):
-        result = _cli(library, "query", "lantern fog", "--json", "--mode", mode)
+        result = cli(library, "query", "lantern fog", "--json", "--mode", mode)
         assert result.exit_code == 0, result.output
         for hit in _strict_json(result.stdout)["results"]:
             assert np.isfinite(hit["score"]), hit
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+@pytest.mark.parametrize("victim", ["term_hash.npy", "vectors.npy", "segment.json",
+                                    "manifest.json"])
+def test_a_named_pipe_in_the_index_is_damage_not_a_hang(library: Path, victim: str) -> None:
+    """A file of the index replaced by a named pipe made ``query`` and ``check`` wait forever
+    (issue 24): it is damage like any other — the exact arms answer, a writing command
+    rebuilds."""
+    folder = seg.folder_for(library.parent / "book.db")
+    manifest = seg.read_manifest(folder)
+    assert manifest is not None
+    path = folder / victim if victim == "manifest.json" else \
+        folder / manifest["segments"][0]["name"] / victim
+    path.unlink()
+    os.mkfifo(path)
+    found = cli(library, "query", "lantern fog", "--json")
+    assert found.exit_code == 0, found.output
+    assert "lantern" in found.stdout
+    cli(library, "check")  # answers (damaged or not), without waiting on the pipe
+    assert cli(library, "reindex-fts").exit_code == 0
+    assert cli(library, "query", "storm", "--json").exit_code == 0

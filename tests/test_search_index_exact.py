@@ -133,10 +133,10 @@ def test_the_recorded_rounding_bound_is_checked_and_older_segments_stay_exact(
     from grimoire_beholder.search import index_check
     from grimoire_beholder.search.index import SearchIndex
     from grimoire_beholder.search.vector import VectorIndex
-    from test_search_index import _library
+    from index_helpers import random_library
 
     monkeypatch.setenv(index_writer.MIN_ROWS_ENV, "0")
-    conn, path, _ = _library(tmp_path, n_books=4)
+    conn, path, _ = random_library(tmp_path, n_books=4)
     assert index_writer.update(conn, path) == "built"
     folder = folder_for(path)
     metas = _segment_meta(folder)

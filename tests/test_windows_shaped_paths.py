@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from test_cli_home import SAMPLE, home, run, tree  # noqa: F401
+from user_home import SAMPLE, run, tree
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="a drive letter is a path there")
@@ -21,7 +21,7 @@ from test_cli_home import SAMPLE, home, run, tree  # noqa: F401
     ("status", "--config", "D:\\lib\\config.toml"),
 ], ids=["ingest-drive", "list-drive-slash", "ingest-unc", "status-config"])
 def test_a_windows_path_is_refused_in_one_line_and_creates_nothing(
-        home: Path, args: tuple[str, ...]) -> None:  # noqa: F811
+        home: Path, args: tuple[str, ...]) -> None:
     before = tree(home)
     proc = run(home, *args)
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
