@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer.main
 
-from grimoire_beholder.cli.entry import app
+from grimoire_beholder.cli.app import every_command
 from grimoire_beholder.cli.help_pages import PANELS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "grimoire_beholder"
@@ -34,7 +33,7 @@ def _listed_commands(help_text: str) -> set[str]:
 
 
 def test_the_app_has_every_command() -> None:
-    assert set(typer.main.get_command(app).commands) == COMMANDS  # type: ignore[attr-defined]
+    assert set(every_command().commands) == COMMANDS
 
 
 @pytest.mark.parametrize("command", INVOCATIONS.values(), ids=INVOCATIONS.keys())

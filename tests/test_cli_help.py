@@ -8,10 +8,9 @@ import subprocess
 from typing import get_args
 
 import pytest
-import typer.main
 from typer.testing import CliRunner
 
-from grimoire_beholder.cli.app import Mode, Role, SourceType
+from grimoire_beholder.cli.app import Mode, Role, SourceType, every_command
 from grimoire_beholder.cli.client_configs import CLIENTS
 from grimoire_beholder.cli.entry import app
 from grimoire_beholder.cli.help_pages import PANELS
@@ -20,7 +19,7 @@ from grimoire_beholder.store.hit_queries import SOURCE_TYPES
 from grimoire_beholder.structure.roles import ROLES
 from mcp_helpers import cli_command
 
-GROUP = typer.main.get_command(app)
+GROUP = every_command()
 COMMANDS = sorted(GROUP.commands)  # type: ignore[attr-defined]
 PAGES = [*([name] for name in COMMANDS), ["hook", "session-start"], ["hook", "prompt"]]
 PYTHON_TYPES = re.compile(r"list\[|<(str|int|float|Path|path|bool)\b|\{\w+\}|<float range>")

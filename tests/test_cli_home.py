@@ -167,16 +167,14 @@ def test_version() -> None:
 
 
 def test_every_command_that_takes_config_takes_library() -> None:
-    import typer.main
-
-    from grimoire_beholder.cli.entry import app
+    from grimoire_beholder.cli.app import every_command
 
     def commands(group: object) -> list[object]:
         subs = getattr(group, "commands", {})
         return [c for sub in subs.values() for c in ([sub] if not hasattr(sub, "commands")
                                                      else commands(sub))]
 
-    for command in commands(typer.main.get_command(app)):
+    for command in commands(every_command()):
         options = {o for p in command.params for o in getattr(p, "opts", [])}  # type: ignore[attr-defined]
         if "--config" in options:
             assert "--library" in options, command.name  # type: ignore[attr-defined]

@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import typer.main
-
 import grimoire_beholder
-from grimoire_beholder.cli.entry import app
+from grimoire_beholder.cli.app import every_command
 from grimoire_beholder.config import Config, config_keys
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,7 +18,7 @@ MODULE_FILE = re.compile(r"`(?:[a-z_]+/)*([a-z_]+\.(?:py|json|sql))`")
 
 
 def _commands() -> list[str]:
-    root = typer.main.get_command(app)
+    root = every_command()
     names: list[str] = []
     for name, command in root.commands.items():  # type: ignore[attr-defined]
         subs = getattr(command, "commands", None)

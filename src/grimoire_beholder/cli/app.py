@@ -1,9 +1,10 @@
 """The one Typer app and what every command shares: options, error mapping, opening the Library.
 
 Command modules (``library_commands``, ``tool_commands``, …) import this module and register
-on ``app``;
-it imports none of them, so there is a single ``app`` however the CLI is started. ``cli/entry.py``
-imports the command modules and is the entry point.
+on ``app``. Nothing imports them up front: ``Commands``, the app's root group, imports a
+command's module when that command is looked up (``cli/command_table.py`` names it), so a
+cold ``query`` or ``list`` loads only its own module and ``--help`` none. There is a single
+``app`` however the CLI is started; ``cli/entry.py`` is the entry point.
 
 stdout carries results only (tables, hits, JSON); progress bars, warnings and errors go to
 stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit code.
@@ -11,6 +12,7 @@ stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit 
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -20,7 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import typer
+import typer.main
+from typer.core import TyperCommand
 
+from grimoire_beholder.cli.command_table import COMMANDS
 from grimoire_beholder.cli.help_pages import Grouped
 from grimoire_beholder.errors import GrimoireError
 
@@ -28,10 +33,56 @@ if TYPE_CHECKING:
     from grimoire_beholder.library import Library
     from grimoire_beholder.mcp_server.allowed import Upkeep
 
+
+class Commands(Grouped):
+    """The root group: it knows every command of ``command_table.COMMANDS`` and imports one's
+    module only when the command is looked up (to run it, or for its own ``--help``)."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = super().get_command(ctx, cmd_name)
+        if found is None and cmd_name in COMMANDS:
+            importlib.import_module(f"grimoire_beholder.cli.{COMMANDS[cmd_name].module}")
+            found = typer.main.get_command(app).commands[cmd_name]  # type: ignore[attr-defined]
+            self.add_command(found, cmd_name)
+        return found
+
+    def listed(self, ctx: Any, name: str) -> Any:
+        """A command not loaded yet is listed from the table (its panel and summary)."""
+        if name in self.commands or name not in COMMANDS:
+            return super().listed(ctx, name)
+        entry = COMMANDS[name]
+        return TyperCommand(name, help=entry.summary, rich_help_panel=entry.panel)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """A mistyped command name gets typer's "Did you mean …?" from every command, loaded
+        or not (typer looks only at the loaded ones)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:
+            if args and "Did you mean" not in exc.message:
+                from difflib import get_close_matches
+
+                if matches := get_close_matches(args[0], self.list_commands(ctx)):
+                    exc.message = (exc.message.rstrip(".") + ". Did you mean "
+                                   + ", ".join(repr(m) for m in matches) + "?")
+            raise
+
+
+def every_command() -> Any:
+    """The root click group with every command's module imported and every command in its
+    ``commands`` (what the help tests and the docs check walk)."""
+    for module in sorted({entry.module for entry in COMMANDS.values()}):
+        importlib.import_module(f"grimoire_beholder.cli.{module}")
+    return typer.main.get_command(app)
+
+
 app = typer.Typer(
     name="grimoire-beholder",
     help="A local, offline library of books and documents, searchable by AI assistants.",
-    cls=Grouped,
+    cls=Commands,
     epilog="\b\nStart with:\n  grimoire-beholder ingest BOOK.pdf\n"
     "  grimoire-beholder query \"what you want to know\"\n"
     "  grimoire-beholder mcp-config claude-desktop --write\n"

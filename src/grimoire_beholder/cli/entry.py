@@ -1,23 +1,14 @@
 """The CLI's entry point (the ``grimoire-beholder`` script, ``python -m grimoire_beholder`` and
 ``python -m grimoire_beholder.cli.entry``).
 
-Importing the command modules registers their commands on the one ``app.app``.
+The command modules register their commands on the one ``app.app`` when a command is looked
+up (``app.Commands``); this module imports none of them.
 """
 
 from __future__ import annotations
 
 import sys
 
-from grimoire_beholder.cli import (  # noqa: F401  (they register their commands)
-    extra_commands,
-    library_commands,
-    reading_commands,
-    serve_commands,
-    setup_commands,
-    token_commands,
-    tool_commands,
-    web_commands,
-)
 from grimoire_beholder.cli.app import ERRORS_AS_JSON, app, error_line
 
 __all__ = ["app", "main"]

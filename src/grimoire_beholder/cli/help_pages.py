@@ -116,11 +116,15 @@ class Taught(KeepsWords, TyperCommand):
 class Grouped(KeepsWords, TyperGroup):
     """A command group whose help lists its commands under ``PANELS``, in that order."""
 
+    def listed(self, ctx: Any, name: str) -> Any:
+        """The command ``name`` as the help lists it (its panel and short help), or None."""
+        return self.get_command(ctx, name)
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         names = sorted(self.list_commands(ctx),
                        key=lambda n: ORDER.index(n) if n in ORDER else len(ORDER))
         commands = [(name, cmd) for name in names
-                    if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+                    if (cmd := self.listed(ctx, name)) is not None and not cmd.hidden]
         if not commands:
             return
         limit = formatter.width - 6 - max(len(name) for name, _ in commands)
