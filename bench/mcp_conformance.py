@@ -71,7 +71,7 @@ def serve(config: Path, token: str) -> tuple[Any, int]:
     lib = open_library(config)
     sock = bound_socket(Bind("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
-    app = http_app(lib, TokenChecker(lib.config.database_path), Bind("127.0.0.1", 0), port)
+    app = http_app(lib, TokenChecker(lib.config), Bind("127.0.0.1", 0), port)
     header = (b"authorization", f"Bearer {token}".encode())
 
     async def with_token(scope: Any, receive: Any, send: Any) -> None:

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -41,6 +42,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_build
 from scale import make_queries
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
 
 BATCH = 32  # chunks per embedding transaction, as an ingest's embed_batch_size
 
@@ -68,23 +72,35 @@ def database_url(server: str, name: str, *, fresh: bool) -> str:
     return urlsplit(server)._replace(path="/" + name).geturl()
 
 
-def add_books(url: str, first: int, count: int, seed: int, batch: int = BATCH) -> int:
+def add_books(url: str, first: int, count: int, seed: int, batch: int = BATCH,
+              vectors: str = "uniform", text: str = "zipf") -> int:
     """Write ``count`` synthetic books (indexes from ``first``) as an ingest would (``batch``
-    chunks per embedding transaction); the number of chunks written."""
+    chunks per embedding transaction); the number of chunks written. ``vectors``:
+    ``uniform`` random unit vectors or ``realistic`` ones (``scale_vectors.py``); ``text``:
+    ``zipf`` chunk texts, or ``short`` ones (three words: a vectors-only library, loaded
+    several times faster, for the recall measurements, which read no text)."""
     from grimoire_beholder.models.embedded import DIMENSION
     from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
 
     rng = np.random.default_rng(seed)
-    words = np.array(scale_build.vocabulary())
-    probs = scale_build.zipf_probabilities(len(words))
+    realistic = None
+    if vectors == "realistic":
+        import scale_vectors
+
+        realistic = scale_vectors.RealisticVectors(seed=seed)
     engine = PostgresEngine.open(url)
     written = 0
     try:
         for index in range(first, first + count):
-            texts = scale_build._chunk_texts(rng, words, probs, scale_build.CHUNKS_PER_BOOK)
+            texts = (scale_build.chunk_texts(rng, scale_build.CHUNKS_PER_BOOK)
+                     if text == "zipf" else
+                     [f"passage {index} {i}" for i in range(scale_build.CHUNKS_PER_BOOK)])
             book = scale_build._book(index, texts)
-            vecs = rng.standard_normal((len(texts), DIMENSION), dtype=np.float32)
-            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            if realistic is not None:
+                vecs = realistic.book(len(texts))
+            else:
+                vecs = rng.standard_normal((len(texts), DIMENSION), dtype=np.float32)
+                vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
             with engine.book_lock("file", book.source_hash, wait=False):
                 with engine.transaction():
                     book_id = engine.insert_book(book)
@@ -100,16 +116,17 @@ def add_books(url: str, first: int, count: int, seed: int, batch: int = BATCH) -
     return written
 
 
-def build(url: str, chunks: int) -> tuple[float, float]:
+def build(url: str, chunks: int, vectors: str, text: str) -> tuple[float, float]:
     """Load the library with the HNSW index dropped, then build it: (load s, index s)."""
     import psycopg
 
     books = chunks // scale_build.CHUNKS_PER_BOOK
     started = time.perf_counter()
-    add_books(url, 0, 1, seed=chunks)  # stamps the library and makes the vector table
+    add_books(url, 0, 1, seed=chunks, vectors=vectors, text=text)  # stamps; vector table
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP INDEX IF EXISTS embeddings_hnsw")
-    add_books(url, 1, books - 1, seed=chunks + 1, batch=scale_build.CHUNKS_PER_BOOK)
+    add_books(url, 1, books - 1, seed=chunks + 1, batch=scale_build.CHUNKS_PER_BOOK,
+              vectors=vectors, text=text)
     loaded = time.perf_counter() - started
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
@@ -144,37 +161,122 @@ def latency(url: str, queries: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def recall(url: str, trials: int = 20) -> tuple[float, float]:
-    """Vector recall@10 of the HNSW arm against an exact scan, all books and one book."""
+SWEEP = [(ef, scan) for scan in ("off", "relaxed_order") for ef in (40, 100, 200, 400, 800)]
+
+
+def query_vectors(vectors: str, trials: int) -> np.ndarray:
+    """The vectors recall is measured with: the dev-set questions' real MiniLM embeddings
+    (realistic), or random unit vectors (uniform)."""
+    if vectors == "realistic":
+        import scale_vectors
+
+        return scale_vectors.queries()[:trials]
+    rng = np.random.default_rng(1)
+    q = rng.standard_normal((trials, 384)).astype(np.float32)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def _filtered(ids: list[int] | None) -> tuple[str, list[object]]:
+    """The WHERE clause and its arguments, as ``nearest`` writes them."""
+    return ("" if ids is None else " WHERE book_id = ANY(%s)"), ([] if ids is None else [ids])
+
+
+def _exact(engine: PostgresEngine, q: np.ndarray, k: int, ids: list[int] | None) -> list[int]:
+    where, args = _filtered(ids)
+    with engine.transaction():
+        engine.run("SET LOCAL enable_indexscan = off")
+        return [r[0] for r in engine.rows(
+            f"SELECT chunk_id FROM embeddings{where} ORDER BY vector <=> %s, chunk_id LIMIT %s",
+            [*args, q, k])]
+
+
+def _hnsw(engine: PostgresEngine, q: np.ndarray, k: int, ids: list[int] | None, ef: int, scan: str,
+          max_tuples: int | None) -> tuple[list[int], bool]:
+    """The HNSW scan's top ``k`` at these settings, and whether the plan used the graph."""
+    where, args = _filtered(ids)
+    sql = f"SELECT chunk_id FROM embeddings{where} ORDER BY vector <=> %s LIMIT %s"
+    args += [q, k]
+    with engine.transaction():
+        engine.run("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+        engine.run("SELECT set_config('hnsw.iterative_scan', %s, true)", (scan,))
+        if max_tuples is not None:
+            engine.run("SELECT set_config('hnsw.max_scan_tuples', %s, true)",
+                       (str(max_tuples),))
+        plan = " ".join(str(r[0]) for r in engine.rows(
+            "EXPLAIN " + sql, args))
+        return ([r[0] for r in engine.rows(sql, args)],
+                "embeddings_hnsw" in plan)
+
+
+def _cell(row: dict[str, float], what: str) -> str:
+    """``all books 0.987 (12 ms)``; the share of HNSW plans when not every plan used it."""
+    graph = row[f"{what} graph"]
+    share = "" if graph == 1 else f", HNSW in {graph:.0%} of plans"
+    return f"{what} {row[what]:.3f} ({row[f'{what} ms']:.0f} ms{share})"
+
+
+def recall(url: str, vectors: str, trials: int, pool: int = 50,
+           sweep: list[tuple[int, str]] | None = None) -> dict[str, dict[str, float]]:
+    """Vector recall@10 against an exact scan, for the library's own vector arm
+    (``nearest`` asked for ``pool`` rows, as a search asks) and for each (ef_search,
+    iterative_scan) of ``sweep``; with no filter, a one-book filter on the book holding the
+    query's true nearest chunk, and on a fixed book (``book-00003``)."""
     from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
 
     engine = PostgresEngine.open(url, read_only=True)
-    rng = np.random.default_rng(1)
-    found: dict[int | None, list[float]] = {None: [], 3: []}
+    queries = query_vectors(vectors, trials)
+    books = int(engine.execute_one("SELECT count(*) FROM books")[0])
+    fixed = int(engine.execute_one("SELECT id FROM books ORDER BY id OFFSET %s LIMIT 1",
+                                   (min(3, books - 1),))[0])
+    out: dict[str, dict[str, float]] = {}
     try:
-        for _ in range(trials):
-            q = rng.standard_normal(384).astype(np.float32)
-            q /= np.linalg.norm(q)
-            for book in found:
-                ids = None if book is None else [book + 1]
-                approx = [c for c, _ in engine.nearest(q, 10, ids, None)]
-                with engine.transaction():
-                    engine.run("SET LOCAL enable_indexscan = off")
-                    exact = [r[0] for r in engine.rows(
-                        "SELECT chunk_id FROM embeddings WHERE (%s::bigint[] IS NULL OR "
-                        "book_id = ANY(%s)) ORDER BY vector <=> %s LIMIT 10", (ids, ids, q))]
-                found[book].append(len(set(approx) & set(exact)) / 10)
+        truth: dict[str, list[tuple[np.ndarray, list[int] | None, list[int]]]] = {
+            "all books": [], "its book": [], "a fixed book": []}
+        for q in queries:
+            top = _exact(engine, q, 10, None)
+            book = int(engine.execute_one("SELECT book_id FROM embeddings WHERE chunk_id = %s",
+                                          (top[0],))[0])
+            truth["all books"].append((q, None, top))
+            truth["its book"].append((q, [book], _exact(engine, q, 10, [book])))
+            truth["a fixed book"].append((q, [fixed], _exact(engine, q, 10, [fixed])))
+        print(f"  recall@10 vs an exact scan, {len(queries)} {vectors} queries, k={pool} "
+              f"(load {_load():.1f}):", flush=True)
+        settings: list[tuple[str, int, str, int | None]] = [("library nearest()", 0, "", None)]
+        settings += [(f"ef_search {ef:>4}, iterative {scan}", ef, scan, None)
+                     for ef, scan in (sweep or [])]
+        for label, ef, scan, max_tuples in settings:
+            row: dict[str, float] = {}
+            for what, cases in truth.items():
+                scores, times, graph = [], [], 0
+                for q, ids, exact in cases:
+                    t0 = time.perf_counter()
+                    if not ef:
+                        got = [c for c, _ in engine.nearest(q, pool, ids, None)][:10]
+                        used = True
+                    else:
+                        found, used = _hnsw(engine, q, pool, ids, ef, scan, max_tuples)
+                        got = found[:10]
+                    times.append((time.perf_counter() - t0) * 1000)
+                    graph += used
+                    scores.append(len(set(got) & set(exact)) / max(1, len(exact)))
+                row[what] = statistics.mean(scores)
+                row[what + " ms"] = statistics.median(times)
+                row[what + " graph"] = graph / len(cases)
+            out[label] = row
+            print(f"  {label:<34} " + "  ".join(_cell(row, what) for what in truth)
+                  + f"  (load {_load():.1f})", flush=True)
     finally:
         engine.close()
-    return statistics.mean(found[None]), statistics.mean(found[3])
+    return out
 
 
-def under_writers(url: str, queries: list[str], writers: int, books: int, first: int) -> None:
+def under_writers(url: str, queries: list[str], writers: int, books: int, first: int,
+                  vectors: str = "uniform") -> None:
     from grimoire_beholder.config import Config
     from grimoire_beholder.library import Library
 
     procs = [subprocess.Popen([sys.executable, __file__, "--writer", url,
-                               str(first + w * books), str(books)],
+                               str(first + w * books), str(books), vectors],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for w in range(writers)]
     started = time.perf_counter()
@@ -211,20 +313,31 @@ def under_writers(url: str, queries: list[str], writers: int, books: int, first:
 
 
 def main() -> int:
-    if len(sys.argv) == 5 and sys.argv[1] == "--writer":
-        _, _, url, first, count = sys.argv
-        add_books(url, int(first), int(count), seed=int(first))
+    if len(sys.argv) == 6 and sys.argv[1] == "--writer":
+        _, _, url, first, count, vectors = sys.argv
+        add_books(url, int(first), int(count), seed=int(first), vectors=vectors)
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", required=True, help="a PostgreSQL server with pgvector")
     ap.add_argument("--chunks", type=int, default=100_000)
+    ap.add_argument("--vectors", choices=("uniform", "realistic"), default="uniform")
+    ap.add_argument("--text", choices=("zipf", "short"), default="zipf",
+                    help="short: three-word chunks, a vectors-only library (recall only)")
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--recall-queries", type=int, default=296,
+                    help="query vectors for recall (realistic: at most the 296 dev questions)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="also measure recall at each ef_search × iterative_scan setting")
+    ap.add_argument("--only", choices=("latency", "recall", "writers"), action="append",
+                    help="run only these parts (repeatable; default: all)")
     ap.add_argument("--writers", type=int, default=4)
     ap.add_argument("--writer-books", type=int, default=3)
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()
+    parts = set(args.only or ("latency", "recall", "writers"))
     books = args.chunks // scale_build.CHUNKS_PER_BOOK
-    name = f"gb_scale_{args.chunks}"
+    name = (f"gb_scale_{args.chunks}" + ("_realistic" if args.vectors == "realistic" else "")
+            + ("_short" if args.text == "short" else ""))
     url = database_url(args.url, name, fresh=args.rebuild)
     import psycopg
 
@@ -236,18 +349,21 @@ def main() -> int:
     if present < books:
         if present:
             url = database_url(args.url, name, fresh=True)
-        print(f"building {args.chunks:,} chunks (load {_load():.1f})", flush=True)
-        loaded, indexed = build(url, args.chunks)
+        print(f"building {args.chunks:,} chunks, {args.vectors} vectors (load {_load():.1f})",
+              flush=True)
+        loaded, indexed = build(url, args.chunks, args.vectors, args.text)
         print(f"  loaded in {loaded:.0f} s ({args.chunks / loaded:.0f} chunks/s); HNSW index "
               f"built in {indexed:.0f} s (load {_load():.1f})", flush=True)
     queries = make_queries(args.queries, seed=5)
-    print(f"searches over {args.chunks:,} chunks ({args.queries} queries, warm):")
-    latency(url, queries)
-    full, one = recall(url)
-    print(f"  vector recall@10 vs exact: {full:.3f} all books, {one:.3f} one book "
-          f"(load {_load():.1f})")
-    print("writers and searches at once:")
-    under_writers(url, queries, args.writers, args.writer_books, first=books + 1000)
+    if "latency" in parts:
+        print(f"searches over {args.chunks:,} chunks ({args.queries} queries, warm):")
+        latency(url, queries)
+    if "recall" in parts:
+        recall(url, args.vectors, args.recall_queries, sweep=SWEEP if args.sweep else None)
+    if "writers" in parts:
+        print("writers and searches at once:")
+        under_writers(url, queries, args.writers, args.writer_books, first=books + 1000,
+                      vectors=args.vectors)
     return 0
 
 

@@ -47,7 +47,7 @@ def test_a_token_is_shown_once_and_only_its_digest_is_stored(library: Library) -
 def test_the_checker_knows_live_tokens_only(library: Library) -> None:
     _, token = create_token(library, "a", TokenRights(sync=True))
     _, other = create_token(library, "b")
-    checker = TokenChecker(library.config.database_path)
+    checker = TokenChecker(library.config)
     try:
         found = checker.check(token)
         assert found is not None and found[0].name == "a" and found[0].rights.sync
@@ -64,7 +64,7 @@ def test_the_checker_knows_live_tokens_only(library: Library) -> None:
 
 def test_a_use_is_recorded_at_most_once_a_minute(library: Library) -> None:
     _, token = create_token(library, "a")
-    checker = TokenChecker(library.config.database_path)
+    checker = TokenChecker(library.config)
     try:
         found = checker.check(token)
         assert found is not None
@@ -82,7 +82,7 @@ async def test_the_verifier_gives_the_sdk_the_name_and_rights_never_the_secret(
         library: Library, tmp_path: Path) -> None:
     _, token = create_token(library, "keeper",
                             TokenRights(sync=True, add=(str(tmp_path),), remove=False))
-    checker = TokenChecker(library.config.database_path)
+    checker = TokenChecker(library.config)
     try:
         verified = await LibraryTokens(checker).verify_token(token)
         assert isinstance(verified, AccessToken)
@@ -180,7 +180,7 @@ async def test_with_token_auth_and_no_token_in_sight_no_upkeep_tool_exists(
     from grimoire_beholder.mcp_server.http_auth import TokenAuth
     from grimoire_beholder.mcp_server.server import create_server, open_library
 
-    checker = TokenChecker(library.config.database_path)
+    checker = TokenChecker(library.config)
     try:
         auth = TokenAuth.of(checker, "http://127.0.0.1:1")
         server = create_server(lambda: open_library(library=library.config.base_dir),

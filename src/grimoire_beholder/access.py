@@ -5,9 +5,10 @@ secret (32 random bytes, URL-safe base64) is what proves it. The library stores 
 secret's SHA-256 — a random 256-bit secret needs no slow hash — and compares digests in
 constant time (``hmac.compare_digest``). The whole token is shown once, when it is made.
 
-Tokens live in the library they were made in (``store/token_rows.py``), so a token opens
-that library and no other, and revoking it (deleting its row) takes effect at the next
-request of any server serving it. A token is read-only unless made with upkeep rights —
+Tokens live in the library they were made in (``store/token_rows.py``; in a PostgreSQL
+library its ``access_tokens`` table, the same rows), so a token opens that library and no
+other, and revoking it (deleting its row) takes effect at the next request of any server
+serving it. A token is read-only unless made with upkeep rights —
 the same three ``serve-mcp`` takes: sync, add (from given folders), remove.
 """
 
@@ -21,13 +22,14 @@ import secrets
 import sqlite3
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 
+from grimoire_beholder.config import Config
 from grimoire_beholder.errors import (
     ConfigError,
     GrimoireError,
     NotFoundError,
     ReadOnlyLibraryError,
+    StorageError,
 )
 from grimoire_beholder.library import Library
 from grimoire_beholder.store import token_rows
@@ -120,16 +122,16 @@ def create_token(library: Library, name: str,
         raise ReadOnlyLibraryError("cannot make a token: the library is read-only here")
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
-    with transaction(library.conn):
-        row = token_rows.add(library.conn, name, key_id, _digest(secret), rights.to_json())
+    with transaction(library.store):
+        row = token_rows.add(library.store, name, key_id, _digest(secret), rights.to_json())
     return TokenInfo.of(row), f"{PREFIX}{key_id}_{secret}"
 
 
 def list_tokens(library: Library) -> list[TokenInfo]:
     """Every token of the library, by name (an older library that has none: empty)."""
     try:
-        return [TokenInfo.of(r) for r in token_rows.every(library.conn)]
-    except sqlite3.OperationalError:  # no such table: a library from before tokens
+        return [TokenInfo.of(r) for r in token_rows.every(library.store)]
+    except sqlite3.OperationalError:  # no such table: a SQLite library from before tokens
         return []
 
 
@@ -137,15 +139,30 @@ def revoke_token(library: Library, name: str) -> TokenInfo:
     """Delete the token ``name``: every request bearing it is refused from now on.
     NotFoundError, naming the tokens there are, when there is none by that name."""
     try:
-        found = token_rows.named(library.conn, name)
-    except sqlite3.OperationalError:  # no such table: a library from before tokens
+        found = token_rows.named(library.store, name)
+    except sqlite3.OperationalError:  # no such table: a SQLite library from before tokens
         found = None
     if found is None:
         names = ", ".join(t.name for t in list_tokens(library)) or "none"
         raise NotFoundError(f"no token named {name[:80]!r} (tokens: {names})")
-    with transaction(library.conn):
-        token_rows.remove(library.conn, name)
+    with transaction(library.store):
+        token_rows.remove(library.store, name)
     return TokenInfo.of(found)
+
+
+def _open_tokens(config: Config, *, write: bool) -> token_rows.Tokens:
+    """A connection of the token checker's own to the library ``config`` names: the SQLite
+    file, or the PostgreSQL database (an engine that reconnects after a server restart)."""
+    if config.database_url is not None:
+        from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
+
+        return PostgresEngine.open(config.database_url, read_only=not write, create=False)
+    return connect(config.database_path, read_only=not write)
+
+
+class LibraryUnavailable(StorageError):
+    """The library's database did not answer while a token was checked (a PostgreSQL server
+    restarting or unreachable): the request is refused for now, not for its token."""
 
 
 class TokenChecker:
@@ -153,10 +170,10 @@ class TokenChecker:
     server's searches keep theirs): a read-only one for checking, and a writable one, made
     on first need, that records each token's last use at most every ``TOUCH_EVERY_S``."""
 
-    def __init__(self, database_path: Path) -> None:
-        self.path = Path(database_path)
-        self._reader = connect(self.path, read_only=True)
-        self._writer: sqlite3.Connection | None = None
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._reader = _open_tokens(config, write=False)
+        self._writer: token_rows.Tokens | None = None
         self._can_write = True
         self._touched: dict[str, float] = {}
         # Checking never waits behind a write: a use being recorded may wait for the
@@ -165,7 +182,9 @@ class TokenChecker:
         self._write_lock = threading.Lock()
 
     def check(self, presented: str) -> tuple[TokenInfo, str] | None:
-        """The token's info and key id when ``presented`` is a live token of this library."""
+        """The token's info and key id when ``presented`` is a live token of this library.
+        LibraryUnavailable when a server library's database does not answer (a SQLite file
+        that cannot be read: None, as before)."""
         parts = _split(presented)
         if parts is None:
             return None
@@ -173,6 +192,10 @@ class TokenChecker:
         with self._read_lock:
             try:
                 row = token_rows.by_key(self._reader, key_id)
+            except StorageError as exc:
+                if self.config.database_url is not None:
+                    raise LibraryUnavailable(str(exc)) from exc
+                return None
             except (sqlite3.Error, GrimoireError):
                 return None
         if row is None or not hmac.compare_digest(_digest(secret), row.secret_sha256):
@@ -193,11 +216,12 @@ class TokenChecker:
         with self._write_lock:
             try:
                 if self._writer is None:
-                    self._writer = connect(self.path)
+                    self._writer = _open_tokens(self.config, write=True)
                     token_rows.quick_writes(self._writer, TOUCH_WAIT_MS)
                 token_rows.touch(self._writer, key_id)
-            except (sqlite3.Error, GrimoireError) as exc:
-                if "read" in str(exc).lower():  # read-only media or file: never again
+            except Exception as exc:  # a use not recorded never fails a request
+                text = str(exc).lower()
+                if "read" in text or "permission denied" in text:  # never writable: stop
                     self._can_write = False
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 import anyio.to_thread
@@ -25,7 +26,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from pydantic import AnyHttpUrl
 
-from grimoire_beholder.access import TokenChecker, TokenRights
+from grimoire_beholder.access import LibraryUnavailable, TokenChecker, TokenRights
 from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.mcp_server.allowed import AllowedFolders, Upkeep
 
@@ -34,6 +35,9 @@ log = logging.getLogger("grimoire_beholder.mcp")
 READ = "library:read"
 SYNC, ADD, REMOVE = "upkeep:sync", "upkeep:add", "upkeep:remove"
 ADD_FOLDERS = "add_folders"  # the claim holding the folders a token may add books from
+# Set per request by ``http_serving.OutageAnswer``: why the library could not check a token
+# (its PostgreSQL server down or restarting), so the answer is 503, not a false 401.
+OUTAGE: ContextVar[list[str] | None] = ContextVar("grimoire_token_outage", default=None)
 
 
 def scopes(rights: TokenRights) -> list[str]:
@@ -50,7 +54,17 @@ class LibraryTokens:
         self.checker = checker
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        found = self.checker.check(token)
+        try:
+            if self.checker.config.database_url is None:  # a local file: checked at once
+                found = self.checker.check(token)
+            else:  # a round trip to the server (a reconnect, maybe): off the event loop
+                found = await anyio.to_thread.run_sync(self.checker.check, token)
+        except LibraryUnavailable as exc:
+            reasons = OUTAGE.get()
+            if reasons is not None:
+                reasons.append(str(exc))
+            log.warning("a token could not be checked: %s", exc)
+            return None
         if found is None:
             return None
         info, key_id = found

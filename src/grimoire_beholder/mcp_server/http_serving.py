@@ -21,12 +21,13 @@ Safe by default (ARCHITECTURE.md, "The MCP server over HTTP"):
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 import os
 import socket
 import ssl
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,6 +156,45 @@ class HostOriginGate:
         await self.app(scope, receive, send)
 
 
+class OutageAnswer:
+    """ASGI middleware: a request whose token could not be checked because the library's
+    database did not answer (``http_auth.OUTAGE``: a PostgreSQL server restarting) gets 503
+    with ``Retry-After`` and the reason in one line, instead of a 401 that would tell the
+    client its token is bad."""
+
+    RETRY_AFTER_S = 5
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        from grimoire_beholder.mcp_server.http_auth import OUTAGE
+
+        reasons: list[str] = []
+        OUTAGE.set(reasons)
+        replaced = False
+
+        async def sending(message: MutableMapping[str, Any]) -> None:
+            nonlocal replaced
+            if message["type"] == "http.response.start" and reasons:
+                replaced = True
+                body = json.dumps({"error": "temporarily_unavailable",
+                                   "error_description": "the library's database did not "
+                                   f"answer; try again: {reasons[0]}"}).encode()
+                await send({"type": "http.response.start", "status": 503, "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"retry-after", str(self.RETRY_AFTER_S).encode())]})
+                await send({"type": "http.response.body", "body": body})
+            elif not replaced:
+                await send(message)
+
+        await self.app(scope, receive, sending)
+
+
 def bound_socket(bind: Bind) -> socket.socket:
     """The listening socket, made here so port 0 is known before serving starts."""
     family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
@@ -214,7 +254,7 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
             raise ConfigError("this library has no access token yet: make one with "
                               "`grimoire-beholder token create NAME` (it is printed once), "
                               "then give it to the assistant as a bearer token")
-        checker = TokenChecker(library.config.database_path)
+        checker = TokenChecker(library.config)
         sock = bound_socket(bind)
     except BaseException:
         library.close()
@@ -224,7 +264,9 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     url = f"{scheme}://{bind.authority(port)}{ENDPOINT}"
     app = http_app(library, checker, bind, port, scheme=scheme, allowed_hosts=allowed_hosts,
                    allowed_origins=allowed_origins)
-    _tell(f"serving {library.config.database_path} on {url} ({len(tokens)} token(s); "
+    where = (library.server.location if library.server is not None
+             else library.config.database_path)
+    _tell(f"serving {where} on {url} ({len(tokens)} token(s); "
           f"`grimoire-beholder token list` shows them)")
     if not bind.loopback:
         _tell(f"warning: listening beyond this machine on {bind.authority(port)}"
@@ -259,7 +301,7 @@ def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
         app = CORSMiddleware(app, allow_origins=pages, allow_methods=["GET", "POST", "DELETE"],
                              allow_headers=BROWSER_HEADERS, expose_headers=BROWSER_READS,
                              max_age=600)
-    return HostOriginGate(app, settings)
+    return HostOriginGate(OutageAnswer(app), settings)
 
 
 def refuse_server_upkeep(upkeep: Upkeep) -> None:

@@ -25,6 +25,7 @@ from grimoire_beholder.store.index_entries import IndexEntryStore
 from grimoire_beholder.store.reading_positions import PositionStore
 from grimoire_beholder.store.role_rows import RoleStore
 from grimoire_beholder.store.text_spans import SpanStore
+from grimoire_beholder.store.token_rows import TokenStore
 from grimoire_beholder.store.vectors import StampStore
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 
 class ServerEngine(BookStore, StageStore, TransactionStore, HitStore, IndexEntryStore,
-                   PositionStore, RoleStore, SpanStore, StampStore, Protocol):
+                   PositionStore, RoleStore, SpanStore, StampStore, TokenStore, Protocol):
     """A library in a server database (see the module docstring)."""
 
     read_only_reason: str | None

@@ -25,6 +25,7 @@ from grimoire_beholder.store.postgres.pg_books import BookRowsMixin
 from grimoire_beholder.store.postgres.pg_check import CheckMixin
 from grimoire_beholder.store.postgres.pg_search_rows import SearchRowsMixin
 from grimoire_beholder.store.postgres.pg_stages import StageRowsMixin
+from grimoire_beholder.store.postgres.pg_tokens import TokenRowsMixin
 
 if TYPE_CHECKING:
     import psycopg
@@ -36,7 +37,8 @@ def _lock_key(kind: str, value: object) -> int:
     return (zlib.crc32(kind.encode()) << 31) ^ zlib.crc32(f"{kind}:{value}".encode())
 
 
-class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin):
+class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
+                     TokenRowsMixin):
     """A library in one PostgreSQL database (see the module docstring)."""
 
     def __init__(self, conn: psycopg.Connection[Any], url: str, *, read_only: bool) -> None:

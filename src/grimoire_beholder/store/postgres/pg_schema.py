@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MIGRATION_LOCK = 0x6772696D  # advisory lock key for migrations ("grim")
 STAMP_LOCK = 0x7374616D  # advisory lock key while vectors stamp (or unstamp) the library
 
@@ -95,7 +95,18 @@ _V1 = [
     "CREATE INDEX index_entries_book ON index_entries (book_id)",
 ]
 
-MIGRATIONS: list[list[str]] = [_V1]
+# v2: access tokens for ``serve-mcp --http`` (``store/token_rows.py`` has SQLite's, v7).
+_V2 = [
+    f"""CREATE TABLE access_tokens (
+        name text PRIMARY KEY,
+        key_id text NOT NULL UNIQUE,
+        secret_sha256 text NOT NULL,
+        rights text NOT NULL DEFAULT '{{}}',
+        created_at text NOT NULL DEFAULT {_NOW},
+        last_used_at text)""",
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2]
 
 
 def embeddings_sql(dimension: int) -> list[str]:
