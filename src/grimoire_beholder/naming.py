@@ -26,7 +26,7 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from grimoire_beholder.errors import BookNotFoundError
+from grimoire_beholder.errors import BookNotFoundError, NotFoundError
 
 MAX_BOOK_ID = 2**63 - 1  # SQLite's largest integer
 _DIGITS = re.compile(r"[0-9]+")
@@ -103,3 +103,17 @@ def no_such_book(key: int | str, books: list[tuple[str, str]]) -> BookNotFoundEr
     more = "" if close or len(known) <= 5 else f" and {len(known) - 5} more"
     label = "did you mean" if close else "books"
     return BookNotFoundError(f"{what}; {label}: {', '.join(listed)}{more}")
+
+
+def check_section_exists(slug: str, section_counts: list[int], chapter_index: int,
+                         section_index: int) -> None:
+    """Raise NotFoundError saying which indices exist unless ``section_index`` of
+    ``chapter_index`` is a section of the book ``slug`` (``section_counts``: sections per
+    chapter, in chapter order)."""
+    if not 0 <= chapter_index < len(section_counts):
+        raise NotFoundError(
+            f"book '{slug}' has chapters 0–{len(section_counts) - 1}, not {chapter_index}")
+    if not 0 <= section_index < section_counts[chapter_index]:
+        raise NotFoundError(
+            f"chapter {chapter_index} of '{slug}' has sections "
+            f"0–{section_counts[chapter_index] - 1}, not {section_index}")

@@ -6,8 +6,8 @@ import json
 import sqlite3
 from typing import Protocol
 
-from grimoire_beholder.errors import BookNotFoundError, NotFoundError
-from grimoire_beholder.naming import no_such_book
+from grimoire_beholder.errors import BookNotFoundError
+from grimoire_beholder.naming import check_section_exists, no_such_book
 from grimoire_beholder.store import fts, index_entries, vectors
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
 
@@ -283,14 +283,7 @@ def section_of(conn: sqlite3.Connection | BookStore, book: BookRow, chapter_inde
     """One section of ``book``; NotFoundError saying which indices exist when out of range."""
     if not isinstance(conn, sqlite3.Connection):
         return conn.section_of(book, chapter_index, section_index)
-    counts = section_counts(conn, book.id)
-    if not 0 <= chapter_index < len(counts):
-        raise NotFoundError(
-            f"book '{book.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
-    if not 0 <= section_index < counts[chapter_index]:
-        raise NotFoundError(
-            f"chapter {chapter_index} of '{book.slug}' has sections "
-            f"0–{counts[chapter_index] - 1}, not {section_index}")
+    check_section_exists(book.slug, section_counts(conn, book.id), chapter_index, section_index)
     row = get_section(conn, book.id, chapter_index, section_index)
     assert row is not None
     return row

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from grimoire_beholder.errors import BookNotFoundError, NotFoundError, SlugConflictError
-from grimoire_beholder.naming import no_such_book
+from grimoire_beholder.errors import BookNotFoundError, SlugConflictError
+from grimoire_beholder.naming import check_section_exists, no_such_book
 from grimoire_beholder.store.postgres.pg_base import PgBase
 from grimoire_beholder.store.postgres.pg_schema import STAMP_LOCK
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
@@ -171,13 +171,7 @@ class BookRowsMixin(PgBase):
             "SELECT ch.chapter_index, count(s.id) FROM chapters ch "
             "LEFT JOIN sections s ON s.chapter_id = ch.id WHERE ch.book_id = %s "
             "GROUP BY ch.chapter_index ORDER BY ch.chapter_index", (book.id,))]
-        if not 0 <= chapter_index < len(counts):
-            raise NotFoundError(
-                f"book '{book.slug}' has chapters 0–{len(counts) - 1}, not {chapter_index}")
-        if not 0 <= section_index < counts[chapter_index]:
-            raise NotFoundError(
-                f"chapter {chapter_index} of '{book.slug}' has sections "
-                f"0–{counts[chapter_index] - 1}, not {section_index}")
+        check_section_exists(book.slug, counts, chapter_index, section_index)
         r = self.rows(
             """SELECT ch.title, s.title, s.breadcrumb, s.text, s.approx_tokens, s.page_start,
                       s.page_end, s.line_start, s.line_end, s.summary, s.role,
