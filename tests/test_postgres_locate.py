@@ -43,3 +43,42 @@ def test_the_password_never_shows() -> None:
 
 def test_mcp_config_pins_the_server_to_the_url() -> None:
     assert server_args(load_config(library=URL)) == ["serve-mcp", "--library", URL]
+
+
+def test_a_password_anywhere_in_the_url_never_shows() -> None:
+    from grimoire_beholder.locate import scrubbed, unencoded_password
+
+    assert redacted("postgresql://me@db/books?sslmode=require&password=Q1w2") == (
+        "postgresql://me@db/books?sslmode=require&password=***")
+    assert redacted("postgresql:///books?host=/run/pg&PASS%77ORD=Q1w2&sslpassword=Z9") == (
+        "postgresql:///books?host=/run/pg&PASS%77ORD=***&sslpassword=***")
+    typed = "postgresql://me:p@ss%w/rd:x#?@db:5432/books"  # not percent-encoded
+    assert redacted(typed) == "postgresql://me:***@db:5432/books"
+    assert unencoded_password(typed) is not None
+    assert unencoded_password("postgresql://me:p%40ss@db/books") is None
+    assert "ss%w" not in scrubbed('invalid percent-encoded token: "ss%w"', typed)
+
+
+def test_a_url_is_never_a_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from grimoire_beholder.errors import ConfigError, GrimoireError
+
+    monkeypatch.chdir(tmp_path)
+    assert load_config(library="PostgreSQL://me:pw9@db/books").database_url == (
+        "postgresql://me:pw9@db/books")  # schemes ignore case; libpq wants lower case
+    for url in ("mysql://me:pw9@db/books", "SQLITE:///me:pw9@x"):
+        with pytest.raises(ConfigError) as refused:
+            load_config(library=url)
+        assert "pw9" not in str(refused.value) and "a folder or a postgresql" in str(
+            refused.value)
+    config = tmp_path / "config.toml"
+    config.write_text('[grimoire-beholder]\ndb_path = "mysql://me:pw9@db/books"\n')
+    with pytest.raises(ConfigError, match="a file or a postgresql") as refused:
+        load_config(config)
+    assert "pw9" not in str(refused.value)
+    on_server = load_config(library="postgresql://me:pw9@db/books")
+    with pytest.raises(GrimoireError, match="does not work on a library in a database server"
+                       ) as refused:
+        _ = on_server.database_path  # a path made of the URL would hold its password
+    assert "pw9" not in str(refused.value)
+    assert not any(tmp_path.iterdir()) or [p.name for p in tmp_path.iterdir()] == [
+        "config.toml"]

@@ -20,14 +20,17 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.errors import ConfigError, GrimoireError
 from grimoire_beholder.locate import (
     CONFIG_ENV,
     LIBRARY_ENV,
     MARKER_TABLE,
     Location,
     is_server_url,
+    is_url,
     locate,
+    redacted,
+    server_url,
 )
 
 __all__ = ["CONFIG_ENV", "LIBRARY_ENV", "Config", "ConfigError", "config_from_mapping",
@@ -122,11 +125,18 @@ class Config:
     @property
     def database_url(self) -> str | None:
         """The ``postgresql://`` URL of a library in PostgreSQL, else None (a SQLite file)."""
-        return self.db_path.strip() if is_server_url(self.db_path) else None
+        return server_url(self.db_path) if is_server_url(self.db_path) else None
 
     @property
     def database_path(self) -> Path:
-        """The absolute path of the SQLite file."""
+        """The absolute path of the SQLite file. A URL is never a path: on a library in a
+        server, what needs a file says in one line that it does not work there yet (a path
+        made of the URL would put its password in a file name, a message or a tool's
+        answer)."""
+        if is_url(self.db_path):
+            raise GrimoireError(
+                f"this command does not work on a library in a database server yet "
+                f"({redacted(self.db_path.strip())})")
         path = Path(self.db_path).expanduser()
         if not path.is_absolute():
             path = Path(self.base_dir) / path
@@ -218,7 +228,8 @@ def _validated(cfg: Config) -> Config:
     for f in fields(Config):
         value = getattr(cfg, f.name)
         if f.name not in _INTERNAL and isinstance(value, str) and _CONTROL.search(value):
-            raise fail(f"config key '{f.name}' contains a control character (got {value!r})")
+            shown = redacted(value) if is_url(value) else value
+            raise fail(f"config key '{f.name}' contains a control character (got {shown!r})")
     _check_paths_and_names(cfg, fail)
     return cfg
 
@@ -226,7 +237,11 @@ def _validated(cfg: Config) -> Config:
 def _check_paths_and_names(cfg: Config, fail: Any) -> None:
     if not cfg.db_path.strip():
         raise fail("config key 'db_path' is empty; name the library file, e.g. \"book.db\"")
-    if cfg.database_path.is_dir():
+    if is_url(cfg.db_path):
+        if not is_server_url(cfg.db_path):
+            raise fail(f"config key 'db_path' is a URL ({redacted(cfg.db_path.strip())}); "
+                       "a library is a file or a postgresql:// URL")
+    elif cfg.database_path.is_dir():
         raise fail(f"config key 'db_path' names a folder ({cfg.database_path}); name the "
                    "library file in it, e.g. \"book.db\"")
     if not re.fullmatch(r"https?://[^\s/?#]+(/[^\s]*)?", cfg.ollama_host):

@@ -102,6 +102,12 @@ class Library(LibraryWriting):
         """Where the books are: the SQLite connection or the server engine."""
         return self.server if self.server is not None else self.conn
 
+    @property
+    def location(self) -> str:
+        """Where the library is, for messages and logs: the SQLite file, or the server's URL
+        without its password."""
+        return self.server.location if self.server else str(self.config.database_path)
+
     def close(self) -> None:
         (self.server or self.conn).close()
 
@@ -250,7 +256,8 @@ class Library(LibraryWriting):
 
     def savings(self) -> Savings:
         """Cumulative characters served vs the books' full size (search/savings.py); the
-        CLI's ``stats`` and the MCP ``book_status`` show it."""
+        CLI's ``stats`` and the MCP ``book_status`` show it. Not kept for a library in a
+        server yet (a one-line error: ``Config.database_path``)."""
         from grimoire_beholder.search.savings import summary
 
         return summary(self.config.database_path)

@@ -84,16 +84,97 @@ class Location:
 
 
 SERVER_URL_SCHEMES = ("postgresql://", "postgres://")
+# ``scheme://`` (two letters at least: ``C://x`` is a Windows path); schemes ignore case.
+_URL = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]+)://")
+_SECRET_PARAMS = ("password", "sslpassword")  # libpq's URL parameters that hold secrets
 
 
-def redacted(url: str) -> str:
-    """A server URL without its password, for messages and ``status``."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+def is_url(locator: str | os.PathLike[str]) -> bool:
+    """Whether a ``--library``/``db_path`` value is a URL (of any scheme): never a path."""
+    return isinstance(locator, str) and _URL.match(locator) is not None
 
 
 def is_server_url(locator: str | os.PathLike[str]) -> bool:
     """Whether a ``--library``/``db_path`` value names a database server, not a file."""
-    return isinstance(locator, str) and locator.strip().startswith(SERVER_URL_SCHEMES)
+    found = _URL.match(locator) if isinstance(locator, str) else None
+    return found is not None and found.group(1).lower() + "://" in SERVER_URL_SCHEMES
+
+
+def server_url(locator: str) -> str:
+    """A server URL as libpq reads it: stripped, its scheme in lower case."""
+    scheme, _, rest = locator.strip().partition("://")
+    return f"{scheme.lower()}://{rest}"
+
+
+def _split(url: str) -> tuple[str, str | None, str, str]:
+    """``scheme://``, the password as typed (None: none), the rest up to the query, the
+    query. The password runs from the user name's ``:`` to the *last* ``@`` of the URL, so a
+    raw ``@`` or ``/`` typed in a password stays inside it (libpq would cut it at the first)."""
+    scheme, sep, rest = url.partition("://")
+    colon, at = rest.find(":"), rest.rfind("@")
+    password = None
+    if 0 <= colon < at and "@" not in rest[:colon]:
+        password = rest[colon + 1:at]
+        rest = rest[:colon + 1] + rest[at:]
+    path, mark, query = rest.partition("?")
+    return scheme + sep, password, path, mark + query
+
+
+def _query_secrets(query: str) -> list[str]:
+    from urllib.parse import unquote
+
+    return [value for key, _, value in (p.partition("=") for p in query[1:].split("&"))
+            if unquote(key).strip().lower() in _SECRET_PARAMS]
+
+
+def redacted(url: str) -> str:
+    """A server URL without its password (in the user part or a ``password=`` /
+    ``sslpassword=`` parameter), for messages, ``status`` and ``--json``."""
+    from urllib.parse import unquote
+
+    scheme, password, path, query = _split(url)
+    if password is not None:
+        path = path.replace(":@", ":***@", 1)
+    if query:
+        query = "?" + "&".join(
+            f"{key}=***" if unquote(key).strip().lower() in _SECRET_PARAMS else f"{key}{eq}{v}"
+            for key, eq, v in (p.partition("=") for p in query[1:].split("&")))
+    return scheme + path + query
+
+
+def url_secrets(url: str) -> list[str]:
+    """Every form in which the URL's secrets could be echoed (as typed and decoded)."""
+    from urllib.parse import unquote
+
+    _, password, _, query = _split(url)
+    typed = [s for s in [password or "", *_query_secrets(query)] if s]
+    return sorted({*typed, *(unquote(s) for s in typed)} - {""}, key=len, reverse=True)
+
+
+def scrubbed(text: str, url: str) -> str:
+    """``text`` (a driver's message about ``url``) with the URL's secrets hidden: each
+    secret, and any quoted token that is a piece of one (libpq quotes the bit it could not
+    parse, which may be a password's)."""
+    secrets = url_secrets(url)
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return re.sub(r'"([^"]+)"', lambda m: '"***"' if any(
+        m.group(1) in s or s in m.group(1) for s in secrets) else m.group(0), text)
+
+
+def unencoded_password(url: str) -> str | None:
+    """Why libpq would misread the URL's password, or None: a raw ``@`` or ``/`` in it
+    (libpq ends the user part at the first of them, taking the rest for the host) or a
+    ``%`` that starts no ``%XX`` escape."""
+    password = _split(url)[1]
+    if password is None:
+        return None
+    for char, name in (("@", "%40"), ("/", "%2F")):
+        if char in password:
+            return f"a raw '{char}' (write it as {name})"
+    if re.search(r"%(?![0-9A-Fa-f]{2})", password):
+        return "a '%' that is not a %XX escape (write it as %25)"
+    return None
 
 
 def is_library_config(path: Path) -> bool:
@@ -187,7 +268,10 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
     if is_server_url(path):  # settings from the per-user config file, if there is one
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, user_library_folder(),
-                        origin, url=str(path).strip())
+                        origin, url=server_url(str(path)))
+    if is_url(path):  # never a folder named after a URL (and its password)
+        raise ConfigError(f"{origin.split()[-1]} names a URL ({redacted(str(path).strip())}); "
+                          "a library is a folder or a postgresql:// URL")
     _not_windows_shaped(path, origin)
     folder = Path(path).expanduser().resolve()
     if folder.exists() and not folder.is_dir():

@@ -137,7 +137,9 @@ _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\[^\\/])")
 def _library_locator(text: str) -> Path:
     """``--library``: a folder, or a ``postgresql://`` URL kept as typed (a Path would fold
     its ``//``); ``load_config`` and ``Library.open`` take either."""
-    if text.strip().startswith(("postgresql://", "postgres://")):
+    from grimoire_beholder.locate import is_url
+
+    if is_url(text):  # locate.py refuses a URL that names no PostgreSQL server
         return text.strip()  # type: ignore[return-value]  # str is what locate.py reads
     return _named_path(text)
 
@@ -258,7 +260,7 @@ def with_library(config: Path | None, fn: Callable[[Library], T], *, create: boo
 
     with reported_errors():
         cfg = load_config(config, library=kwargs.pop("library", None))
-        new = _not_yet_there(cfg.database_path)
+        new = [] if cfg.database_url else _not_yet_there(cfg.database_path)
         lib = Library.open(config=cfg, create=True, **kwargs)
         try:
             return fn(lib)
@@ -311,7 +313,9 @@ def same_library(library: Path | None, config: Path | None) -> str:
     default library, nor for a database URL (it may hold a password)."""
     import shlex
 
-    if library is not None and not str(library).startswith(("postgresql:", "postgres:")):
+    from grimoire_beholder.locate import is_url
+
+    if library is not None and not is_url(str(library)):
         return f" --library {shlex.quote(str(Path(library).absolute()))}"
     if config is not None:
         return f" --config {shlex.quote(str(Path(config).absolute()))}"

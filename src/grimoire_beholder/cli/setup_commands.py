@@ -77,7 +77,7 @@ def mcp_config(
             err.print(f"warning: {setup.entry['command']} is in a cache (uvx runs from one) "
                       "that `uv cache clean` deletes; install the tool with `uv tool install` "
                       "and run mcp-config from there", markup=False)
-        if not cfg.database_path.exists():
+        if cfg.database_url is None and not cfg.database_path.exists():
             err.print(f"note: there is no library at {cfg.database_path} yet; fill it with "
                       "`grimoire-beholder ingest FILE` first", markup=False)
         if not write:

@@ -356,7 +356,8 @@ def book_status(ctx: Context, folder: FolderRef = None,
     finds, pages without text, parse problems). Pages: pass next_offset as offset."""
     state = served(ctx)
     info, books = state.run(lambda lib: (
-        {**lib.status().to_dict(), "savings": lib.savings().to_dict()}, lib.list_books()))
+        {**lib.status().to_dict(),  # no savings kept for a library in a server yet
+         "savings": None if lib.server else lib.savings().to_dict()}, lib.list_books()))
     states = {s.id: s for s in (BookStatus.model_validate(b) for b in info["books"])}
     shown, singles, folders = _level(books, folder)
     page_books, page_folders, next_offset = _page_of(singles, folders, offset)

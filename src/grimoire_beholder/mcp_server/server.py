@@ -216,7 +216,7 @@ def serve(config_path: str | os.PathLike[str] | None = None,
     """Run on stdio. The library opens before the protocol starts, so a missing config or
     database fails loudly (GrimoireError → the CLI's stderr message and exit code)."""
     library = open_library(config_path, library_dir)
-    log.info("serving %s (searches read-only%s)", library.config.database_path,
+    log.info("serving %s (searches read-only%s)", library.location,
              ", upkeep tools on" if upkeep is not None and upkeep.any else "")
     from grimoire_beholder.mcp_server import stdio_wire
 

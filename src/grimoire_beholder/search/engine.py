@@ -126,7 +126,7 @@ class SearchEngine:
         self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
-        self._index = SearchIndex(config.database_path)
+        self._index = SearchIndex(None if config.database_url else config.database_path)
         self._lock = threading.Lock()
 
     @property

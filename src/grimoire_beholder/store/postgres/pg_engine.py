@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from grimoire_beholder.errors import LibraryBusyError, StorageError
-from grimoire_beholder.locate import redacted
+from grimoire_beholder.locate import redacted, scrubbed, unencoded_password
 from grimoire_beholder.store.postgres import pg_schema
 from grimoire_beholder.store.postgres.pg_books import BookRowsMixin
 from grimoire_beholder.store.postgres.pg_check import CheckMixin
@@ -60,12 +60,17 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
                 "a PostgreSQL library needs the postgres extra: install "
                 "grimoire-beholder-mcp[postgres] (psycopg and pgvector)") from exc
         shown = redacted(url)
+        misread = unencoded_password(url)
+        if misread is not None:  # libpq would take a piece of the password for the host
+            raise StorageError(f"the password in the PostgreSQL URL {shown} holds {misread}; "
+                               "percent-encode it, or leave it out and use PGPASSWORD or "
+                               "~/.pgpass")
         try:
             conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
         except psycopg.Error as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise StorageError(f"cannot connect to the PostgreSQL library {shown}: {first}"
-                               ) from exc
+            raise StorageError(f"cannot connect to the PostgreSQL library {shown}: "
+                               f"{scrubbed(first, url)}") from None
         try:
             current = pg_schema.version(conn)
             if current == 0 and (read_only or not create):
@@ -85,8 +90,8 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
             register_vector(conn)
         except psycopg.Error as exc:
             conn.close()
-            raise StorageError(f"the PostgreSQL library {shown}: {exc}".splitlines()[0]
-                               ) from exc
+            raise StorageError(scrubbed(f"the PostgreSQL library {shown}: {exc}", url
+                                        ).splitlines()[0]) from exc
         except BaseException:
             conn.close()
             raise
