@@ -9,6 +9,10 @@ For the head of the fused list: the query's content words (stop words dropped, a
 stem: the first :data:`STEM` letters) are weighted by how rare they are among these
 candidates (a term in every candidate tells them apart not at all), and each chunk gets the
 best weighted share of those terms found within any :data:`WINDOW` consecutive words.
+
+Cost: a chunk is not stemmed word by word in Python. Its words are found, joined and
+lower-cased in C, and the query's stems are found in that text by ``str.find``
+(:func:`_occurrences`), so the Python work grows with the matches, not with the text.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from grimoire_beholder.search.keyword import STOP_WORDS
 WINDOW = 40  # words
 STEM = 5
 _WORD = re.compile(r"[^\W_]+")
+_SEP = "\x00"  # never part of a word (``_WORD`` matches letters and digits only)
 
 
 def _stems(text: str) -> list[str]:
@@ -57,10 +62,43 @@ def best_window(text: str, term_weights: Mapping[str, float], window: int = WIND
 
 def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
                  window: int = WINDOW) -> float:
+    return _share([(i, s) for i, s in enumerate(stemmed) if term_weights.get(s, 0.0) > 0],
+                  term_weights, window)
+
+
+def _needles(stems: Sequence[str]) -> list[tuple[str, str]]:
+    """(what to find in ``_SEP``-framed text, stem): a full-length stem starts a word, a
+    shorter one is the whole word."""
+    return [(_SEP + s + ("" if len(s) >= STEM else _SEP), s) for s in stems]
+
+
+def _occurrences(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[int, str]]:
+    """(word index, stem) of every word of ``text`` whose stem is wanted, in word order —
+    what ``[(i, s) for i, s in enumerate(_stems(text)) if s in stems]`` gives, in C: each
+    word is lower-cased on its own (joined by a separator no word contains, so
+    ``str.lower``'s context rules see the same word boundaries) and found by its start."""
+    hay = _SEP + _SEP.join(_WORD.findall(text)).lower() + _SEP
+    found = []
+    for needle, stem in needles:
+        at = hay.find(needle)
+        while at != -1:
+            found.append((at, stem))
+            at = hay.find(needle, at + 1)
+    found.sort()
+    out, index, last = [], 0, 0
+    for at, stem in found:
+        index += hay.count(_SEP, last, at)  # separators before the word's own: its index
+        last = at
+        out.append((index, stem))
+    return out
+
+
+def _share(positions: Sequence[tuple[int, str]], term_weights: Mapping[str, float],
+           window: int = WINDOW) -> float:
+    """:func:`_best_window` over the (word index, stem) positions of weighted stems."""
     total = sum(term_weights.values())
     if total <= 0:
         return 0.0
-    positions = [(i, s) for i, s in enumerate(stemmed) if term_weights.get(s, 0.0) > 0]
     best = 0.0
     start = 0
     counts: dict[str, int] = {}
@@ -81,6 +119,12 @@ def scores(query: str, texts: Mapping[int, str]) -> dict[int, float]:
     stems = query_stems(query)
     if not stems or not texts:
         return {}
-    stemmed = {chunk_id: _stems(text) for chunk_id, text in texts.items()}  # once each
-    term_weights = _weights(stems, list(stemmed.values()))
-    return {chunk_id: _best_window(words, term_weights) for chunk_id, words in stemmed.items()}
+    needles = _needles(stems)
+    found = {chunk_id: _occurrences(text, needles) for chunk_id, text in texts.items()}
+    present = [{s for _, s in hits} for hits in found.values()]
+    n = len(present)
+    term_weights = {}
+    for stem in stems:  # as _weights: IDF over the candidates
+        df = sum(1 for d in present if stem in d)
+        term_weights[stem] = math.log(1.0 + (n + 1) / (df + 0.5)) if df else 0.0
+    return {chunk_id: _share(hits, term_weights) for chunk_id, hits in found.items()}

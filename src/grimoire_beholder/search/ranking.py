@@ -22,7 +22,6 @@ of the fused list; every candidate keeps its per-arm trace.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import replace
 
 from grimoire_beholder.parse.backindex import normalize_term
 from grimoire_beholder.search import proximity
@@ -93,8 +92,8 @@ def adjust(conn: Store, query: str, fused: Sequence[Fused],
         factor = (ROLE_PRIOR.get(role, 1.0)
                   * (1.0 + INDEX_LIFT * lifts.get(candidate.chunk_id, 0.0))
                   * (1.0 + PROXIMITY_WEIGHT * near.get(candidate.chunk_id, 0.0)))
-        out.append(replace(candidate, score=candidate.score * factor) if factor != 1.0
-                   else candidate)
+        out.append(Fused(candidate.chunk_id, candidate.score * factor, candidate.ranks,
+                         candidate.scores) if factor != 1.0 else candidate)
     return sorted(out, key=lambda f: (-f.score, _best_rank(f), f.chunk_id))
 
 
