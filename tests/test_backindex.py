@@ -14,8 +14,9 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.ingest.build import FileInfo, build_book
 from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
-from grimoire_beholder.parse.backindex import IndexEntry, normalize_term, parse_index
+from grimoire_beholder.parse.backindex import IndexEntry, parse_index
 from grimoire_beholder.structure.book_index import page_texts, resolve_entries
+from grimoire_beholder.text import normalize_term
 from helpers import BENCH, fake_config
 
 R_DATA = BENCH / "books-dev" / "R-data.pdf"

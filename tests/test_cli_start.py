@@ -24,7 +24,7 @@ from grimoire_beholder.library import Library
 from helpers import GARDEN_CHAPTERS, write_markdown_book
 
 WATCHED = ("numpy", "onnxruntime", "mcp", "starlette", "uvicorn", "jinja2", "rich", "pymupdf",
-           "ollama", "httpx")
+           "ollama", "httpx", "pydantic", "typer")
 # Run the CLI as the script does, then say which of WATCHED and which of our modules it loaded.
 PROBE = (
     "import atexit, json, sys\n"
@@ -73,7 +73,7 @@ def _command_modules(modules: set[str]) -> set[str]:
 @pytest.mark.slow
 def test_help_imports_no_command_and_no_heavy_package() -> None:
     packages, modules = _loaded("--help")
-    assert packages == set()
+    assert packages == {"typer"}
     assert _command_modules(modules) == set()
     assert "grimoire_beholder.library" not in modules
 
@@ -82,7 +82,8 @@ def test_help_imports_no_command_and_no_heavy_package() -> None:
 def test_list_loads_its_own_module_and_no_model_or_server(small_library: dict[str, str]
                                                          ) -> None:
     packages, modules = _loaded("list", env=small_library)
-    assert not packages & {"numpy", "onnxruntime", "mcp", "starlette", "uvicorn", "jinja2"}
+    assert not packages & {"numpy", "onnxruntime", "mcp", "starlette", "uvicorn", "jinja2",
+                           "pydantic"}
     assert _command_modules(modules) == {"library_commands"}
     assert not {m for m in modules if m.startswith("grimoire_beholder.search")}
     assert "grimoire_beholder.models.embedded" not in modules
@@ -91,7 +92,8 @@ def test_list_loads_its_own_module_and_no_model_or_server(small_library: dict[st
 @pytest.mark.slow
 def test_query_loads_no_mcp_or_web_adapter(small_library: dict[str, str]) -> None:
     packages, modules = _loaded("query", "how deep are tomatoes planted", env=small_library)
-    assert not packages & {"mcp", "starlette", "uvicorn", "jinja2", "pymupdf", "ollama"}
+    assert not packages & {"mcp", "starlette", "uvicorn", "jinja2", "pymupdf", "ollama",
+                           "pydantic"}
     assert _command_modules(modules) == {"library_commands"}
     assert not {m for m in modules if m.startswith(("grimoire_beholder.mcp_server",
                                                     "grimoire_beholder.web"))}
@@ -100,10 +102,11 @@ def test_query_loads_no_mcp_or_web_adapter(small_library: dict[str, str]) -> Non
 @pytest.mark.slow
 def test_the_prompt_hook_loads_no_model_runtime_or_server(small_library: dict[str, str]
                                                           ) -> None:
-    """Claude Code runs it on every prompt."""
+    """Claude Code runs it on every prompt: not even the CLI framework is loaded."""
     packages, _ = _loaded("hook", "prompt", env=small_library,
                           stdin=json.dumps({"prompt": "how deep are tomatoes planted?"}))
-    assert not packages & {"onnxruntime", "mcp", "starlette", "uvicorn", "jinja2", "rich"}
+    assert not packages & {"onnxruntime", "mcp", "starlette", "uvicorn", "jinja2", "rich",
+                           "typer", "pydantic"}
 
 
 def _module_of(name: str) -> str:

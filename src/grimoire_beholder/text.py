@@ -8,6 +8,7 @@ it imports nothing of the package.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Scripts written without spaces between words, as a regex character class (no brackets).
 # A run of them is one "word" to a whitespace split and to FTS5's unicode61, so token
@@ -145,3 +146,18 @@ def page_ranges(pages: list[int]) -> str:
         else:
             spans.append([page, page])
     return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
+
+
+_PLURAL_EXCEPTIONS = ("ss", "us", "is")
+
+
+def normalize_term(text: str) -> str:
+    """A term or a query phrase reduced for matching: case, accents and punctuation gone,
+    a plural "s" dropped ("Missing values" ~ "missing value", "read.fwf" ~ "read fwf").
+    How printed back-of-book index entries are stored (``parse.backindex``) and matched
+    (``search.lookup``, ``search.ranking``)."""
+    folded = unicodedata.normalize("NFKD", text.casefold())
+    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    words = re.sub(r"[\W_]+", " ", folded).split()
+    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s")
+                    and not w.endswith(_PLURAL_EXCEPTIONS) else w for w in words)

@@ -8,16 +8,18 @@ context characters.
 Constraints, because a hook runs on every prompt: keyword search only (loading the
 embedding model would take a second), the library opened read-only, reranking off, short
 prompts (fewer than :data:`MIN_WORDS` words) and weak matches (confidence below
-``min_confidence``) skipped, output capped at a character budget. Callers turn every
-exception into silence (see ``cli/tool_commands.py``).
+``min_confidence``) skipped, output capped at a character budget. :func:`print_hook` is
+what both ``hook`` commands run: every exception becomes silence.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from functools import partial
+from typing import Literal
 
 from grimoire_beholder.library import BookRow, Library
 from grimoire_beholder.text import MAX_QUERY_CHARS, clip, flat, plural
@@ -31,6 +33,22 @@ COLLECTION_NAMES = 5  # names shown of an ingested folder's files
 MIN_ENTRY = 80  # characters an entry of the session table of contents always gets
 ENTRY_MAX = 400  # and at most
 HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
+
+
+def print_hook(hook: Literal["session-start", "prompt"], budget: int | None = None,
+               config_path: str | os.PathLike[str] | None = None,
+               library: str | os.PathLike[str] | None = None) -> None:
+    """Print what ``hook session-start`` or ``hook prompt`` (its payload read from stdin)
+    gives the assistant; on any failure print nothing: a hook must never break it."""
+    try:
+        if hook == "prompt":
+            text = prompt_context(sys.stdin.read(), config_path, budget, library)
+        else:
+            text = session_context(config_path, budget, library)
+    except Exception:
+        return
+    if text:
+        sys.stdout.write(text + "\n")
 
 
 def _open(config_path: str | os.PathLike[str] | None,

@@ -2,25 +2,40 @@
 ``python -m grimoire_beholder.cli.entry``).
 
 The command modules register their commands on the one ``app.app`` when a command is looked
-up (``app.Commands``); this module imports none of them.
+up (``app.Commands``); this module imports none of them, and not even typer until the
+parser is needed: the plain forms of the hot commands run without it (``shortcuts.py``).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import Any
 
-from grimoire_beholder.cli.app import ERRORS_AS_JSON, app, error_line
+__all__ = ["main"]
 
-__all__ = ["app", "main"]
+
+def __getattr__(name: str) -> Any:
+    """``entry.app``: the one Typer app (``app.app``), imported when first asked for."""
+    if name == "app":
+        from grimoire_beholder.cli.app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
     """Run the CLI: usage mistakes become one ``error:`` line, exit code 2."""
-    from typer import Abort, TyperException
-
+    from grimoire_beholder.cli.shortcuts import shortcut
     from grimoire_beholder.cli.terminal import install
 
     install()  # no control character from a book or a file name reaches the terminal raw
+    plain = shortcut(sys.argv[1:])
+    if plain is not None:
+        sys.exit(plain())
+    from typer import Abort, TyperException
+
+    from grimoire_beholder.cli.app import ERRORS_AS_JSON, app, error_line
+
     try:
         code = app(standalone_mode=False)
     except TyperException as exc:  # a usage error (exit code 2) carries its command's ctx

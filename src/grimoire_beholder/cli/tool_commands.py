@@ -12,7 +12,6 @@ nothing and exits 0.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -26,7 +25,7 @@ from grimoire_beholder.cli.app import (
     reported_errors,
     with_library,
 )
-from grimoire_beholder.cli.assistant_hooks import prompt_context, session_context
+from grimoire_beholder.cli.assistant_hooks import print_hook
 from grimoire_beholder.cli.help_pages import command, help_when_bare
 
 if TYPE_CHECKING:
@@ -154,12 +153,7 @@ BudgetOpt = Annotated[int | None, typer.Option(
 def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None,
                        library: LibraryOpt = None) -> None:
     """Print a compact table of contents of the library (for a SessionStart hook)."""
-    try:
-        text = session_context(config, budget, library)
-    except Exception:  # a hook must never break the assistant
-        return
-    if text:
-        sys.stdout.write(text + "\n")
+    print_hook("session-start", budget, config, library)
 
 
 @command(hook_app, "Assistants", "prompt", examples=(
@@ -168,9 +162,4 @@ def hook_session_start(budget: BudgetOpt = None, config: ConfigOpt = None,
 def hook_prompt(budget: BudgetOpt = None, config: ConfigOpt = None,
                 library: LibraryOpt = None) -> None:
     """Read a UserPromptSubmit payload on stdin; print the best-matching passages."""
-    try:
-        text = prompt_context(sys.stdin.read(), config, budget, library)
-    except Exception:  # a hook must never break the assistant
-        return
-    if text:
-        sys.stdout.write(text + "\n")
+    print_hook("prompt", budget, config, library)

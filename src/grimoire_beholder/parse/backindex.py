@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -257,16 +256,3 @@ def _first_page(pages: str) -> int | None:
         return None
     first = spans[0][0]
     return int(first) if first.isdigit() else None
-
-
-_PLURAL_EXCEPTIONS = ("ss", "us", "is")
-
-
-def normalize_term(text: str) -> str:
-    """A term or a query phrase reduced for matching: case, accents and punctuation gone,
-    a plural "s" dropped ("Missing values" ~ "missing value", "read.fwf" ~ "read fwf")."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
-    words = re.sub(r"[\W_]+", " ", folded).split()
-    return " ".join(w[:-1] if len(w) > 3 and w.endswith("s")
-                    and not w.endswith(_PLURAL_EXCEPTIONS) else w for w in words)

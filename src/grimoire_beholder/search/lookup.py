@@ -17,9 +17,9 @@ from typing import Any
 
 from grimoire_beholder.citation import Citation
 from grimoire_beholder.errors import GrimoireError
-from grimoire_beholder.parse.backindex import normalize_term
 from grimoire_beholder.store import index_entries
 from grimoire_beholder.store.index_entries import IndexRow, PageSection
+from grimoire_beholder.text import normalize_term
 
 MAX_ENTRIES = 50
 

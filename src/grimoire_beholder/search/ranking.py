@@ -23,11 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from grimoire_beholder.parse.backindex import normalize_term
 from grimoire_beholder.search import proximity
 from grimoire_beholder.search.fusion import Fused
 from grimoire_beholder.store import index_entries, role_rows
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.text import normalize_term
 
 ROLE_PRIOR: dict[str, float] = {
     "body": 1.0, "front_matter": 0.8, "contents": 0.6, "index": 0.6, "notes": 0.8,

@@ -1,6 +1,6 @@
 """Printed back-of-book indexes in the store: write a book's entries, look terms up.
 
-Entries are matched on ``norm`` (see ``parse.backindex.normalize_term``), which the caller
+Entries are matched on ``norm`` (see ``text.normalize_term``), which the caller
 computes from user text; it only ever reaches SQL as a bound parameter.
 """
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from grimoire_beholder.parse.backindex import IndexEntry, normalize_term, parse_index
+from grimoire_beholder.parse.backindex import IndexEntry, parse_index
+from grimoire_beholder.text import normalize_term
 
 MAX_OFFSET = 60  # physical − printed, for books without page labels
 _MIN_CONFIRMED = 5

@@ -33,8 +33,6 @@ import re
 import unicodedata
 from collections.abc import Collection
 
-from grimoire_beholder.parse.backindex import shape
-
 BODY = "body"
 FRONT_MATTER = "front_matter"
 CONTENTS = "contents"
@@ -178,6 +176,8 @@ def shape_role(text: str) -> str | None:
     """The role the text's shape alone says, or None for ordinary prose."""
     if len(text.strip()) < _SMALL:
         return None
+    from grimoire_beholder.parse.backindex import shape  # not on a search's import path
+
     form = shape(text)
     if form.entries >= 5 and form.covered >= 0.5:
         if form.rising >= 0.85 and form.numbered >= 0.3:
@@ -202,6 +202,8 @@ def _confirms(role: str, text: str) -> bool:
 
 
 def _entries_shaped(text: str) -> bool:
+    from grimoire_beholder.parse.backindex import shape
+
     form = shape(text)
     return form.entries >= 3 and form.covered >= 0.3
 

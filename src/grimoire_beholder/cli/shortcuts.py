@@ -1,0 +1,135 @@
+"""The plain forms of the commands run most often — ``query QUESTION``, ``list`` and Claude
+Code's ``hook prompt`` / ``hook session-start`` — run without the option parser.
+
+typer checks every option of the command it runs through a pydantic ``TypeAdapter``; importing
+pydantic for that is about a fifth of a cold ``query``'s CPU time, and more of the hooks'
+(bench/cli_latency.py). In the forms below no value needs more checking than "a plain word"
+or "digits", so ``entry.main`` calls the command's own function with exactly what the parser
+would pass it. Anything else — another option, ``--name=value``, a value that starts with
+``-``, an option given twice, ``--help``, a mistake, shell completion, Windows (where click
+expands wildcards in arguments) — goes through the parser as before.
+tests/test_cli_shortcuts.py runs every form both ways and compares what a person sees.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+# What each form accepts: flags, options taking a word, options taking digits, and how many
+# arguments; the names are the command function's parameters.
+_QUERY = ({"--json": "json_out", "--expand": "expand", "--explain": "explain"},
+          {"--book": "book", "--author": "author", "--group": "group",
+           "--path-prefix": "path_prefix", "--until": "until", "--tag": "tag",
+           "--collection": "collection", "--series": "series"},
+          {"--top-k": "top_k", "-k": "top_k"})
+_LIST: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({"--json": "json_out"}, {}, {})
+_HOOK: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {"--budget": "budget"})
+
+
+def shortcut(argv: Sequence[str]) -> Callable[[], int] | None:
+    """What runs ``argv`` (the arguments after the program name) without the parser, as a
+    function returning the exit code; None when the parser must run it."""
+    if os.name == "nt" or "_GRIMOIRE_BEHOLDER_COMPLETE" in os.environ or not argv:
+        return None
+    name, rest = argv[0], argv[1:]
+    if name == "query":
+        command, found = _query, _plain(rest, *_QUERY, arguments=("question",))
+    elif name == "list":
+        command, found = _list, _plain(rest, *_LIST, arguments=())
+    elif name == "hook" and rest and rest[0] in ("prompt", "session-start"):
+        command, found = _hook, _plain(rest[1:], *_HOOK, arguments=())
+        found = None if found is None else {**found, "hook": rest[0]}
+    else:
+        return None
+    return None if found is None else partial(_run, command, found)
+
+
+def _plain(args: Sequence[str], flags: Mapping[str, str], words: Mapping[str, str],
+           numbers: Mapping[str, str], *, arguments: Sequence[str]) -> dict[str, Any] | None:
+    """The parameters ``args`` give, when they are in the plain form; else None."""
+    found: dict[str, Any] = {}
+    positional: list[str] = []
+    tokens = iter(args)
+    for token in tokens:
+        if not token.startswith("-"):
+            positional.append(token)
+            continue
+        name = flags.get(token) or words.get(token) or numbers.get(token)
+        if name is None or name in found:
+            return None
+        if token in flags:
+            found[name] = True
+            continue
+        value = next(tokens, None)
+        if value is None or value.startswith("-"):
+            return None
+        if token in numbers:
+            if not (value.isascii() and value.isdigit()):
+                return None
+            found[name] = int(value)
+        else:
+            found[name] = value
+    if len(positional) != len(arguments):
+        return None
+    return {**found, **dict(zip(arguments, positional, strict=True))}
+
+
+def _query(params: dict[str, Any]) -> None:
+    from grimoire_beholder.cli.app import ERRORS_AS_JSON
+    from grimoire_beholder.cli.library_commands import query
+
+    ERRORS_AS_JSON["on"] = bool(params.get("json_out"))
+    query(**params)
+
+
+def _list(params: dict[str, Any]) -> None:
+    from grimoire_beholder.cli.app import ERRORS_AS_JSON
+    from grimoire_beholder.cli.library_commands import list_
+
+    ERRORS_AS_JSON["on"] = bool(params.get("json_out"))
+    list_(**params)
+
+
+def _hook(params: dict[str, Any]) -> None:
+    from grimoire_beholder.cli.assistant_hooks import print_hook
+
+    print_hook(params["hook"], params.get("budget"))
+
+
+def _run(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> int:
+    """Run the command as the parser's caller would: its ``typer.Exit`` code, Ctrl-C 130,
+    end of input "aborted" (1), a closed stdout (``… | head``) 1 without a traceback."""
+    try:
+        command(params)
+    except KeyboardInterrupt:
+        return 130
+    except EOFError:
+        print("\naborted", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        _quiet_stdout()
+        return 1
+    except RuntimeError as exc:  # typer.Exit / typer.Abort from the command's own reporting
+        import typer
+
+        if isinstance(exc, typer.Exit):
+            return exc.exit_code
+        if isinstance(exc, typer.Abort):
+            print("aborted", file=sys.stderr)
+            return 1
+        raise
+    return 0
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, send what is left of stdout nowhere, so the flush at exit does
+    not fail again."""
+    try:
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        os.dup2(os.open(os.devnull, os.O_WRONLY), fd)
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,111 @@
+"""The plain forms of ``query``, ``list`` and ``hook`` run without the option parser
+(cli/shortcuts.py) and must be indistinguishable from the parser's run: the same output, the
+same errors, the same exit code. Every other form goes through the parser."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from grimoire_beholder.cli import shortcuts
+from helpers import CliRun, run_cli
+
+PLAIN = [
+    ["query", "compost heap microbes"],
+    ["query", "compost heap", "--json"],
+    ["query", "--json", "aphids on new shoots", "-k", "2", "--explain"],
+    ["query", "slugs at night", "--book", "the-garden-book", "--expand", "--top-k", "1"],
+    ["query", "slugs", "--book", "no-such-book"],
+    ["query", "slugs", "--json", "--until", "Pests", "--book", "no-such-book"],
+    ["query", "drainage", "--author", "Test Author", "--tag", "x", "--series", "y",
+     "--collection", "z", "--group", "g", "--path-prefix", "/nowhere"],
+    ["query", "", "--json"],
+    ["query", "compost", "-k", "0"],
+    ["list"],
+    ["list", "--json"],
+    ["hook", "prompt"],
+    ["hook", "prompt", "--budget", "700"],
+    ["hook", "session-start"],
+    ["hook", "session-start", "--budget", "150"],
+]
+PARSED = [
+    [], ["--help"], ["query"], ["query", "--help"], ["query", "a", "b"], ["query", "a", "--"],
+    ["query", "a", "--book=x"], ["query", "a", "--book"], ["query", "a", "--book", "-x"],
+    ["query", "a", "-k", "two"], ["query", "a", "-k", "-1"], ["query", "a", "-k", "٣"],
+    ["query", "a", "--json", "--json"], ["query", "a", "--mode", "keyword"],
+    ["query", "a", "--no-expand"], ["query", "a", "--library", "/x"], ["list", "extra"],
+    ["list", "--config", "c.toml"], ["hook"], ["hook", "prompt", "--budget", "many"],
+    ["hook", "prompt", "--config", "c.toml"], ["status"], ["ingest", "a.md"], ["qurey", "a"],
+]
+PAYLOAD = json.dumps({"prompt": "how do I keep aphids off the new shoots?"})
+
+
+@pytest.fixture
+def cli_env(garden_template: Path, tmp_path: Path) -> Iterator[dict[str, str | None]]:
+    """The CLI's environment for a copy of the garden library on the fake models."""
+    folder = tmp_path / "library"
+    shutil.copytree(garden_template, folder)
+    (folder / "config.toml").write_text(
+        '[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
+        'llm_backend = "none"\nchunk_size = 120\nchunk_overlap = 20\n', encoding="utf-8")
+    yield {"GRIMOIRE_BEHOLDER_CONFIG": str(folder / "config.toml")}
+
+
+def _comparable(run: CliRun) -> tuple[int, object, str]:
+    """A run without what differs from one run to the next (the stage timings)."""
+    try:
+        data = json.loads(run.stdout)
+    except ValueError:
+        return run.returncode, run.stdout, run.stderr
+    if isinstance(data, dict):
+        data.pop("timings_ms", None)
+    return run.returncode, data, run.stderr
+
+
+@pytest.mark.parametrize("argv", PLAIN, ids=" ".join)
+def test_a_plain_form_runs_as_the_parser_runs_it(argv: list[str],
+                                                  cli_env: dict[str, str | None],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    assert shortcuts.shortcut(argv) is not None
+    stdin = PAYLOAD if argv[:2] == ["hook", "prompt"] else ""
+    fast = run_cli(*argv, env=cli_env, stdin=stdin)
+    monkeypatch.setattr(shortcuts, "shortcut", lambda _argv: None)
+    parsed = run_cli(*argv, env=cli_env, stdin=stdin)
+    assert _comparable(fast) == _comparable(parsed)
+    if argv[0] == "hook":
+        assert fast.stdout, "the hook found nothing: the comparison would prove little"
+
+
+def test_the_forms_give_output_worth_comparing(cli_env: dict[str, str | None]) -> None:
+    """Hits, books and errors, not one empty result compared with another."""
+    hits = json.loads(run_cli("query", "aphids on new shoots", "--json", env=cli_env).stdout)
+    assert hits["results"]
+    assert json.loads(run_cli("list", "--json", env=cli_env).stdout)
+    missing = run_cli("query", "slugs", "--book", "no-such-book", env=cli_env)
+    assert missing.returncode == 1
+    assert missing.stderr.startswith("error: no book 'no-such-book'")
+
+
+def test_a_missing_library_is_the_same_error(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    env: dict[str, str | None] = {"GRIMOIRE_BEHOLDER_CONFIG": None,
+                                  "GRIMOIRE_BEHOLDER_LIBRARY": str(tmp_path / "none")}
+    fast = run_cli("query", "tea", env=env, cwd=tmp_path)
+    monkeypatch.setattr(shortcuts, "shortcut", lambda _argv: None)
+    parsed = run_cli("query", "tea", env=env, cwd=tmp_path)
+    assert fast == parsed
+    assert fast.returncode != 0 and fast.stderr.startswith("error: ")
+
+
+@pytest.mark.parametrize("argv", PARSED, ids=lambda a: " ".join(a) or "(none)")
+def test_every_other_form_goes_through_the_parser(argv: list[str]) -> None:
+    assert shortcuts.shortcut(argv) is None
+
+
+def test_shell_completion_goes_through_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_GRIMOIRE_BEHOLDER_COMPLETE", "bash_complete")
+    assert shortcuts.shortcut(["list"]) is None
