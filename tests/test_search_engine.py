@@ -193,3 +193,32 @@ def test_failing_embedder_is_not_masked(two_books: sqlite3.Connection) -> None:
         with pytest.raises(ModelError, match="Ollama"):
             engine.search("dragon", mode=mode)
     assert engine.search("dragon", mode="keyword").hits
+
+
+def test_a_shallow_pool_fuses_like_a_deep_one(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Convex fusion adds each chunk's cosine and keyword score: a chunk the keyword arm
+    pooled but the vector arm's pool did not reach counts its real cosine, not 0, so its
+    fused score is the one a pool deep enough to hold it in both arms gives."""
+    from grimoire_beholder.search import ranking
+
+    monkeypatch.setattr(ranking, "PROXIMITY_WEIGHT", 0.0)  # the plain fused scores
+    conn = open_library(tmp_path)
+    # The fake embedder reads stop words, the keyword arm drops them: the nearest vectors
+    # are the stop-word notes, the keyword arm finds only the zebras.
+    add_book(conn, "notes", [("Notes", f"Note {i}", [f"in the of and a to {FILLER[i]}"])
+                             for i in range(8)])
+    add_book(conn, "zebras", [("Plains", f"Herd {i}", [f"zebra grazing {FILLER[i]} {i}"])
+                              for i in range(8)])
+    query = "zebra in the of and a to"
+
+    def fused(pool: int, top_k: int) -> dict[int, tuple[float, int | None]]:
+        result = engine_for(conn, candidate_pool_size=pool, fusion_alpha=0.3).search(
+            query, top_k=top_k, explain=True)
+        return {e["chunk_id"]: (e["fused"], e["arms"]["vector"]["rank"])
+                for e in result.explain or []}
+
+    shallow, deep = fused(1, 1), fused(100, 16)  # pools of 3 (3 x top_k) and all 16 chunks
+    (chunk_id, (score, vector_rank)), = shallow.items()
+    assert vector_rank is None and deep[chunk_id][1] is not None  # missed by a shallow pool
+    assert score == pytest.approx(deep[chunk_id][0])

@@ -68,6 +68,17 @@ def test_convex_without_keyword_scores() -> None:
     assert fused[0].ranks == {"vector": 1, "keyword": None}
 
 
+def test_convex_counts_filled_scores_for_what_an_arm_did_not_pool() -> None:
+    vector = [(1, 0.8)]
+    keyword = [(1, 10.0), (3, 5.0)]
+    unfilled = {f.chunk_id: f.score for f in fusion.convex(vector, keyword, alpha=0.5)}
+    assert unfilled[3] == pytest.approx(0.25)  # no cosine: counted as 0
+    fused = fusion.convex(vector, keyword, alpha=0.5, filled={"vector": {3: 0.6, 1: 0.1}})
+    scores = {f.chunk_id: f.score for f in fused}
+    assert scores == pytest.approx({1: 0.4 + 0.5, 3: 0.3 + 0.25})  # the arm's own 0.8 wins
+    assert {f.chunk_id: f.ranks["vector"] for f in fused}[3] is None  # a score, not a rank
+
+
 def test_single_arm_keeps_order_and_scores() -> None:
     fused = fusion.single("keyword", KEYWORD, pool=2)
     assert [(f.chunk_id, f.score) for f in fused] == [(3, 12.0), (1, 6.0)]

@@ -57,6 +57,8 @@ from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]
+# The vector arm's answer: (chunk id, cosine) best first, ms per stage, the query vector.
+_VectorArm = tuple[list[tuple[int, float]], dict[str, float], np.ndarray]
 _ARM_POOL: futures.ThreadPoolExecutor | None = None
 _ARM_POOL_LOCK = threading.Lock()
 
@@ -227,7 +229,7 @@ class SearchEngine:
                 self._index.refresh(local, exact_vectors=wants_vectors)
             clock.lap("refresh")
             if wants_vectors and local is None:  # a server's arms share one connection
-                vector_arm = futures.Future[tuple[list[tuple[int, float]], dict[str, float]]]()
+                vector_arm = futures.Future[_VectorArm]()
                 vector_arm.set_result(self._vector_arm(result.query, pool, allowed, scope))
             elif wants_vectors:
                 # Embedding the query and scanning the matrix never touch the connection, so
@@ -247,15 +249,20 @@ class SearchEngine:
                     futures.wait([vector_arm])  # never leave the snapshot with it running
             if vector_arm is not None:
                 try:
-                    arms["vector"], stage_ms = vector_arm.result()
+                    arms["vector"], stage_ms, query_vec = vector_arm.result()
                 except segment_files.IndexDamage:  # set aside: once more, on the exact arms
                     assert local is not None
                     self._index.refresh(local)
-                    arms["vector"], stage_ms = self._vector_arm(result.query, pool, allowed,
-                                                                scope)
+                    arms["vector"], stage_ms, query_vec = self._vector_arm(
+                        result.query, pool, allowed, scope)
                 clock.lap("vector_wait")  # what the keyword arm did not hide
                 clock.timings.update(stage_ms)
-            fused = self._fuse(result.mode, arms, pool)
+            filled = None
+            if (result.mode == "hybrid" and self._config.fusion == "convex"
+                    and vector_arm is not None):
+                filled = self._cosines_missed(arms, query_vec, pool, allowed)
+                clock.lap("fill")
+            fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
             fused = ranking.adjust(self._conn, result.query, fused, allowed)
             clock.lap("ranking")
@@ -300,10 +307,29 @@ class SearchEngine:
         result.low_confidence = (result.confidence is not None
                                  and result.confidence < self._config.min_confidence)
 
+    def _cosines_missed(self, arms: dict[str, list[tuple[int, float]]],
+                        query_vec: np.ndarray, pool: int, allowed: list[int] | None
+                        ) -> dict[str, dict[int, float]]:
+        """The cosine of each keyword candidate the vector arm's pool did not reach.
+
+        Convex fusion adds the two arms' scores, so a chunk the vector arm ranked just past
+        its pool (the 51st nearest) would count 0 there and lose to chunks both arms
+        returned; its real cosine costs one dot product. (The other way round a keyword
+        score would need a second full-text query, and measured no better: README.)
+        """
+        pooled = {chunk_id for chunk_id, _ in arms.get("vector", [])[:pool]}
+        missed = sorted({c for c, _ in arms.get("keyword", [])[:pool]} - pooled)
+        if not missed:
+            return {}
+        found = (self._index.search(query_vec, len(missed), allowed, missed)
+                 if isinstance(self._conn, sqlite3.Connection)
+                 else self._conn.nearest(query_vec, len(missed), allowed, missed))
+        return {"vector": dict(found)}
+
     def _vector_arm(self, query: str, pool: int, allowed: list[int] | None,
-                    scope: list[int] | None = None
-                    ) -> tuple[list[tuple[int, float]], dict[str, float]]:
-        """Embed the query and search the matrix; also the ms of each (run on a worker)."""
+                    scope: list[int] | None = None) -> _VectorArm:
+        """Embed the query and search the matrix; also the ms of each and the query vector
+        (run on a worker)."""
         assert self._embed is not None
         started = time.perf_counter()
         query_vec = self._embed(without_lone_surrogates(query))
@@ -312,13 +338,15 @@ class SearchEngine:
                 if isinstance(self._conn, sqlite3.Connection)
                 else self._conn.nearest(query_vec, pool, allowed, scope))
         done = time.perf_counter()
-        return hits, {"embed": (embedded - started) * 1000, "vector": (done - embedded) * 1000}
+        return (hits, {"embed": (embedded - started) * 1000,
+                       "vector": (done - embedded) * 1000}, query_vec)
 
     def _fuse(self, mode: str, arms: dict[str, list[tuple[int, float]]],
-              pool: int) -> list[fusion.Fused]:
+              pool: int, filled: dict[str, dict[int, float]] | None = None
+              ) -> list[fusion.Fused]:
         if mode != "hybrid":
             return fusion.single(mode, arms.get(mode, []), pool=pool)
         if self._config.fusion == "convex":
             return fusion.convex(arms.get("vector", []), arms.get("keyword", []),
-                                 self._config.fusion_alpha, pool=pool)
+                                 self._config.fusion_alpha, pool=pool, filled=filled)
         return fusion.rrf(arms, k=self._config.rrf_k, pool=pool)

@@ -80,21 +80,29 @@ def rrf(arms: Mapping[str, ArmList], k: int = 60, pool: int | None = None) -> li
 
 
 def convex(vector: ArmList, keyword: ArmList, alpha: float = 0.5,
-           pool: int | None = None) -> list[Fused]:
+           pool: int | None = None,
+           filled: Mapping[str, Mapping[int, float]] | None = None) -> list[Fused]:
     """``alpha·cosine + (1-alpha)·keyword/max(keyword)``; best first.
 
     ``alpha`` = 1 is pure vector, 0 pure keyword. The keyword maximum is taken over the
-    pooled keyword list; a non-positive maximum counts every keyword score as 0.
+    pooled keyword list; a non-positive maximum counts every keyword score as 0. A
+    candidate one arm's pool did not reach counts that arm's score from ``filled``
+    ({"vector": {chunk id: cosine}, "keyword": {chunk id: score}}, the arm's own scale) when
+    given, else 0; its rank in that arm stays None.
     """
     if not 0.0 <= alpha <= 1.0:
         raise ValueError("convex alpha must be between 0 and 1")
     traces = _traces({"vector": vector, "keyword": keyword}, pool)
     kw_scores = [s["keyword"] for _, s in traces.values() if s["keyword"] is not None]
     kw_max = max(kw_scores, default=0.0)
+    fill_cos = (filled or {}).get("vector", {})
+    fill_kw = (filled or {}).get("keyword", {})
     out = []
     for chunk_id, (ranks, scores) in traces.items():
-        cos = scores["vector"] or 0.0
-        kw = (scores["keyword"] or 0.0) / kw_max if kw_max > 0 else 0.0
+        cos = scores["vector"] if scores["vector"] is not None else fill_cos.get(chunk_id, 0.0)
+        kw_raw = scores["keyword"] if scores["keyword"] is not None else fill_kw.get(chunk_id,
+                                                                                    0.0)
+        kw = kw_raw / kw_max if kw_max > 0 else 0.0
         out.append(Fused(chunk_id, alpha * cos + (1.0 - alpha) * kw, ranks, scores))
     return _sorted(out)
 
