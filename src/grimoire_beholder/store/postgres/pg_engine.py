@@ -32,6 +32,23 @@ if TYPE_CHECKING:
 
 
 
+def _session(url: str, *, read_only: bool) -> psycopg.Connection[Any]:
+    """A connection made again after the server dropped the engine's (``pg_base``): as
+    :meth:`PostgresEngine.open` sets it up, without the schema checks already made."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    try:
+        register_vector(conn)
+        if read_only:
+            conn.execute("SET default_transaction_read_only = on")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 def _lock_key(kind: str, value: object) -> int:
     """A 63-bit advisory lock key for one book (crc32 of the kind and value, per kind)."""
     return (zlib.crc32(kind.encode()) << 31) ^ zlib.crc32(f"{kind}:{value}".encode())
@@ -42,7 +59,7 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
     """A library in one PostgreSQL database (see the module docstring)."""
 
     def __init__(self, conn: psycopg.Connection[Any], url: str, *, read_only: bool) -> None:
-        super().__init__(conn, url)
+        super().__init__(conn, url, reconnect=lambda: _session(url, read_only=read_only))
         self.read_only_reason = "it was opened read-only" if read_only else None
 
     # -- opening ----------------------------------------------------------------------------
@@ -100,7 +117,7 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
         return cls(conn, url, read_only=read_only)
 
     def close(self) -> None:
-        self.conn.close()
+        self._conn.close()
 
     # -- transactions and locks -------------------------------------------------------------
     @contextmanager
@@ -134,14 +151,18 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
         the block. ``wait`` false: LibraryBusyError at once when another process holds it."""
         key = _lock_key(kind, value)
         if wait:
-            self.conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            self.run("SELECT pg_advisory_lock(%s)", (key,))
         else:
             got = self.execute_one("SELECT pg_try_advisory_lock(%s)", (key,))[0]
             if not got:
                 raise LibraryBusyError(
                     f"another process is writing this book ({kind} {value}) in "
                     f"{self.location}; wait for it to finish")
+        session = self._conn  # the lock lives and dies with this session (pg_base: reconnect)
+        self.session_locks += 1
         try:
             yield
         finally:
-            self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+            self.session_locks -= 1
+            if session is self._conn and not session.broken:
+                self.run("SELECT pg_advisory_unlock(%s)", (key,))
