@@ -158,7 +158,8 @@ class SearchRowsMixin(PgBase):
                    chunk_ids: Collection[int] | None) -> list[tuple[int, float]]:
         """(chunk id, bm25) best first, bm25 negative as FTS5's: the query's tokens are
         ORed single-term phrases (``search.keyword`` writes nothing else)."""
-        terms = pg_terms.query_terms(tokens)
+        counted = pg_terms.query_terms(tokens)
+        terms = list(counted)
         if not terms:
             return []
         rows_total, tokens_total = self.execute_one(
@@ -171,7 +172,7 @@ class SearchRowsMixin(PgBase):
         idf = []
         for term in terms:
             value = math.log((rows_total - hits.get(term, 0) + 0.5) / (hits.get(term, 0) + 0.5))
-            idf.append(value if value > 0.0 else 1e-6)
+            idf.append((value if value > 0.0 else 1e-6) * counted[term])  # one per phrase
         where, args = "", [terms, idf, float(tokens_total) / float(rows_total)]
         if book_ids is not None:
             where += " AND t.book_id = ANY(%s)"

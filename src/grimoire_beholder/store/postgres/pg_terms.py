@@ -66,9 +66,12 @@ def postings(rows: Sequence[Sequence[object]]
     return found, lengths
 
 
-def query_terms(tokens: Sequence[str]) -> list[str]:
-    """The distinct terms FTS5 makes of the query's tokens, in order."""
-    out: list[str] = []
+def query_terms(tokens: Sequence[str]) -> dict[str, int]:
+    """The terms FTS5 makes of the query's tokens, in order, each with the number of tokens
+    that make it: FTS5 scores every phrase of an OR on its own, so two tokens with one stem
+    (``watch``, ``watching``) count that term twice in ``bm25()``, and so must BM25 here."""
+    out: dict[str, int] = {}
     for terms in tokenizer().query_terms(tokens):
-        out.extend(t for t in terms if t not in out)
+        for term in terms:
+            out[term] = out.get(term, 0) + 1
     return out
