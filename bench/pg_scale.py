@@ -2,19 +2,31 @@
 writer processes adding books while searches run.
 
 Run: ``uv run python bench/pg_scale.py --url postgresql://…/postgres [--chunks 100000]
-[--queries 100] [--writers 4] [--writer-books 3] [--rebuild]``.
+[--vectors uniform|realistic] [--text zipf|short] [--queries 100] [--recall-queries 296]
+[--sweep] [--hnsw-options 'm = 32, ef_construction = 128'] [--only latency|recall|writers]
+[--writers 4] [--writer-books 3] [--rebuild]``.
 
 ``--url`` names a server with pgvector (any database on it: the bench makes its own,
-``gb_scale_<N>``). The library holds ``bench/scale_build.py``'s synthetic books (Zipf text,
-random 384-d unit vectors stamped as the embedded MiniLM model), written through the
-PostgreSQL engine's own store calls (``insert_book``, then ``mark_embedded`` per batch of 32,
-each in its transaction, as an ingest commits), with the HNSW index dropped during the load
-and built afterwards (timed). Then, through ``Library.search`` with the real embedded model:
+``gb_scale_<N>[_realistic][_short]``). The library holds ``bench/scale_build.py``'s synthetic
+books (Zipf text; random 384-d unit vectors, or with ``--vectors realistic`` vectors drawn
+around real MiniLM embeddings with topic clusters and near-copies, ``scale_vectors.py``),
+stamped as the embedded MiniLM model, written through the PostgreSQL engine's own store calls
+(``insert_book``, then ``mark_embedded`` per batch of 32, each in its transaction, as an
+ingest commits), with the HNSW index dropped during the load and built afterwards (timed).
+``--text short`` gives every chunk a three-word text: a vectors-only library that loads
+several times faster (the keyword postings dominate the load) for the recall measurements,
+which read no text. Then, through ``Library.search`` with the real embedded model:
 
 * latency p50/p95 of vector, keyword and hybrid searches (and hybrid with a one-book
   filter) over ``--queries`` Zipf queries, after 10 warm-up queries;
-* vector recall@10 of the HNSW arm against an exact scan of the same table (``ORDER BY``
-  without the index), with and without a one-book filter;
+* vector recall@10 against an exact scan of the same table (``ORDER BY`` without the
+  index), asking for 50 rows as a search does, with no filter, a third of the books, the
+  book holding the query's true nearest chunk, and a fixed book; the query vectors are the
+  dev-set questions' real MiniLM embeddings (realistic) or random ones (uniform). First the
+  library's own ``nearest()``, then with ``--sweep`` each ``hnsw.ef_search`` ×
+  ``hnsw.iterative_scan`` setting, with the median time and whether the plan used the
+  graph at all; ``--hnsw-options`` first rebuilds the index with other ``m`` /
+  ``ef_construction`` (timed);
 * the initial load commits a whole book per transaction (the measured writers below commit
   per batch of 32, as an ingest does);
 * under load: ``--writers`` processes each add ``--writer-books`` books of 1,000 chunks (per-book
