@@ -12,15 +12,29 @@ from pathlib import Path
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest.progress import Progress
+from grimoire_beholder.models.protocols import Embedder, FitsWindow
 from grimoire_beholder.naming import unambiguous_slug
 from grimoire_beholder.parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
 from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
-from grimoire_beholder.structure.chunks import chunk_section
+from grimoire_beholder.structure.chunks import PieceLimit, chunk_section
 from grimoire_beholder.structure.modes import chunk_mode_for
 from grimoire_beholder.structure.roles import BODY, INDEX, section_role, whole_book
 from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
 from grimoire_beholder.structure.tokens import approx_tokens
+
+CONTEXT_PIECES = 48
+"""Pieces of each embedding window left to a chunk's situating context: a chunk holds at
+most the window less these, so that it and the head of its context are embedded as one
+window (``EmbeddedEmbedder.fit_context``). Chosen on the dev sets (README, "Performance")."""
+
+
+def piece_limit(embedder: Embedder) -> PieceLimit | None:
+    """How chunks for ``embedder`` are bounded in its own pieces; None for a model whose
+    tokenizer is unknown (Ollama), whose chunks are sized in approximate tokens only."""
+    if not isinstance(embedder, FitsWindow):
+        return None
+    return PieceLimit(embedder.count_pieces, embedder.window_pieces - CONTEXT_PIECES)
 
 
 @dataclass(frozen=True)
@@ -78,15 +92,15 @@ def _span(values: list[int | None], pick: Callable[[list[int]], int]) -> int | N
 
 
 def _section_record(chapter: ParsedChapter, section: ParsedSection, config: Config,
-                    mode: str) -> NewSection:
+                    mode: str, limit: PieceLimit | None) -> NewSection:
     chapter_title = chapter.title
     crumb = breadcrumb(chapter_title, section)
     hints = section.hints | chapter.hints
     if mode == "window":
         drafts = chunk_section(section, config.window_size, config.window_overlap,
-                               paragraphs=False)
+                               paragraphs=False, limit=limit)
     else:
-        drafts = chunk_section(section, config.chunk_size, config.chunk_overlap)
+        drafts = chunk_section(section, config.chunk_size, config.chunk_overlap, limit=limit)
     blocks = section.blocks
     pages = [b.page for b in blocks] + [b.last_page for b in blocks]
     return NewSection(
@@ -113,16 +127,18 @@ def _section_record(chapter: ParsedChapter, section: ParsedSection, config: Conf
 
 
 def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
-               config: Config, root: str | None = None, group: str = "") -> NewBook:
+               config: Config, limit: PieceLimit | None = None, root: str | None = None,
+               group: str = "") -> NewBook:
     """Shape sections, cut chunks and hash them; nothing is written here.
 
     The chunker (per-section or prose windows) is chosen per file from ``chunk_mode``, see
-    ``structure.modes``. ``root``/``group`` record where a folder ingest found the file.
+    ``structure.modes``; ``limit`` bounds chunks in the embedding model's pieces
+    (:func:`piece_limit`). ``root``/``group`` record where a folder ingest found the file.
     """
     mode = chunk_mode_for(parsed, config.chunk_mode)
     chapters: list[NewChapter] = []
     for chapter in parsed.chapters:
-        sections = [_section_record(chapter, s, config, mode)
+        sections = [_section_record(chapter, s, config, mode, limit)
                     for s in shape_chapter(chapter, config.section_split_tokens)]
         chapters.append(NewChapter(
             title=chapter.title,
@@ -179,7 +195,8 @@ may raise, e.g. when the slug belongs to another book."""
 
 
 def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
-                 progress: Progress, naming: Naming, root: str | None = None,
+                 progress: Progress, naming: Naming, limit: PieceLimit | None,
+                 root: str | None = None,
                  group: str = "", amend: Callable[[ParsedBook], None] | None = None
                  ) -> PreparedBook:
     """Parse → warnings → name → build → refuse a book without text; nothing is written.
@@ -188,6 +205,8 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     all come through here, so they agree on what a file becomes and on which files fail.
     ``label`` names the file in warnings (sent to ``progress`` as they come) and errors.
     ``amend`` adds to the parsed book before it is shaped (a Zotero item's annotations).
+    ``limit`` is :func:`piece_limit` of the library's embedder (chunks must be cut alike by
+    every caller, or sync's preview and the real run would disagree on the chunks).
     """
     from grimoire_beholder.parse import parse_file
 
@@ -197,8 +216,8 @@ def prepare_book(path: Path, info: FileInfo, config: Config, *, label: str,
     for warning in parsed.warnings:
         progress.message(f"warning: {label}: {warning}")
     slug, name = naming((parsed.title or path.stem).strip() or path.stem)
-    book = build_book(parsed, slug=slug, name=name, info=info, config=config, root=root,
-                      group=group)
+    book = build_book(parsed, slug=slug, name=name, info=info, config=config, limit=limit,
+                      root=root, group=group)
     if not any(s.chunks for ch in book.chapters for s in ch.sections):
         raise NoTextError(f"{label}: no text to index")
     return PreparedBook(book, list(parsed.warnings))

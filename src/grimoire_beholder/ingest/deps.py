@@ -13,10 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grimoire_beholder.config import Config
+from grimoire_beholder.ingest.build import piece_limit
 from grimoire_beholder.ingest.pipeline import StageRunner
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.store import vectors
+from grimoire_beholder.structure.chunks import PieceLimit
 from grimoire_beholder.views import StageCounts
 
 
@@ -28,6 +30,11 @@ class IngestDeps:
     # Called after each book's stages (the library folds large changes into its search
     # index there, so a long folder ingest does not leave readers a growing delta).
     after_book: Callable[[], None] | None = None
+
+    @property
+    def chunk_limit(self) -> PieceLimit | None:
+        """How chunks are bounded for this library's embedder (``build.piece_limit``)."""
+        return piece_limit(self.models.embedder)
 
     def check_models(self) -> None:
         """Before any write: the embedder matches the library's stamp, and both models run

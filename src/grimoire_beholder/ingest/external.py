@@ -172,7 +172,8 @@ class _Applier:
                 parsed.chapters.append(chapter)
 
         prepared = prepare_book(Path(info.path), info, self.deps.config, label=step.display,
-                                progress=self.progress, naming=naming, amend=amend)
+                                progress=self.progress, naming=naming, amend=amend,
+                                limit=self.deps.chunk_limit)
         prepared.book.author = item.author or prepared.book.author
         origin = self.origin(item, info)
         _, reused, stages = store_book(

@@ -20,7 +20,7 @@ from pathlib import Path
 from grimoire_beholder import faults
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import SlugConflictError
-from grimoire_beholder.ingest.build import book_slug, file_info, prepare_book
+from grimoire_beholder.ingest.build import book_slug, file_info, piece_limit, prepare_book
 from grimoire_beholder.ingest.contexts import make_context_writer
 from grimoire_beholder.ingest.pipeline import StageRunner
 from grimoire_beholder.ingest.progress import Progress
@@ -66,7 +66,7 @@ def ingest_file_on_server(engine: ServerEngine, config: Config, models: Models, 
             return wanted_slug, name.strip() or path.stem
 
         prepared = prepare_book(path, info, config, label=str(path), progress=progress,
-                                naming=naming)
+                                naming=naming, limit=piece_limit(embedder))
         with engine.book_lock("slug", prepared.book.slug):
             taken = engine.find_book(prepared.book.slug)
             if taken is not None and taken.source_hash != info.sha256 and not force:

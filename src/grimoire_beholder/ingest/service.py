@@ -102,7 +102,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             return wanted_slug, one_line_name(name) or one_line_name(path.stem)
 
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
-                                naming=naming)
+                                naming=naming, limit=deps.chunk_limit)
         replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
         removing = {b.id for b in (replaced, same, *edited) if b is not None}
         book_id, _, stages = store_book(deps, prepared.book, progress, removing=removing)

@@ -327,7 +327,7 @@ class Syncer:
 
         prepared = prepare_book(path, info, self.deps.config, label=step.display,
                                 progress=self.progress, naming=naming, root=step.root,
-                                group=step.group)
+                                group=step.group, limit=self.deps.chunk_limit)
         _, reused, stages = store_book(
             self.deps, prepared.book, progress,
             in_place_of=stored.book_id if stored is not None else None)
@@ -377,7 +377,7 @@ class Syncer:
                 try:
                     hashes = prepare_book(
                         step.path, step.info or file_info(step.path), self.deps.config,
-                        label=step.display, progress=NullProgress(),
+                        label=step.display, progress=NullProgress(), limit=self.deps.chunk_limit,
                         naming=lambda suggested: ("preview", suggested)).chunk_hashes
                 except NoTextError as exc:  # the real run skips it too
                     outcome = self._skip(step, exc, report, remove=False)

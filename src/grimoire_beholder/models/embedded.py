@@ -208,6 +208,19 @@ class EmbeddedEmbedder(LoadsOnce):
         content = self._content_ids([text])[0]
         return self._encode([self._wrap(content[: self._max_seq_length - 2])])[0]
 
+    @property
+    def window_pieces(self) -> int:
+        """Word pieces one window holds besides ``[CLS]`` and ``[SEP]`` (254 for this model)."""
+        self._ensure_tokenizer()
+        return self._max_seq_length - 2
+
+    def count_pieces(self, text: str) -> int:
+        """Word pieces of ``text`` without ``[CLS]``/``[SEP]``; reads only the tokenizer, so
+        a chunker can size chunks to the window without loading the model."""
+        self._ensure_tokenizer()
+        count: int = self._tokenizer.count(text)
+        return count
+
     def fit_context(self, context: str, text: str) -> str:
         """What to embed for a chunk ``text`` and its situating ``context``: the context, a
         blank line, the text — with the context cut at a word so that both fit one window
@@ -217,15 +230,15 @@ class EmbeddedEmbedder(LoadsOnce):
         keeps its whole context."""
         if not context:
             return text
-        self._ensure_loaded()
-        encode = self._tokenizer.encode
-        budget = self._max_seq_length - 2 - len(encode(text))
+        self._ensure_tokenizer()
+        count = self._tokenizer.count
+        budget = self._max_seq_length - 2 - count(text)
         if budget < 0:  # windowed anyway; a text exactly filling one window drops the context
             return f"{context}\n\n{text}"
         words = context.split()
         used = kept = 0
         for word in words:
-            used += len(encode(word))
+            used += count(word)
             if used > budget:
                 break
             kept += 1
@@ -290,11 +303,14 @@ class EmbeddedEmbedder(LoadsOnce):
         hidden: np.ndarray = result[0]
         return hidden
 
-    def _load(self) -> None:
-        """Import the runtime, read the tokenizer and configs, build the ONNX session."""
-        import time
+    def _ensure_tokenizer(self) -> None:
+        """Read the tokenizer and the window size (not the model) once, under the lock."""
+        if self._tokenizer is None:
+            with self._lock:
+                if self._tokenizer is None:
+                    self._read_tokenizer(self._checked_model_dir())
 
-        started = time.perf_counter()
+    def _checked_model_dir(self) -> Path:
         model_dir = self._model_dir or find_model_dir()
         missing = [name for name in _REQUIRED_FILES if not (model_dir / name).is_file()]
         if missing:
@@ -303,25 +319,41 @@ class EmbeddedEmbedder(LoadsOnce):
                 f"{', '.join(missing)}); {_INSTALL_HINT}"
             )
         _check_pipeline(model_dir)
+        return model_dir
+
+    def _read_tokenizer(self, model_dir: Path) -> None:
+        try:
+            # Windows are cut here: the tokenizer neither truncates nor pads.
+            tokenizer = WordPieceTokenizer.from_file(model_dir / "tokenizer.json")
+        except Exception as exc:  # corrupt tokenizer.json: json, KeyError, ValueError
+            raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
+        cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        if cls_id is None or sep_id is None:
+            raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
+        self._max_seq_length = _max_seq_length(model_dir)
+        self._cls_id, self._sep_id = cls_id, sep_id
+        self._tokenizer = tokenizer
+
+    def _load(self) -> None:
+        """Import the runtime, read the tokenizer and configs, build the ONNX session."""
+        import time
+
+        started = time.perf_counter()
+        model_dir = self._checked_model_dir()
         try:
             from grimoire_beholder.models.bert_onnx import load_session
         except ImportError as exc:
             raise ModelError(
                 f"the embedded backend needs onnxruntime and safetensors ({exc}); run `uv sync`"
             ) from exc
+        if self._tokenizer is None:  # already under the lock (LoadsOnce)
+            self._read_tokenizer(model_dir)
         try:
-            # Windows are cut here: the tokenizer neither truncates nor pads.
-            tokenizer = WordPieceTokenizer.from_file(model_dir / "tokenizer.json")
             session = load_session(model_dir, self._threads, int8=self._int8)
         except ModelError:
             raise
-        except Exception as exc:  # corrupt tokenizer/weights/graph: json, ort, safetensors
+        except Exception as exc:  # corrupt weights/graph: ort, safetensors
             raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
-        cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-        if cls_id is None or sep_id is None:
-            raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
-        self._max_seq_length = _max_seq_length(model_dir)
-        self._tokenizer, self._cls_id, self._sep_id = tokenizer, cls_id, sep_id
         self._session = session
         self.load_seconds = time.perf_counter() - started
 

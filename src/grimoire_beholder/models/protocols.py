@@ -15,8 +15,19 @@ if TYPE_CHECKING:  # annotations only: importing the Protocols must not cost num
 
 @runtime_checkable
 class FitsWindow(Protocol):
-    """An embedder with a fixed window that can trim a chunk's context to fit it (the
-    embedded MiniLM); the pipeline embeds ``context + chunk`` as is for any other."""
+    """An embedder with a fixed window of word pieces that it can count, so that chunks are
+    cut to fit it and a chunk's context is trimmed to fill it (the embedded MiniLM); for any
+    other embedder chunks are sized in approximate tokens and ``context + chunk`` is
+    embedded as is."""
+
+    @property
+    def window_pieces(self) -> int:
+        """Pieces one window holds, the model's own markers (``[CLS]``/``[SEP]``) excluded."""
+        ...
+
+    def count_pieces(self, text: str) -> int:
+        """Pieces ``text`` takes in the window (no markers), without loading the model."""
+        ...
 
     def fit_context(self, context: str, text: str) -> str:
         """The text to embed for chunk ``text`` with situating ``context``."""

@@ -71,6 +71,13 @@ def _splits_words(char: str) -> bool:
     return char in _WHITESPACE or _is_punctuation(char)
 
 
+# The characters that normalise to a space (whitespace that is not also a dropped control
+# character, like U+0085): a text split at them encodes as the concatenation of its parts.
+_SPACES = re.compile("[" + re.escape("".join(
+    sorted(c for c in _WHITESPACE if _normalize_char(c) == " "))) + "]+")
+_CACHED_WORDS = 1 << 17
+
+
 class WordPieceTokenizer:
     """Token ids of texts, without ``[CLS]``/``[SEP]`` around them and without truncation."""
 
@@ -82,6 +89,7 @@ class WordPieceTokenizer:
         self._max_word_chars = max_word_chars
         alternatives = "|".join(re.escape(t) for t in sorted(special, key=len, reverse=True))
         self._special = re.compile(f"({alternatives})") if alternatives else None
+        self._word_cache: dict[str, list[int]] = {}
 
     @classmethod
     def from_file(cls, path: Path) -> WordPieceTokenizer:
@@ -105,6 +113,28 @@ class WordPieceTokenizer:
         return self._vocab.get(token)
 
     def encode(self, text: str) -> list[int]:
+        """The ids of ``text``: the ids of its whitespace-separated words, concatenated.
+
+        Normalisation is per character and a space splits words at every stage, so each word
+        is read once and remembered (books repeat their words; a bounded cache)."""
+        ids: list[int] = []
+        for word in _SPACES.split(text):
+            ids.extend(self._cached(word))
+        return ids
+
+    def count(self, text: str) -> int:
+        """``len(self.encode(text))``, without building the list."""
+        return sum(len(self._cached(word)) for word in _SPACES.split(text))
+
+    def _cached(self, word: str) -> list[int]:
+        found = self._word_cache.get(word)
+        if found is None:
+            if len(self._word_cache) >= _CACHED_WORDS:
+                self._word_cache.clear()
+            found = self._word_cache[word] = self._encode_uncached(word)
+        return found
+
+    def _encode_uncached(self, text: str) -> list[int]:
         ids: list[int] = []
         pieces = self._special.split(text) if self._special else [text]
         for index, piece in enumerate(pieces):

@@ -9,12 +9,19 @@ Boundaries are chosen in order of preference: a paragraph break, a sentence end,
 break, a word break, and (only for text without any whitespace, e.g. a base64 blob) a hard
 cut. The work per chunk is bounded by the chunk's own size (bounded ``str.split``, ``rfind``), so a
 50 MB single-paragraph text chunks in linear time and without per-word Python lists.
+
+With a :class:`PieceLimit` (the embedding model's own count of word pieces and the most a
+chunk may hold, see ``ingest.build.piece_limit``) no chunk holds more pieces than that: its
+window is cut back word by word before a boundary is chosen, and the chosen chunk is
+counted again, so the bound holds for any text, code and CJK included. Without one (a model
+whose tokenizer is unknown, e.g. through Ollama) chunks are sized in approximate tokens only.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from grimoire_beholder.parse.document import Block, ParsedSection
@@ -34,10 +41,19 @@ _COUNT_PIECE = 1 << 20
 
 _SPACE = re.compile(r"\s")
 _NON_SPACE = re.compile(r"\S")
+_WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"(?:[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[”’」』）]*)")
 # The same two patterns for text read backwards (to find the *last* sentence end quickly).
 _REV_SENTENCE_END = re.compile(r"\s[\"'”’)\]]*[.!?…]")
 _REV_CJK_SENTENCE_END = re.compile(r"[”’」』）]*[。！？]")
+
+
+@dataclass(frozen=True)
+class PieceLimit:
+    """The embedding model's measure of a text (``count``) and the most a chunk may hold."""
+
+    count: Callable[[str], int]
+    most: int
 
 
 @dataclass
@@ -216,14 +232,56 @@ def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int) -> _
     )
 
 
-def _spans(text: str, chunk_size: int, chunk_overlap: int,
-           paragraphs: bool = True) -> list[tuple[int, int]]:
+def _fit_end(text: str, start: int, end: int, limit: PieceLimit) -> int:
+    """The furthest word end ``<= end`` such that ``text[start:end]`` holds at most
+    ``limit.most`` pieces, counted word by word (a text is nearly always the sum of its
+    words); inside the first word when that word alone is too long (a run of CJK, a blob)."""
+    used = 0
+    fitted = start
+    for word in _WORD.finditer(text, start, end):
+        used += limit.count(word.group())
+        if used > limit.most:
+            break
+        fitted = word.end()
+    else:
+        return end
+    if fitted > start:
+        return fitted
+    low, high = start + 1, end  # a first word too long by itself: bisect its characters
+    while low < high:
+        middle = (low + high + 1) // 2
+        if limit.count(text[start:middle]) <= limit.most:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _within(text: str, start: int, end: int, limit: PieceLimit) -> int:
+    """``end``, or less until ``text[start:end]`` (trimmed) holds at most ``limit.most``
+    pieces: the check on the chunk as it will be embedded, whatever boundary was chosen."""
+    while end - start > 1:
+        first, last = _trim(text, start, end)
+        if limit.count(text[first:last]) <= limit.most:
+            break
+        space = _SPACE.search(text[start:end - 1][::-1])
+        end = end - 1 - space.start() if space is not None else end - 1
+        end = max(end, start + 1)
+    return end
+
+
+def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool = True,
+           limit: PieceLimit | None = None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pos = _skip_space(text, 0)
     while pos < len(text):
         end = _window_end(text, pos, chunk_size)
+        if limit is not None:
+            end = _fit_end(text, pos, end, limit)
         at_tail = _skip_space(text, end) >= len(text)
         end = len(text) if at_tail else _best_break(text, pos, end, paragraphs)
+        if limit is not None:
+            end = _within(text, pos, end, limit)
         spans.append(_trim(text, pos, end))
         if end >= len(text):
             break
@@ -235,8 +293,10 @@ def _spans(text: str, chunk_size: int, chunk_overlap: int,
     return spans
 
 
-def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int) -> None:
-    """Fold a tiny last chunk into its predecessor when the result stays near target size."""
+def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int,
+                limit: PieceLimit | None) -> None:
+    """Fold a tiny last chunk into its predecessor when the result stays near target size
+    (and within the piece limit)."""
     if len(spans) < 2:
         return
     last_start, last_end = spans[-1]
@@ -245,27 +305,33 @@ def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int) -> Non
     prev_start = spans[-2][0]
     if last_end - prev_start > chunk_size * _MAX_CHARS_PER_TOKEN:
         return  # hard-cut text (no spaces): keep the character cap
-    if count_tokens(text[prev_start:last_end]) <= chunk_size * _MERGE_LIMIT:
+    if count_tokens(text[prev_start:last_end]) > chunk_size * _MERGE_LIMIT:
+        return
+    if limit is None or limit.count(text[prev_start:last_end]) <= limit.most:
         spans[-2:] = [(prev_start, last_end)]
 
 
 def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int, *,
-                  paragraphs: bool = True) -> list[ChunkDraft]:
+                  paragraphs: bool = True, limit: PieceLimit | None = None) -> list[ChunkDraft]:
     """Chunks of ``section.text`` covering every non-space character, in order.
 
     ``paragraphs=False`` is window mode (see ``structure.modes``): the same overlapping
-    windows, but cut at sentence ends rather than at paragraph or line breaks.
+    windows, but cut at sentence ends rather than at paragraph or line breaks. ``limit``
+    bounds every chunk in the embedding model's pieces as well (module docstring).
     """
     text = section.text
     if not text.strip():
         return []
     chunk_size = max(1, chunk_size)
     chunk_overlap = max(0, min(chunk_overlap, chunk_size - 1))
-    if len(text) <= chunk_size * _MAX_CHARS_PER_TOKEN and approx_tokens(text) <= chunk_size:
+    if limit is not None:
+        limit = PieceLimit(limit.count, max(1, limit.most))
+    if (len(text) <= chunk_size * _MAX_CHARS_PER_TOKEN and approx_tokens(text) <= chunk_size
+            and (limit is None or limit.count(text.strip()) <= limit.most)):
         spans = [_trim(text, 0, len(text))]
     else:
-        spans = _spans(text, chunk_size, chunk_overlap, paragraphs)
-        _merge_runt(text, spans, chunk_size)
+        spans = _spans(text, chunk_size, chunk_overlap, paragraphs, limit)
+        _merge_runt(text, spans, chunk_size, limit)
     offsets: list[int] = []
     cursor = 0
     for block in section.blocks:
