@@ -62,10 +62,14 @@ def run_child(checkout: Path, book: Path, threads: int,
               overrides: dict[str, object]) -> dict[str, float]:
     """One ingest of ``book`` by ``checkout``'s own interpreter, as a JSON mapping."""
     python = checkout / ".venv" / "bin" / "python"
+    # The checkout's own src first: a copy of a checkout that shares another's .venv (whose
+    # editable install points elsewhere) still runs its own code.
+    env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
     with tempfile.TemporaryDirectory() as tmp:
         proc = subprocess.run([str(python), "-c", CHILD, str(book), tmp, str(threads),
                                json.dumps(overrides)],
-                              cwd=checkout, capture_output=True, text=True, check=False)
+                              cwd=checkout, capture_output=True, text=True, check=False,
+                              env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{checkout}: ingest of {book.name} failed:\n{proc.stderr[-2000:]}")
     result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])

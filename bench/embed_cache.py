@@ -30,7 +30,8 @@ class CachingEmbedder:
     def __init__(self, inner: Embedder, path: Path) -> None:
         self._inner = inner
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                   timeout=120)  # two bench runs may share one cache
         self._db.execute("PRAGMA journal_mode = WAL")
         self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, "
                          "vector BLOB NOT NULL)")

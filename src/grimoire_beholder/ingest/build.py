@@ -23,9 +23,9 @@ from grimoire_beholder.structure.roles import BODY, INDEX, section_role, whole_b
 from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
 from grimoire_beholder.structure.tokens import approx_tokens
 
-CONTEXT_PIECES = 48
-"""Pieces of each embedding window left to a chunk's situating context: a chunk holds at
-most the window less these, so that it and the head of its context are embedded as one
+CONTEXT_PIECES = 0
+"""Pieces of each embedding window kept for a chunk's situating context: a chunk holds at
+most the window less these, so that it (and the head of its context) is embedded as one
 window (``EmbeddedEmbedder.fit_context``). Chosen on the dev sets (README, "Performance")."""
 
 

@@ -34,13 +34,18 @@ def embedding_text(work: ChunkWork) -> str:
     return f"{work.context}\n\n{work.text}" if work.context else work.text
 
 
+CONTEXT_ROOM: int | None = None
+"""At most this many pieces of a chunk's context are embedded (None: as many as fit)."""
+
+
 def embedding_texts(embedder: Embedder, batch: list[ChunkWork]) -> list[str]:
     """What ``embedder`` reads for each chunk of ``batch``: :func:`embedding_text`, or, for a
     model with a window (the embedded MiniLM's ``fit_context``), the context cut to leave
     the chunk whole in one window."""
     if not isinstance(embedder, FitsWindow):
         return [embedding_text(w) for w in batch]
-    return [embedder.fit_context(w.context, w.text) if w.context else w.text for w in batch]
+    return [embedder.fit_context(w.context, w.text, CONTEXT_ROOM) if w.context else w.text
+            for w in batch]
 
 
 class StageRunner:

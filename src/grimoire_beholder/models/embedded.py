@@ -221,13 +221,13 @@ class EmbeddedEmbedder(LoadsOnce):
         count: int = self._tokenizer.count(text)
         return count
 
-    def fit_context(self, context: str, text: str) -> str:
+    def fit_context(self, context: str, text: str, most: int | None = None) -> str:
         """What to embed for a chunk ``text`` and its situating ``context``: the context, a
         blank line, the text — with the context cut at a word so that both fit one window
-        (``max_seq_length`` pieces) when the text alone does. One window costs fewer pieces
-        than two overlapping ones and keeps all of the chunk in one attention span; the
-        keyword index still holds the whole context. A text that needs windows by itself
-        keeps its whole context."""
+        (``max_seq_length`` pieces) when the text alone does, and to at most ``most`` pieces
+        when given. One window costs fewer pieces than two overlapping ones and keeps all of
+        the chunk in one attention span; the keyword index still holds the whole context. A
+        text that needs windows by itself keeps its whole context."""
         if not context:
             return text
         self._ensure_tokenizer()
@@ -235,6 +235,8 @@ class EmbeddedEmbedder(LoadsOnce):
         budget = self._max_seq_length - 2 - count(text)
         if budget < 0:  # windowed anyway; a text exactly filling one window drops the context
             return f"{context}\n\n{text}"
+        if most is not None:
+            budget = min(budget, most)
         words = context.split()
         used = kept = 0
         for word in words:

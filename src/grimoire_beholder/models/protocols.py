@@ -29,8 +29,9 @@ class FitsWindow(Protocol):
         """Pieces ``text`` takes in the window (no markers), without loading the model."""
         ...
 
-    def fit_context(self, context: str, text: str) -> str:
-        """The text to embed for chunk ``text`` with situating ``context``."""
+    def fit_context(self, context: str, text: str, most: int | None = None) -> str:
+        """The text to embed for chunk ``text`` with situating ``context`` (of at most
+        ``most`` pieces when given)."""
         ...
 
 
