@@ -20,10 +20,13 @@ def _by_definition(query: str, texts: dict[int, str]) -> dict[int, float]:
 
 
 def test_scores_equal_the_word_by_word_definition_on_mixed_scripts() -> None:
+    """Half the texts are ASCII (split as bytes), half mixed scripts (the regex path)."""
     rng = random.Random(3)
-    for _ in range(400):
+    ascii_words = tuple(w for w in WORDS if w.isascii())
+    for trial in range(400):
+        pool = ascii_words if trial % 2 else WORDS
         query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
-        texts = {i: " ".join(rng.choice((*WORDS, "...", ",", "-", "\n"))
+        texts = {i: " ".join(rng.choice((*pool, "...", ",", "-", "\n", "_", "\x1f"))
                              for _ in range(rng.randint(0, 120)))
                  for i in range(rng.randint(1, 6))}
         assert proximity.scores(query, texts) == _by_definition(query, texts), query

@@ -157,8 +157,9 @@ def test_an_unknown_role_is_a_clear_error(tmp_path: Path) -> None:
 
 # What each schema version added, undone: v6 external sources (its widened source_type
 # check stays: the migration accepts either), v5 roles and printed indexes, v4 the search log;
-# v7 the access tokens of the HTTP server.
-_UNDO = {7: "DROP TABLE access_tokens;",
+# v7 the access tokens of the HTTP server; v8 the index of section roles.
+_UNDO = {8: "DROP INDEX sections_role;",
+         7: "DROP TABLE access_tokens;",
          6: "DROP TABLE book_labels; DROP TABLE book_sources; DROP TABLE source_libraries;",
          5: "ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP COLUMN hints; "
             "DROP TABLE index_entries; DELETE FROM library_meta WHERE key = 'derived_version';",
@@ -170,7 +171,7 @@ _UNDO = {7: "DROP TABLE access_tokens;",
 @pytest.mark.parametrize("version", [4, 3])
 def test_a_library_from_before_roles_migrates_forward_and_gets_them(
         tmp_path: Path, version: int) -> None:
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(_notes_book(tmp_path))
@@ -236,7 +237,8 @@ def _v4_library(tmp_path: Path) -> Path:
     with Library.open(config, embedder=FakeEmbedder()) as lib:
         lib.ingest(_notes_book(tmp_path))
     conn = sqlite3.connect(tmp_path / "book.db")
-    conn.executescript(_UNDO[5] + "PRAGMA user_version = 4;")
+    conn.executescript("".join(_UNDO[v] for v in range(SCHEMA_VERSION, 4, -1))
+                       + "PRAGMA user_version = 4;")
     conn.close()
     return config
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import AnyStr
 
 from grimoire_beholder.search.keyword import STOP_WORDS
 
@@ -27,6 +28,8 @@ WINDOW = 40  # words
 STEM = 5
 _WORD = re.compile(r"[^\W_]+")
 _SEP = "\x00"  # never part of a word (``_WORD`` matches letters and digits only)
+# ASCII text: letters and digits kept, everything else a space (``_WORD`` on ASCII).
+_ASCII_WORDS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 
 
 def _stems(text: str) -> list[str]:
@@ -66,28 +69,49 @@ def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
                   term_weights, window)
 
 
-def _needles(stems: Sequence[str]) -> list[tuple[str, str]]:
-    """(what to find in ``_SEP``-framed text, stem): a full-length stem starts a word, a
-    shorter one is the whole word."""
-    return [(_SEP + s + ("" if len(s) >= STEM else _SEP), s) for s in stems]
+Needle = tuple[str, bytes | None, str]
 
 
-def _occurrences(text: str, needles: Sequence[tuple[str, str]]) -> list[tuple[int, str]]:
+def _needles(stems: Sequence[str]) -> list[Needle]:
+    """(what to find in ``_SEP``-framed text, the same in ASCII bytes or None, stem): a
+    full-length stem starts a word, a shorter one is the whole word."""
+    out = []
+    for stem in stems:
+        needle = _SEP + stem + ("" if len(stem) >= STEM else _SEP)
+        out.append((needle, needle.encode("ascii") if needle.isascii() else None, stem))
+    return out
+
+
+def _occurrences(text: str, needles: Sequence[Needle]) -> list[tuple[int, str]]:
     """(word index, stem) of every word of ``text`` whose stem is wanted, in word order —
     what ``[(i, s) for i, s in enumerate(_stems(text)) if s in stems]`` gives, in C: each
     word is lower-cased on its own (joined by a separator no word contains, so
-    ``str.lower``'s context rules see the same word boundaries) and found by its start."""
+    ``str.lower``'s context rules see the same word boundaries) and found by its start.
+    ASCII text (most of it) is split into words as bytes, without the regex."""
+    if text.isascii():
+        raw = b"\0" + b"\0".join(text.encode("ascii").translate(_ASCII_WORDS).lower()
+                                 .split()) + b"\0"
+        return _indexed(raw, b"\0", [(at, stem) for _, needle, stem in needles
+                                     if needle is not None for at in _starts(raw, needle)])
     hay = _SEP + _SEP.join(_WORD.findall(text)).lower() + _SEP
-    found = []
-    for needle, stem in needles:
-        at = hay.find(needle)
-        while at != -1:
-            found.append((at, stem))
-            at = hay.find(needle, at + 1)
+    return _indexed(hay, _SEP, [(at, stem) for needle, _, stem in needles
+                                for at in _starts(hay, needle)])
+
+
+def _starts(hay: AnyStr, needle: AnyStr) -> Iterator[int]:
+    at = hay.find(needle)
+    while at != -1:
+        yield at
+        at = hay.find(needle, at + 1)
+
+
+def _indexed(hay: AnyStr, sep: AnyStr, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(offset, stem) in framed text → (word index, stem) in word order: a word's index is
+    the number of separators before its own."""
     found.sort()
     out, index, last = [], 0, 0
     for at, stem in found:
-        index += hay.count(_SEP, last, at)  # separators before the word's own: its index
+        index += hay.count(sep, last, at)
         last = at
         out.append((index, stem))
     return out

@@ -215,10 +215,18 @@ def _schema_v6(conn: sqlite3.Connection) -> None:
                  "ON book_labels (kind, value COLLATE NOCASE)")
 
 
+def _schema_v8(conn: sqlite3.Connection) -> None:
+    """``sections_role``: a covering index of each section's role, so that search reads
+    its candidates' roles without reading their sections' text (ARCHITECTURE.md,
+    "Search")."""
+    conn.execute("CREATE INDEX IF NOT EXISTS sections_role ON sections (id, role)")
+
+
 # Forward migrations, applied in order; never edit one that has shipped, append a new one.
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _schema_v1, _schema_v2, _schema_v3, _schema_v4, _schema_v5, _schema_v6,
-    schema_v7]  # access tokens (store/token_rows.py)
+    schema_v7,  # access tokens (store/token_rows.py)
+    _schema_v8]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -308,10 +308,11 @@ def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int]) -> d
         """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
                   b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
                   s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
-                  c.line_end, c.text, c.context, b.source_root, b.source_group, s.role,
+                  c.line_end, c.text, c.context, b.source_root, b.source_group, r.role,
                   o.link
            FROM chunks c
            JOIN sections s ON s.id = c.section_id
+           JOIN sections r INDEXED BY sections_role ON r.id = c.section_id
            JOIN chapters ch ON ch.id = s.chapter_id
            JOIN books b ON b.id = c.book_id
            LEFT JOIN book_sources o ON o.book_id = c.book_id
