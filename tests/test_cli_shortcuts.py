@@ -36,6 +36,7 @@ PARSED = [
     [], ["--help"], ["query"], ["query", "--help"], ["query", "a", "b"], ["query", "a", "--"],
     ["query", "a", "--book=x"], ["query", "a", "--book"], ["query", "a", "--book", "-x"],
     ["query", "a", "-k", "two"], ["query", "a", "-k", "-1"], ["query", "a", "-k", "٣"],
+    ["query", "a", "-k", "9" * 5000], ["hook", "prompt", "--budget", "9" * 5000],
     ["query", "a", "--json", "--json"], ["query", "a", "--mode", "keyword"],
     ["query", "a", "--no-expand"], ["query", "a", "--library", "/x"], ["list", "extra"],
     ["list", "--config", "c.toml"], ["hook"], ["hook", "prompt", "--budget", "many"],
@@ -101,7 +102,7 @@ def test_a_missing_library_is_the_same_error(tmp_path: Path,
     assert fast.returncode != 0 and fast.stderr.startswith("error: ")
 
 
-@pytest.mark.parametrize("argv", PARSED, ids=lambda a: " ".join(a) or "(none)")
+@pytest.mark.parametrize("argv", PARSED, ids=lambda a: (" ".join(a) or "(none)")[:40])
 def test_every_other_form_goes_through_the_parser(argv: list[str]) -> None:
     assert shortcuts.shortcut(argv) is None
 
@@ -109,3 +110,13 @@ def test_every_other_form_goes_through_the_parser(argv: list[str]) -> None:
 def test_shell_completion_goes_through_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_GRIMOIRE_BEHOLDER_COMPLETE", "bash_complete")
     assert shortcuts.shortcut(["list"]) is None
+
+
+@pytest.mark.parametrize("argv", [["query", "a", "-k"], ["hook", "prompt", "--budget"]],
+                         ids=" ".join)
+def test_a_number_too_long_for_int_is_the_parsers_one_line_error(argv: list[str]) -> None:
+    """5,000 digits: int() refuses more than 4,300; the parser's error, not a traceback."""
+    run = run_cli(*argv, "9" * 5000, env={"GRIMOIRE_BEHOLDER_CONFIG": None})
+    assert run.returncode == 2
+    assert run.stderr.startswith("error: Invalid value for '--")
+    assert len(run.stderr.splitlines()) == 1

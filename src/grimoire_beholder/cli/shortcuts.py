@@ -28,6 +28,9 @@ _QUERY = ({"--json": "json_out", "--expand": "expand", "--explain": "explain"},
           {"--top-k": "top_k", "-k": "top_k"})
 _LIST: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({"--json": "json_out"}, {}, {})
 _HOOK: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {"--budget": "budget"})
+# More digits than int() takes (sys.get_int_max_str_digits, 4300 by default) raise ValueError;
+# no count or budget is anywhere near this long, so such a value goes to the parser's error.
+_MOST_DIGITS = 640
 
 
 def shortcut(argv: Sequence[str]) -> Callable[[], int] | None:
@@ -68,8 +71,8 @@ def _plain(args: Sequence[str], flags: Mapping[str, str], words: Mapping[str, st
         if value is None or value.startswith("-"):
             return None
         if token in numbers:
-            if not (value.isascii() and value.isdigit()):
-                return None
+            if not (value.isascii() and value.isdigit()) or len(value) > _MOST_DIGITS:
+                return None  # the parser says what is wrong with it
             found[name] = int(value)
         else:
             found[name] = value
