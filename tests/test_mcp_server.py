@@ -282,9 +282,9 @@ async def test_starting_the_mcp_server_records_no_search(tmp_path: Path,
     config = tmp_path / "lib" / "config.toml"
     (tmp_path / "lib" / "book.stats.db").unlink(missing_ok=True)
     opened: list[Library] = []
-    async with connect(config, opened) as client:  # the lifespan has warmed search up
-        warmed = opened[0]._engine is not None
+    async with connect(config, opened) as client:
         at_start = structured(await call(client, "book_status"))["savings"]
+        warmed = opened[0]._engine is not None  # the first call waited for the warm-up
         await call(client, "search_book", question="kitchen scraps compost heap")
         after_one = structured(await call(client, "book_status"))["savings"]
     assert warmed

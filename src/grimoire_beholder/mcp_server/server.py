@@ -12,6 +12,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import threading
 import typing
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -57,7 +58,8 @@ SERVER_NAME = "grimoire-beholder"
 
 # ------------------------------------------------------------------------ server state
 def _warm(state: ServerState) -> None:
-    """Load the embedding model and vector matrix now, so the first question is fast.
+    """Load the embedding model and vector matrix now, so the first question is fast; then
+    release ``state.lock``, which the lifespan took for it (no tool call runs meanwhile).
 
     A failure here (Ollama down, empty library) is not fatal: the same error reaches the
     model as a tool error on the first search, where it can be acted on.
@@ -66,6 +68,24 @@ def _warm(state: ServerState) -> None:
         state.library.warm_up()
     except GrimoireError as exc:
         log.warning("search is not ready yet: %s", exc)
+    except Exception:  # a bug: its traceback on stderr; the first search meets it again
+        log.exception("warming search up failed")
+    finally:
+        state.lock.release()
+
+
+def _warm_in_background(state: ServerState) -> threading.Thread:
+    """Start :func:`_warm` on a thread, holding ``state.lock`` for it: the server answers the
+    handshake and ``tools/list`` while the model loads, and the first tool call waits for it
+    (the library is not used by two threads at once)."""
+    state.lock.acquire()
+    thread = threading.Thread(target=_warm, args=(state,), name="warm-up", daemon=True)
+    try:
+        thread.start()
+    except BaseException:
+        state.lock.release()
+        raise
+    return thread
 
 
 def open_library(config_path: str | os.PathLike[str] | None = None,
@@ -119,10 +139,11 @@ def create_server(open_lib: Callable[[], Library], upkeep: Upkeep | None = None,
     @asynccontextmanager
     async def lifespan(_server: MCPServer[Any]) -> AsyncIterator[ServerState]:
         state = ServerState(open_lib(), upkeep, grants=grants)
+        warming = _warm_in_background(state)
         try:
-            await anyio.to_thread.run_sync(_warm, state)
             yield state
         finally:
+            await anyio.to_thread.run_sync(warming.join)  # the library outlives its use
             state.library.close()
 
     instructions = INSTRUCTIONS
