@@ -83,8 +83,8 @@ def test_list_loads_its_own_module_and_no_model_or_server(small_library: dict[st
                                                          ) -> None:
     packages, modules = _loaded("list", env=small_library)
     assert not packages & {"numpy", "onnxruntime", "mcp", "starlette", "uvicorn", "jinja2",
-                           "pydantic"}
-    assert _command_modules(modules) == {"library_commands"}
+                           "pydantic", "typer"}
+    assert _command_modules(modules) == set()  # its plain form runs without the parser
     assert not {m for m in modules if m.startswith("grimoire_beholder.search")}
     assert "grimoire_beholder.models.embedded" not in modules
 
@@ -93,10 +93,17 @@ def test_list_loads_its_own_module_and_no_model_or_server(small_library: dict[st
 def test_query_loads_no_mcp_or_web_adapter(small_library: dict[str, str]) -> None:
     packages, modules = _loaded("query", "how deep are tomatoes planted", env=small_library)
     assert not packages & {"mcp", "starlette", "uvicorn", "jinja2", "pymupdf", "ollama",
-                           "pydantic"}
-    assert _command_modules(modules) == {"library_commands"}
+                           "pydantic", "typer"}
+    assert _command_modules(modules) == set()
     assert not {m for m in modules if m.startswith(("grimoire_beholder.mcp_server",
                                                     "grimoire_beholder.web"))}
+
+
+@pytest.mark.slow
+def test_a_parsed_command_loads_its_own_module_only(small_library: dict[str, str]) -> None:
+    """``--mode`` is not a plain form: the parser runs it, with library_commands alone."""
+    _, modules = _loaded("query", "tomatoes", "--mode", "keyword", env=small_library)
+    assert _command_modules(modules) == {"library_commands"}
 
 
 @pytest.mark.slow

@@ -22,10 +22,10 @@ from grimoire_beholder.cli.app import (
     SourceType,
     app,
     fail,
-    same_library,
     with_library,
 )
 from grimoire_beholder.cli.help_pages import command
+from grimoire_beholder.cli.query_and_list import run_list, run_query
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import plural
 
@@ -197,18 +197,7 @@ def sync_(
 def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
           library: LibraryOpt = None) -> None:
     """Every book with author, type, pages, chapters, sections and chunk status counts."""
-    from grimoire_beholder.views import book_dict
-
-    books = with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()],
-                         library=library, read_only=True)
-    from grimoire_beholder.cli.rendering import books_table, err, out, print_json
-
-    if json_out:
-        print_json(books)
-    elif not books:
-        err.print("The library is empty: add a book with `grimoire-beholder ingest FILE`.")
-    else:
-        print(books_table(books, out.width))
+    run_list(json_out=json_out, config=config, library=library)
 
 
 @command(app, 'Build the library', examples=(
@@ -375,35 +364,8 @@ def query(
     library: LibraryOpt = None,
 ) -> None:
     """Hybrid search over the library, with book · chapter · section · page citations."""
-
-    from grimoire_beholder.views import own_number, show_command
-
-    def run(lib: Library) -> dict[str, Any]:
-        if mode != "keyword":
-            lib.preload()  # the model loads while the search code is imported
-        results = lib.search(question, top_k=top_k, book=book, author=author,
-                             source_type=source_type, mode=mode, group=group,
-                             path_prefix=path_prefix, until_chapter=until, role=role,
-                             tag=tag, collection=collection, series=series)
-        data = results.to_dict()
-        for hit in data["results"]:  # how to read on, and the book's own number
-            hit["open"] = show_command(hit["slug"], hit["chapter_index"],
-                                       hit["section_index"]) + same_library(library, config)
-            hit["number"] = own_number(hit["section"])
-        if expand:
-            for hit in data["results"]:
-                hit["section_text"] = lib.section(
-                    hit["book_id"], hit["chapter_index"], hit["section_index"]).text
-        if min_confidence is not None and data["confidence"] is not None:
-            data["low_confidence"] = data["confidence"] < min_confidence
-        return data
-
-    data = with_library(config, run, library=library, read_only=True)
-    if json_out:
-        from grimoire_beholder.cli.rendering import print_json
-
-        print_json(data)
-        return
-    from grimoire_beholder.cli.rendering import print_hits
-
-    print_hits(data, explain=explain, expand=expand)
+    run_query(question, book=book, author=author, source_type=source_type, mode=mode,
+              group=group, path_prefix=path_prefix, until=until, role=role, tag=tag,
+              collection=collection, series=series, top_k=top_k, expand=expand,
+              explain=explain, min_confidence=min_confidence, json_out=json_out,
+              config=config, library=library)

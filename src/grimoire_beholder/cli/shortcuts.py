@@ -4,8 +4,9 @@ Code's ``hook prompt`` / ``hook session-start`` — run without the option parse
 typer checks every option of the command it runs through a pydantic ``TypeAdapter``; importing
 pydantic for that is about a fifth of a cold ``query``'s CPU time, and more of the hooks'
 (bench/cli_latency.py). In the forms below no value needs more checking than "a plain word"
-or "digits", so ``entry.main`` calls the command's own function with exactly what the parser
-would pass it. Anything else — another option, ``--name=value``, a value that starts with
+or "digits", so ``entry.main`` calls what the typer command itself calls
+(``query_and_list``, ``assistant_hooks.print_hook``) with exactly what the parser would pass
+it, and neither typer nor pydantic is imported. Anything else — another option, ``--name=value``, a value that starts with
 ``-``, an option given twice, ``--help``, a mistake, shell completion, Windows (where click
 expands wildcards in arguments) — goes through the parser as before.
 tests/test_cli_shortcuts.py runs every form both ways and compares what a person sees.
@@ -82,19 +83,19 @@ def _plain(args: Sequence[str], flags: Mapping[str, str], words: Mapping[str, st
 
 
 def _query(params: dict[str, Any]) -> None:
-    from grimoire_beholder.cli.app import ERRORS_AS_JSON
-    from grimoire_beholder.cli.library_commands import query
+    from grimoire_beholder.cli.query_and_list import run_query
+    from grimoire_beholder.cli.running import ERRORS_AS_JSON
 
     ERRORS_AS_JSON["on"] = bool(params.get("json_out"))
-    query(**params)
+    run_query(**params)
 
 
 def _list(params: dict[str, Any]) -> None:
-    from grimoire_beholder.cli.app import ERRORS_AS_JSON
-    from grimoire_beholder.cli.library_commands import list_
+    from grimoire_beholder.cli.query_and_list import run_list
+    from grimoire_beholder.cli.running import ERRORS_AS_JSON
 
     ERRORS_AS_JSON["on"] = bool(params.get("json_out"))
-    list_(**params)
+    run_list(**params)
 
 
 def _hook(params: dict[str, Any]) -> None:
@@ -104,8 +105,9 @@ def _hook(params: dict[str, Any]) -> None:
 
 
 def _run(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> int:
-    """Run the command as the parser's caller would: its ``typer.Exit`` code, Ctrl-C 130,
-    end of input "aborted" (1), a closed stdout (``… | head``) 1 without a traceback."""
+    """Run the command as ``entry.main`` runs the parser: an error's exit code leaves as
+    ``SystemExit`` (``running.fail``), Ctrl-C is 130, end of input "aborted" (1), a closed
+    stdout (``… | head``) 1 without a traceback."""
     try:
         command(params)
     except KeyboardInterrupt:
@@ -116,15 +118,6 @@ def _run(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> i
     except BrokenPipeError:
         _quiet_stdout()
         return 1
-    except RuntimeError as exc:  # typer.Exit / typer.Abort from the command's own reporting
-        import typer
-
-        if isinstance(exc, typer.Exit):
-            return exc.exit_code
-        if isinstance(exc, typer.Abort):
-            print("aborted", file=sys.stderr)
-            return 1
-        raise
     return 0
 
 
