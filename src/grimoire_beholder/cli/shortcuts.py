@@ -6,9 +6,10 @@ pydantic for that is about a fifth of a cold ``query``'s CPU time, and more of t
 (bench/cli_latency.py). In the forms below no value needs more checking than "a plain word"
 or "digits", so ``entry.main`` calls what the typer command itself calls
 (``query_and_list``, ``assistant_hooks.print_hook``) with exactly what the parser would pass
-it, and neither typer nor pydantic is imported. Anything else — another option, ``--name=value``, a value that starts with
-``-``, an option given twice, ``--help``, a mistake, shell completion, Windows (where click
-expands wildcards in arguments) — goes through the parser as before.
+it, and neither typer nor pydantic is imported. Anything else — another option,
+``--name=value``, a value that starts with ``-``, an option given twice, ``--help``, a
+mistake, shell completion, Windows (where click expands wildcards in arguments) — goes
+through the parser as before.
 tests/test_cli_shortcuts.py runs every form both ways and compares what a person sees.
 """
 
