@@ -40,7 +40,14 @@ def folder_library(base: Path) -> Path:
     """A library of one ingested folder (three Markdown books); returns its config."""
     base.mkdir(parents=True, exist_ok=True)
     config = write_config(base)
-    wiki = base / "wiki"
+    wiki = write_wiki(base / "wiki")
+    with Library.open(config) as lib:
+        lib.ingest_folder(wiki)
+    return config
+
+
+def write_wiki(wiki: Path) -> Path:
+    """A folder of three Markdown books: garden.md, ops/runbook.md, bread.md."""
     (wiki / "ops").mkdir(parents=True)
     write_markdown_book(wiki / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
     write_markdown_book(wiki / "ops" / "runbook.md", "Runbook", {
@@ -50,9 +57,7 @@ def folder_library(base: Path) -> Path:
                                 "patch a host by hand during an incident. " * 4}})
     write_markdown_book(wiki / "bread.md", "Bread at Home", {
         "Dough": {"Kneading": "Knead the dough until it is smooth and springs back. " * 5}})
-    with Library.open(config) as lib:
-        lib.ingest_folder(wiki)
-    return config
+    return wiki
 
 
 @asynccontextmanager

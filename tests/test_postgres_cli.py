@@ -1,5 +1,6 @@
 """The CLI on a library in a real PostgreSQL server: two ingests at once, the reading
-commands, the environment variable, a SIGKILLed ingest resumed, unsupported commands."""
+commands, health and eval, the environment variable, a SIGKILLed ingest (of a file or of a
+folder) resumed."""
 
 from __future__ import annotations
 
@@ -97,10 +98,16 @@ def test_two_writers_then_every_reading_command(tmp_path: Path, pg_url: str) -> 
     checked = _cli("check", config=config)
     assert checked.returncode == 0 and ": ok" in checked.stdout, checked.stdout
 
-    refused = _cli("health", config=config)
-    assert refused.returncode != 0
-    assert "does not work on a PostgreSQL library yet" in refused.stderr
-    assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    health = _cli("health", "book-of-rivers", "--json", config=config)
+    assert health.returncode == 0, health.stderr
+    assert json.loads(health.stdout)[0]["slug"] == "book-of-rivers"
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "rivers flow and stone",
+                                     "gold_file": "book0.md",
+                                     "evidence": "about flow and stone"}) + "\n")
+    scored = _cli("eval", str(questions), "--json", config=config)
+    assert scored.returncode == 0, scored.stderr
+    assert json.loads(scored.stdout)["hybrid"]["recall@1"] == 1.0
 
     gone = _cli("delete", "book-of-rivers", "--yes", config=config)
     assert gone.returncode == 0, gone.stderr
@@ -167,6 +174,28 @@ def test_a_killed_ingest_resumes_to_the_same_chunks(tmp_path: Path, pg_url: str,
     assert _cli("check", config=config).returncode == 0
 
 
+def test_a_killed_folder_ingest_resumes_to_the_same_chunks(
+        tmp_path: Path, pg_url: str, clean_chunks: list[tuple[object, ...]]) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG.format(url=pg_url))
+    _books(tmp_path / "books")
+    # inside the second book's structure transaction: the first is whole, the second absent
+    died = _cli("ingest", str(tmp_path / "books"), config=config,
+                env=_env(GRIMOIRE_BEHOLDER_KILL_AT="structure.before_commit:2"))
+    assert died.returncode == -signal.SIGKILL
+    assert [b["slug"] for b in json.loads(_cli("list", "--json", config=config).stdout)] == [
+        "book-of-rivers"]
+    died = _cli("sync", config=config,  # and inside an embedding batch of the second
+                env=_env(GRIMOIRE_BEHOLDER_KILL_AT="embeddings.before_commit:2"))
+    assert died.returncode == -signal.SIGKILL
+    again = _cli("sync", "--json", config=config)
+    assert again.returncode == 0, again.stderr
+    assert sorted(f["action"] for f in json.loads(again.stdout)["files"]) == [
+        "resumed", "unchanged"]
+    assert _state(pg_url) == clean_chunks
+    assert _cli("check", config=config).returncode == 0
+
+
 @pytest.mark.anyio
 async def test_serve_mcp_over_stdio_on_a_postgresql_library(tmp_path: Path, pg_url: str) -> None:
     from mcp import Client, StdioServerParameters
@@ -185,5 +214,5 @@ async def test_serve_mcp_over_stdio_on_a_postgresql_library(tmp_path: Path, pg_u
         assert found["results"] and found["results"][0]["slug"] == "book-of-rivers"
         books = structured(await call(client, "list_books"))
         assert [b["slug"] for b in books["books"]] == ["book-of-rivers"]
-        refused = await call(client, "lookup_index", term="rivers")
-        assert refused.is_error and "PostgreSQL library yet" in str(refused.content)
+        looked = structured(await call(client, "lookup_index", term="rivers"))
+        assert looked["entries"] == []  # a Markdown book has no printed index

@@ -1,6 +1,6 @@
 """A library in a real PostgreSQL server, through the Python API and the MCP tools: the same
 books, outlines, sections and search results as the same files in SQLite; migrations keyed by
-a schema version; what is not supported there yet fails in one line and changes nothing."""
+a schema version; the folder and upkeep commands are in test_postgres_folders.py."""
 
 from __future__ import annotations
 
@@ -91,26 +91,23 @@ def test_schema_versions_and_missing_libraries(tmp_path: Path, pg_url: str) -> N
     config = fake_config(tmp_path, db_path=pg_url)
     with pytest.raises(StorageError, match="no library in the PostgreSQL database"):
         Library.open(config=config, read_only=True)
-    Library.open(config=config, embedder=FakeEmbedder()).close()  # creates the newest
+    from grimoire_beholder.store.postgres import pg_schema
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # a library of version 1
+        for statement in pg_schema.MIGRATIONS[0]:
+            conn.execute(statement)  # type: ignore[arg-type]
+        conn.execute("INSERT INTO library_meta VALUES ('schema_version', '1')")
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:  # to the newest
+        assert lib.list_books() == [] and lib.sync().files == []
     with psycopg.connect(pg_url, autocommit=True) as conn:
         version = conn.execute("SELECT value FROM library_meta "
                                "WHERE key = 'schema_version'").fetchone()
-        assert version == (str(pg_schema.SCHEMA_VERSION),)
+        assert version == (str(pg_schema.SCHEMA_VERSION),) == ("3",)
+        assert conn.execute("SELECT to_regclass('folder_roots') IS NOT NULL").fetchone() == (
+            True,)
         conn.execute("UPDATE library_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(StorageError, match="newer than this program"):
         Library.open(config=config)
-
-
-def test_what_does_not_work_there_yet_says_so_and_writes_nothing(
-        twins: tuple[Library, Library], tmp_path: Path) -> None:
-    _, server = twins
-    before = [(b.slug, b.chunks) for b in server.list_books()]
-    for attempt in (lambda: server.lookup("compost"), lambda: server.health(),
-                    lambda: server.sync(), lambda: server.reindex_fts(),
-                    lambda: server.ingest_folder(tmp_path)):
-        with pytest.raises(GrimoireError, match="does not work on a PostgreSQL library yet"):
-            attempt()
-    assert [(b.slug, b.chunks) for b in server.list_books()] == before
 
 
 @pytest.mark.anyio

@@ -92,9 +92,8 @@ class Library(LibraryWriting):
         work there yet (README, "A team library on PostgreSQL")."""
         if self._conn is None:
             raise GrimoireError(
-                "this command does not work on a PostgreSQL library yet (there: ingest FILE, "
-                "list, query, outline, show, verify, status, check, delete and the MCP "
-                "reading tools over stdio)")
+                "this command does not work on a PostgreSQL library yet (README, \"A team "
+                "library on PostgreSQL\", lists what does)")
         return self._conn
 
     @property
@@ -130,8 +129,7 @@ class Library(LibraryWriting):
     def list_books(self) -> list[BookRow]:
         """Every book, with the tags, collections, series and link of those that came from
         a Calibre or Zotero library."""
-        books = book_rows.list_books(self.store)
-        return books if self.server else source_rows.attach_origins(self.conn, books)
+        return source_rows.attach_origins(self.store, book_rows.list_books(self.store))
 
     def book(self, book: str | int) -> BookRow:
         """The book a reference names — an int or a string of digits is an id, any other
@@ -143,7 +141,7 @@ class Library(LibraryWriting):
         found = book_rows.find_book(self.store, key)
         if found is None:
             raise book_rows.not_found(self.store, key)
-        return found if self.server else source_rows.attach_origins(self.conn, [found])[0]
+        return source_rows.attach_origins(self.store, [found])[0]
 
     def outline(self, book: str | int) -> Outline:
         found = self.book(book)
@@ -176,7 +174,7 @@ class Library(LibraryWriting):
         return status_view(self.config, vectors.get_stamp(self.store),
                            chunk_progress.status_counts(self.store), self.list_books(),
                            chunk_progress.summary_counts(self.store),
-                           saved_health(self.conn) if self.server is None else {})
+                           saved_health(self.store))
 
     def integrity(self) -> Integrity:
         """SQLite's integrity check and the FTS rows, embedded chunks and vectors counts."""
@@ -252,7 +250,7 @@ class Library(LibraryWriting):
         list when no index names it (or no book has a printed index)."""
         from grimoire_beholder.search.lookup import lookup
 
-        return lookup(self.conn, term, [self.book(book).id] if book is not None else None)
+        return lookup(self.store, term, [self.book(book).id] if book is not None else None)
 
     def savings(self) -> Savings:
         """Cumulative characters served vs the books' full size (search/savings.py); the
@@ -315,10 +313,10 @@ class Library(LibraryWriting):
             hits = engine.search(probe, top_k=PROBE_TOP_K, book=book_id).hits
             return [(h.chapter_index, h.section_index) for h in hits]
 
-        reports = [check_book(self.conn, b, search) for b in books]
+        reports = [check_book(self.store, b, search) for b in books]
         if save and not self.read_only:
             live = [b.source_hash for b in self.list_books()]
-            with transaction(self.conn):
+            with transaction(self.store):
                 for b, report in zip(books, reports, strict=True):
-                    health_rows.save_health(self.conn, b.source_hash, report.summary(), live)
+                    health_rows.save_health(self.store, b.source_hash, report.summary(), live)
         return reports

@@ -25,7 +25,7 @@ from grimoire_beholder.models import Models
 from grimoire_beholder.store import book_rows, folders, fts, source_rows
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import BookRow
-from grimoire_beholder.store.server_engine import ServerEngine
+from grimoire_beholder.store.server_engine import ServerEngine, Store
 from grimoire_beholder.views import SyncReport
 
 if TYPE_CHECKING:
@@ -48,6 +48,11 @@ class LibraryWriting:
         """The SQLite connection (``Library.conn``)."""
         raise NotImplementedError
 
+    @property
+    def store(self) -> Store:
+        """The SQLite connection or the server engine (``Library.store``)."""
+        raise NotImplementedError
+
     def book(self, book: str | int) -> BookRow:
         """The book a name, slug or id names (``Library.book``)."""
         raise NotImplementedError
@@ -65,11 +70,11 @@ class LibraryWriting:
         models, handed over explicitly (nothing under ingest/ sees the Library)."""
         from grimoire_beholder.ingest.deps import IngestDeps
 
-        conn = self.conn  # not on a server library yet: one line, before anything happens
         if writes:
             self._require_writable()
-        return IngestDeps(conn, self.config, self.models,
-                          after_book=self._fold_search_index if writes else None)
+        fold = writes and self.server is None  # a server indexes as it writes
+        return IngestDeps(self.store, self.config, self.models,
+                          after_book=self._fold_search_index if fold else None)
 
     @contextmanager
     def _then_update_index(self, enabled: bool = True) -> Iterator[None]:
@@ -92,19 +97,12 @@ class LibraryWriting:
         from grimoire_beholder.ingest.service import ingest_file
         from grimoire_beholder.parse.source import links_not_followed
 
-        if self.server is not None:
-            from grimoire_beholder.ingest.server_ingest import ingest_file_on_server
-
-            self._require_writable()
-            return ingest_file_on_server(self.server, self.config, self.models, Path(path),
-                                         name=name, force=force,
-                                         progress=progress or NullProgress())
         with self._then_update_index(), (
                 links_not_followed() if not follow_links else contextlib.nullcontext()):
             report = ingest_file(self._ingest_deps(), Path(path), name=name, force=force,
                                  progress=progress or NullProgress())
-        with transaction(self.conn):  # asked for by name: a sync no longer leaves it out
-            folders.undrop_file(self.conn, report.source_path)
+        with transaction(self.store):  # asked for by name: a sync no longer leaves it out
+            folders.undrop_file(self.store, report.source_path)
         return report
 
     def ingest_folder(self, folder: str | os.PathLike[str], *, include: tuple[str, ...] = (),
@@ -155,30 +153,27 @@ class LibraryWriting:
               debounce_ms=debounce_ms)
 
     def resume(self, progress: Progress | None = None) -> StageCounts:
-        """Finish the model stages for every book (after a crash or a dead daemon)."""
+        """Finish the model stages for every book (after a crash or a dead daemon), each
+        book under its lock (``ingest.service.resume``)."""
+        from grimoire_beholder.ingest.service import resume
+
         with self._then_update_index():
-            return self._ingest_deps().run_stages(None, progress or NullProgress())
+            return resume(self._ingest_deps(), progress or NullProgress())
 
     def delete(self, book: str | int) -> BookRow:
         """Remove a book and everything under it in one transaction."""
-        from grimoire_beholder.ingest.lock import writer_lock
-
-        self._require_writable()
+        deps = self._ingest_deps()
         found = self.book(book)
-        if self.server is not None:
-            with self.server.book_lock("file", found.source_hash), transaction(self.server):
-                book_rows.delete_book(self.server, found.id)
-                faults.reached("delete.before_commit")
-            return found
-        origin = source_rows.origins(self.conn, [found.id]).get(found.id)
-        with writer_lock(self.config.database_path), transaction(self.conn):
-            book_rows.delete_book(self.conn, found.id)
+        store = self.store
+        origin = source_rows.origins(store, [found.id]).get(found.id)
+        with self._then_update_index(), deps.file_writer(found.source_hash, wait=True), (
+                transaction(store)):
+            book_rows.delete_book(store, found.id)
             if origin is not None:  # a Calibre/Zotero item: its library's sync leaves it out
-                source_rows.drop_item(self.conn, origin.library, origin.item)
+                source_rows.drop_item(store, origin.library, origin.item)
             if found.source_root:  # a file of a synced folder: the next sync leaves it out
-                folders.drop_file(self.conn, found.source_path, found.source_root)
+                folders.drop_file(store, found.source_path, found.source_root)
             faults.reached("delete.before_commit")
-        self.update_search_index()
         return found
 
     def unfollow(self, folder: str | os.PathLike[str], *,
@@ -188,25 +183,19 @@ class LibraryWriting:
         folder as stored and the books it held. InputFileError when it is not followed."""
         from grimoire_beholder.ingest.unfollow import unfollow
 
-        _ = self.conn  # not on a server library yet
-        self._require_writable()
-        real, books = unfollow(self.conn, self.config.database_path, folder,
-                               delete_books=delete_books)
-        if delete_books:
-            self.update_search_index()
-        return real, source_rows.attach_origins(self.conn, books)
+        with self._then_update_index(enabled=delete_books):
+            real, books = unfollow(self._ingest_deps(), folder, delete_books=delete_books)
+        return real, source_rows.attach_origins(self.store, books)
 
     def reindex_fts(self, book: str | int | None = None) -> int:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
-        from grimoire_beholder.ingest.lock import writer_lock
-
-        _ = self.conn  # not on a server library yet
-        self._require_writable()
-        book_id = self.book(book).id if book is not None else None
-        with writer_lock(self.config.database_path), transaction(self.conn):
-            count = fts.rebuild(self.conn, book_id)
+        deps = self._ingest_deps()
+        found = self.book(book) if book is not None else None
+        with self._then_update_index(), deps.library_writer(), (
+                deps.book_writer(*([found.source_hash] if found else []))), (
+                transaction(self.store)):
+            count = fts.rebuild(self.store, found.id if found else None)
             faults.reached("reindex.before_commit")
-        self.update_search_index()
         return count
 
     def update_search_index(self, *, force: bool = True

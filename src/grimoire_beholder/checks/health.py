@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import Any
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.records import BookRow
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import SectionHead
 from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN, page_ranges
 
@@ -233,7 +233,7 @@ def _pages(report: BookHealth, book: BookRow, spans: list[tuple[int | None, int 
                                    f"{page_ranges(read)}")
 
 
-def check_book(conn: sqlite3.Connection, book: BookRow, search: Search) -> BookHealth:
+def check_book(conn: Store, book: BookRow, search: Search) -> BookHealth:
     """The full health report of one book (see the module doc)."""
     started = time.perf_counter()
     heads, texts, tokens, body = [], [], [], []

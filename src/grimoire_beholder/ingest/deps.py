@@ -4,27 +4,40 @@
 under ``ingest/`` imports or reaches into ``Library``. The search engine notices the new
 data on its own (``search.engine`` watches ``PRAGMA data_version``), so an ingest never
 has to tell anyone it wrote.
+
+The same ingest, sync and watch code runs on a SQLite library and on one in a server
+database (``store.server_engine``); only the locks differ, and they are chosen here. On
+SQLite one writer lock covers the library (``lock.py``). On a server, writers lock per book
+(the file's content hash, and the slug while a new book takes it), so other books' writers
+go on; folder ingests and syncs also hold one lock among themselves, since each plans
+against the whole library.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 from grimoire_beholder.config import Config
 from grimoire_beholder.ingest.build import piece_limit
+from grimoire_beholder.errors import LibraryBusyError
+from grimoire_beholder.ingest.folder import library_files
+from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.pipeline import StageRunner
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.store import vectors
 from grimoire_beholder.structure.chunks import PieceLimit
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.views import StageCounts
 
 
 @dataclass(frozen=True)
 class IngestDeps:
-    conn: sqlite3.Connection
+    conn: Store
     config: Config
     models: Models
     # Called after each book's stages (the library folds large changes into its search
@@ -56,3 +69,55 @@ class IngestDeps:
         if self.after_book is not None:
             self.after_book()
         return report
+
+    # -- locks (see the module docstring) --------------------------------------------------
+    def library_writer(self) -> AbstractContextManager[None]:
+        """Held for a whole folder ingest or sync: LibraryBusyError at once when another
+        process holds it (on a server, only another folder ingest or sync does)."""
+        if isinstance(self.conn, sqlite3.Connection):
+            return writer_lock(self.config.database_path)
+        return self._busy_says(self.conn.book_lock("sync", "folders", wait=False),
+                               f"another folder ingest or sync is writing to "
+                               f"{self.conn.location}; wait for it to finish and run this "
+                               "again")
+
+    def file_writer(self, source_hash: str, *, wait: bool = False
+                    ) -> AbstractContextManager[None]:
+        """Held while one book is written by itself (a file ingested by name, a book
+        deleted): the library's writer lock on SQLite, that file's own lock on a server;
+        LibraryBusyError at once when it is taken (on a server, with ``wait``, a wait)."""
+        if isinstance(self.conn, sqlite3.Connection):
+            return writer_lock(self.config.database_path)
+        return self.conn.book_lock("file", source_hash, wait=wait)
+
+    @contextmanager
+    def book_writer(self, *source_hashes: str, slug: str | None = None) -> Iterator[None]:
+        """Inside :meth:`library_writer` or :meth:`file_writer`: on a server, the locks of
+        the books these files make or replace (waiting for a writer of the same file) and,
+        with ``slug``, of the slug a book takes while it is written. Nothing more on SQLite,
+        whose writer lock covers the library."""
+        if isinstance(self.conn, sqlite3.Connection):
+            yield
+            return
+        with ExitStack() as held:  # always in one order: two writers never wait on each other
+            for value in sorted(set(source_hashes)):
+                held.enter_context(self.conn.book_lock("file", value))
+            if slug is not None:
+                held.enter_context(self.conn.book_lock("slug", slug))
+            yield
+
+    def own_files(self) -> set[Path]:
+        """The library's own files, never ingested (none for a library in a server)."""
+        if isinstance(self.conn, sqlite3.Connection):
+            return library_files(self.config.database_path)
+        return set()
+
+    @staticmethod
+    @contextmanager
+    def _busy_says(lock: AbstractContextManager[None], message: str) -> Iterator[None]:
+        with ExitStack() as held:
+            try:
+                held.enter_context(lock)
+            except LibraryBusyError:
+                raise LibraryBusyError(message) from None
+            yield

@@ -25,7 +25,6 @@ A library folder that is missing (an unplugged drive) keeps its books, with a wa
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,6 @@ from pathlib import Path
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
 from grimoire_beholder.parse.document import ParsedBook
@@ -50,6 +48,7 @@ from grimoire_beholder.sources.zotero import zotero_library
 from grimoire_beholder.store import book_rows, calibre_rows, folders, fts, source_rows, zotero_rows
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.foreign_copy import foreign_database
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
@@ -95,7 +94,7 @@ def _file(item: SourceItem, stored: source_rows.StoredOrigin | None) -> FileInfo
     return file_info(path)
 
 
-def plan(conn: sqlite3.Connection, library: SourceLibrary, *, remove_missing: bool,
+def plan(conn: Store, library: SourceLibrary, *, remove_missing: bool,
          within: list[str] | None = None) -> list[_Step]:
     """What bringing the library's books in line takes; reads files' stats, writes nothing.
 
@@ -206,6 +205,11 @@ class _Applier:
         return FileOutcome(step.action, step.display, slug=stored.slug, old_path=old)
 
     def apply(self, step: _Step, report: SyncReport) -> FileOutcome:
+        """Carry out one step, holding its book's lock (``IngestDeps.book_writer``)."""
+        with self.deps.book_writer(*([step.info.sha256] if step.info is not None else [])):
+            return self._apply(step, report)
+
+    def _apply(self, step: _Step, report: SyncReport) -> FileOutcome:
         if step.action == "removed" and step.stored is not None:
             with transaction(self.conn):
                 book_rows.delete_book(self.conn, step.stored.book_id)
@@ -286,7 +290,7 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
                      f"{len(library.items)} item(s) with their metadata")
     started = time.perf_counter()
     report = SyncReport()
-    with writer_lock(deps.config.database_path):
+    with deps.library_writer():
         with transaction(deps.conn):
             source_rows.save_library(deps.conn, str(folder), kind)
         _follow(deps, library, report, progress, remove_missing=False, dry_run=False,
@@ -360,6 +364,6 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
             _follow(deps, library, report, progress, remove_missing=True, dry_run=True,
                     within=within)
             continue
-        with writer_lock(deps.config.database_path):
+        with deps.library_writer():
             _follow(deps, library, report, progress, remove_missing=True, dry_run=False,
                     within=within)

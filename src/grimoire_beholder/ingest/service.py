@@ -8,9 +8,8 @@ stages checkpoint as they go, so an interrupted ingest is resumed by running it 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Collection
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from pathlib import Path
 
 from grimoire_beholder import faults
@@ -19,25 +18,36 @@ from grimoire_beholder.errors import SlugConflictError
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import group_of
-from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.parse.document import one_line_name
 from grimoire_beholder.parse.source import stat_source
 from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import BookRow, NewBook
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.views import IngestReport, StageCounts
 
 
 def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
                in_place_of: int | None = None, removing: Collection[int] = (),
                then: Callable[[int], None] | None = None) -> tuple[int, int, StageCounts]:
-    """Write a prepared book in one transaction, then run its model stages.
+    """Write a prepared book in one transaction (:func:`write_book`), then run its model
+    stages. Returns (book id, vectors reused, stage report)."""
+    with deps.book_writer(slug=book.slug):
+        book_id, reused = write_book(deps, book, in_place_of=in_place_of, removing=removing,
+                                     then=then)
+    return book_id, reused, deps.run_stages(book_id, progress)
+
+
+def write_book(deps: IngestDeps, book: NewBook, *, in_place_of: int | None = None,
+               removing: Collection[int] = (), then: Callable[[int], None] | None = None
+               ) -> tuple[int, int]:
+    """Write a prepared book in one transaction: (its id, vectors reused).
 
     ``in_place_of`` replaces that book keeping its id and slug, and carries over the work
     done for every unchanged chunk (see ``store.folders.replace_book``); ``removing`` are
     books deleted in the same transaction; ``then(book_id)`` writes more in it (where an
-    external library's book came from). Returns (book id, vectors reused, stage report).
+    external library's book came from).
     """
     reused = 0
     with transaction(deps.conn):
@@ -51,10 +61,10 @@ def store_book(deps: IngestDeps, book: NewBook, progress: Progress, *,
         if then is not None:
             then(book_id)
         faults.reached("structure.before_commit")
-    return book_id, reused, deps.run_stages(book_id, progress)
+    return book_id, reused
 
 
-def _slug_owner(conn: sqlite3.Connection, slug: str, source_hash: str,
+def _slug_owner(conn: Store, slug: str, source_hash: str,
                 force: bool) -> BookRow | None:
     """The book a new file would replace (with ``force``), or None if the slug is free."""
     existing = book_rows.find_book(conn, slug)
@@ -76,7 +86,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
              ] if path.is_symlink() else []
     for note in links:
         progress.message(f"note: {note}")
-    with writer_lock(deps.config.database_path):
+    with deps.file_writer(info.sha256):
         deps.check_models()
         edited = _edited_books(conn, info, path, force)
         same = book_rows.find_book_by_hash(conn, info.sha256)
@@ -103,14 +113,16 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
 
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
                                 naming=naming, limit=deps.chunk_limit)
-        replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
-        removing = {b.id for b in (replaced, same, *edited) if b is not None}
-        book_id, _, stages = store_book(deps, prepared.book, progress, removing=removing)
+        with deps.book_writer(slug=prepared.book.slug):  # a server's other writers
+            replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
+            removing = {b.id for b in (replaced, same, *edited) if b is not None}
+            book_id, _ = write_book(deps, prepared.book, removing=sorted(removing))
+        stages = deps.run_stages(book_id, progress)
         return _report(conn, book_id, created=True, replaced=bool(removing), stages=stages,
                        warnings=links + prepared.warnings)
 
 
-def _edited_books(conn: sqlite3.Connection, info: FileInfo, path: Path,
+def _edited_books(conn: Store, info: FileInfo, path: Path,
                   force: bool) -> list[BookRow]:
     """The books of this very file whose bytes have changed since: ``--force`` replaces them;
     without it, a refusal, never a second book of one file (its new title would otherwise
@@ -125,7 +137,7 @@ def _edited_books(conn: sqlite3.Connection, info: FileInfo, path: Path,
     return edited
 
 
-def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) -> str | None:
+def _follow_if_moved(conn: Store, book: BookRow, info: FileInfo) -> str | None:
     """The old path when the book's file moved to ``info.path`` (and the book now points
     there, as sync does for a move); None when it did not move.
 
@@ -143,7 +155,7 @@ def _follow_if_moved(conn: sqlite3.Connection, book: BookRow, info: FileInfo) ->
     return book.source_path
 
 
-def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: bool,
+def _report(conn: Store, book_id: int, *, created: bool, replaced: bool,
             stages: StageCounts, warnings: list[str]) -> IngestReport:
     book = book_rows.find_book(conn, book_id)
     assert book is not None
@@ -152,3 +164,20 @@ def _report(conn: sqlite3.Connection, book_id: int, *, created: bool, replaced: 
         created=created, replaced=replaced, chapters=book.chapters, sections=book.sections,
         chunks=book.chunks, warnings=warnings, **asdict(stages),
     )
+
+
+def resume(deps: IngestDeps, progress: Progress) -> StageCounts:
+    """Finish the model stages of every book an earlier run left unfinished (after a crash
+    or a dead model server), under the library's writer lock and, on a server, each book's
+    own lock. What the stages did, summed."""
+    total = StageCounts()
+    with deps.library_writer():
+        unfinished = folders.unfinished_books(deps.conn)
+        for book in book_rows.list_books(deps.conn):
+            if book.id not in unfinished:
+                continue
+            with deps.book_writer(book.source_hash):
+                done = deps.run_stages(book.id, progress)
+            for field in fields(StageCounts):
+                setattr(total, field.name, getattr(total, field.name) + getattr(done, field.name))
+    return total

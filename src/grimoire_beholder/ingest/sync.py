@@ -1,26 +1,20 @@
 """Folder ingest and sync: bring the library in line with files on disk, re-embedding little.
 
-A sync first *plans* (no writes): every book in scope is compared with its file — same
-mtime and size means unchanged; otherwise the sha256 decides (a touched but identical file
-is unchanged). Files under a synced root that no book points at are hashed: a hash that
-matches a book whose file vanished is a move (the book is re-pointed, no model call);
-anything else is new. Books whose file vanished and did not reappear are removed. A file
-renamed only in case on a case-insensitive volume (still found by its old name, listed by
-its new one), or only in Unicode form (NFC/NFD), is the same book moved.
+A sync first *plans* without writing (``sync_plan.py``: unchanged, changed, moved, added and
+removed files), then *applies* the plan under the library's writer lock (``IngestDeps``: on
+a server database, one lock among folder syncs and each book's own lock while it is
+written): moves, removals, changed files, new files, each file on its own, so a broken file
+is reported at the end without stopping the batch. A changed file is replaced in place (same
+id and slug) by ``store.folders.replace_book``, which carries over the context and vector of
+every chunk whose content hash (chunk text + section breadcrumb) is unchanged and the
+summary of every section whose text is unchanged; only the rest goes through the model
+stages. Errors that would fail every file (models unreachable, database unwritable, another
+writer) stop the run instead; what was committed stays, and the next sync resumes
+unfinished books.
 
-Then it *applies*, under the writer lock: moves, removals, changed files, new files, each
-file on its own, so a broken file is reported at the end without stopping the batch. A
-changed file is replaced in place (same id and slug) by ``store.folders.replace_book``,
-which carries over the context and vector of every chunk whose content hash (chunk text +
-section breadcrumb) is unchanged and the summary of every section whose text is unchanged;
-only the rest goes through the model stages. Errors that would fail every file (models
-unreachable, database unwritable, another writer) stop the run instead; what was committed
-stays, and the next sync resumes unfinished books.
-
-A root folder that is missing altogether (an unplugged drive) is skipped with a warning:
-its books are kept rather than all removed. A file with nothing to index (empty, only
-headings) is *skipped* with a warning rather than failed, so it does not fail every later
-sync; a book whose file changed into such a file is removed. A dry run says the same.
+A file with nothing to index (empty, only headings) is *skipped* with a warning rather than
+failed, so it does not fail every later sync; a book whose file changed into such a file is
+removed. A dry run says the same.
 """
 
 from __future__ import annotations
@@ -43,14 +37,6 @@ from grimoire_beholder.ingest.build import (
     prepare_book,
 )
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.folder import (
-    FolderFile,
-    empty_mount_point,
-    library_files,
-    missing_drive,
-    scan,
-)
-from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.progress import (
     FolderChunks,
     NullProgress,
@@ -58,21 +44,18 @@ from grimoire_beholder.ingest.progress import (
     estimate_chunks,
 )
 from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.ingest.sync_plan import plan
 from grimoire_beholder.ingest.sync_scope import (
-    folds,
     known_spelling,
     resolve_dir,
-    respelled,
     sync_scope,
     under,
 )
 from grimoire_beholder.ingest.sync_steps import (
-    ORDER,
     Step,
     display_of,
     estimate,
     failed,
-    respell,
 )
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
@@ -81,148 +64,15 @@ from grimoire_beholder.views import FileOutcome, SyncReport
 
 # Errors that are about the library or the models, not about one file: they stop the run.
 FATAL = (ModelError, StorageError, LibraryBusyError)
+
+
 class Syncer:
-    """Plans and applies one sync over some roots (and the books under some folders)."""
+    """Applies (or previews) one sync's plan (``sync_plan.plan``)."""
 
     def __init__(self, deps: IngestDeps, progress: Progress | None = None) -> None:
         self.deps = deps
         self.conn = deps.conn
         self.progress = progress or NullProgress()
-
-    # -- planning (read-only) -------------------------------------------------------------
-    def plan(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
-             report: SyncReport, *, remove_missing: bool = True,
-             within: list[str] | None = None, confined: bool = False) -> list[Step]:
-        """The steps that bring the books under ``dirs`` (all, if None) in line with disk.
-
-        ``within``: files found under the roots whose real path (links followed) lies
-        outside these folders are skipped with a warning (``add_book`` over MCP).
-        ``confined``: likewise for a file outside the root it was found under
-        (``sync_library`` over MCP: the assistant never follows a link out of a synced
-        folder to a file the library does not hold, e.g. one ``add_book`` skipped; a book
-        reached that way is still synced, from its own stored place).
-        """
-        found, gone_roots = self._on_disk(dirs, roots, report, remove_missing=remove_missing,
-                                          within=within, confined=confined)
-        steps: list[Step] = []
-        missing: dict[str, list[folders.StoredFile]] = {}
-        folded = folds(found)
-        for stored in folders.stored_files(self.conn):
-            if dirs is not None and not under(stored.path, dirs):
-                continue
-            if stored.root in gone_roots:
-                continue
-            entry = found.pop(stored.path, None)
-            spelling = None if entry else respelled(stored.path, folded)
-            if spelling is not None and spelling in found:  # renamed in case or form only
-                entry = found.pop(spelling)
-            else:
-                spelling = None
-            root, group = (entry[1], entry[0].group) if entry else (stored.root, stored.group)
-            try:
-                step = self._check_book(stored, root, group)
-                if step is not None and spelling is not None:
-                    step = respell(step, Path(spelling))
-            except OSError as exc:
-                report.files.append(FileOutcome("failed", display_of(stored.path, root),
-                                                slug=stored.slug,
-                                                error=f"cannot read ({exc.strerror or exc})"))
-                continue
-            if step is None:
-                missing.setdefault(stored.sha256, []).append(stored)
-            else:
-                steps.append(step)
-        for path, (f, root) in found.items():
-            display = display_of(path, root)
-            try:
-                info = file_info(f.path)
-            except OSError as exc:
-                report.files.append(FileOutcome("failed", display,
-                                                error=f"cannot read ({exc.strerror or exc})"))
-                continue
-            twins = missing.get(info.sha256)
-            if twins:
-                steps.append(Step("moved", display, path=f.path, stored=twins.pop(0),
-                                   info=info, root=root, group=f.group))
-            else:
-                steps.append(Step("added", display, path=f.path, info=info, root=root,
-                                   group=f.group))
-        if remove_missing:
-            kept: dict[str, list[str]] = {}  # an empty folder inside a root: a drive too
-            for gone in missing.values():
-                for s in gone:
-                    if (point := empty_mount_point(s.path, s.root)) is not None:
-                        kept.setdefault(point, []).append(s.path)
-                    else:
-                        steps.append(Step("removed", display_of(s.path, s.root), stored=s))
-            report.warnings += [missing_drive(p, paths) or "" for p, paths in sorted(kept.items())]
-        steps.sort(key=lambda s: (ORDER.get(s.action, 9), s.display))
-        return steps
-
-    def _on_disk(self, dirs: list[str] | None, roots: list[folders.FolderRoot],
-                 report: SyncReport, *, remove_missing: bool, within: list[str] | None,
-                 confined: bool) -> tuple[dict[str, tuple[FolderFile, str]], set[str]]:
-        """The files under the roots that :meth:`plan` may act on (path → file and its root),
-        and the roots that are gone; what is skipped and why goes into ``report``."""
-        skip = library_files(self.deps.config.database_path)
-        stored = folders.stored_files(self.conn)
-        known = {s.path for s in stored} if confined else set()
-        dropped = folders.dropped_files(self.conn)
-        left_out = 0
-        found: dict[str, tuple[FolderFile, str]] = {}
-        gone_roots: set[str] = set()
-        for folder in sorted(roots, key=lambda r: r.path):  # nested roots win (later)
-            if not Path(folder.path).is_dir():
-                gone_roots.add(folder.path)
-                report.warnings.append(f"{folder.path}: folder not found; its books are kept")
-                continue
-            result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
-                          skip=skip)
-            report.warnings.extend(result.warnings)
-            unread = result.unread_note()
-            if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
-                report.warnings.append(f"{folder.path}: {unread}")
-            if not result.files and (note := missing_drive(
-                    folder.path, [s.path for s in stored if s.root == folder.path])):
-                gone_roots.add(folder.path)  # its books are kept
-                report.warnings.append(note)
-                continue
-            for f in result.files:
-                if str(f.path) in dropped:  # its book was deleted: it stays out
-                    left_out += 1
-                elif within is not None and not under(str(f.path), within):
-                    report.warnings.append(f"{f.relative}: leads outside the allowed folders "
-                                           f"(to {f.path}), skipped")
-                elif confined and not under(str(f.path), [folder.path]):
-                    if str(f.path) not in known:  # a book already is synced as itself
-                        report.warnings.append(
-                            f"{f.relative}: leads outside its synced folder (to {f.path}), "
-                            "skipped; `grimoire-beholder sync` in a terminal adds it")
-                elif dirs is None or under(str(f.path), dirs):
-                    found[str(f.path)] = (f, folder.path)
-        if left_out and not remove_missing:  # said once, by `ingest DIR`; sync stays quiet
-            report.warnings.append(
-                f"left out {left_out} file(s) whose books were deleted from the library; "
-                "`grimoire-beholder ingest FILE` brings one back")
-        return found, gone_roots
-
-    def _check_book(self, stored: folders.StoredFile, root: str | None,
-                    group: str) -> Step | None:
-        """The step for a book whose file may have changed; None when the file is gone."""
-        path = Path(stored.path)
-        display = display_of(stored.path, root)
-        try:
-            st = path.stat()
-        except (FileNotFoundError, NotADirectoryError):
-            return None
-        if not path.is_file():
-            return None
-        step = Step("unchanged", display, path=path, stored=stored, root=root, group=group)
-        if st.st_size != stored.size or st.st_mtime != stored.mtime:
-            step.info = file_info(path)  # mtime/size moved: the hash decides
-            if step.info.sha256 != stored.sha256:
-                step.action = "changed"
-        return step
 
     # -- applying ------------------------------------------------------------------------
     def apply(self, steps: list[Step], report: SyncReport, scope: list[str] | None) -> None:
@@ -231,7 +81,7 @@ class Syncer:
         if any(s.action in ("added", "changed") for s in steps) or unfinished:
             self.deps.check_models()  # before any write: models and embedding stamp
         chunks = FolderChunks(self.progress)
-        chunks.start([estimate_chunks(path, size) for _, path, size in unfinished]
+        chunks.start([estimate_chunks(path, size) for _, path, size, _ in unfinished]
                      + [estimate(s) for s in steps])
         # An interrupted book first: the rerun is mostly its work, and it is told as resumed
         # (not also as unchanged, so the counts add up to the files looked at).
@@ -243,7 +93,8 @@ class Syncer:
                     report.files.append(kept)
                 continue
             try:
-                outcome = self._apply_one(step, report, chunks.file(estimate(step)))
+                with self.deps.book_writer(*_files_of(step)):
+                    outcome = self._apply_one(step, report, chunks.file(estimate(step)))
             except FATAL:
                 raise
             except NoTextError as exc:
@@ -254,16 +105,17 @@ class Syncer:
             self._announce(outcome)
             chunks.done()
 
-    def _resume(self, unfinished: list[tuple[int, str, int]], report: SyncReport,
+    def _resume(self, unfinished: list[tuple[int, str, int, str]], report: SyncReport,
                 chunks: FolderChunks) -> set[int]:
         """Finish the model stages of books an earlier run left half-done; their ids."""
-        for book_id, display, size in unfinished:
+        for book_id, display, size, source_hash in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 self.progress.message(f"resuming {display} ({found.status.get('embedded', 0)}"
                                       f"/{found.chunks} chunks embedded so far)")
-            stages = self.deps.run_stages(book_id,
-                                          chunks.file(estimate_chunks(display, size)))
+            with self.deps.book_writer(source_hash):
+                stages = self.deps.run_stages(book_id,
+                                              chunks.file(estimate_chunks(display, size)))
             self._count(report, stages.summaries, stages.contexts, stages.embedded)
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
                                   chunks=found.chunks if found else 0,
@@ -271,14 +123,15 @@ class Syncer:
             report.files.append(outcome)
             self._announce(outcome)
             chunks.done()
-        return {book_id for book_id, _, _ in unfinished}
+        return {book_id for book_id, _, _, _ in unfinished}
 
     def _unfinished(self, scope: list[str] | None, steps: list[Step]
-                    ) -> list[tuple[int, str, int]]:
-        """Books in scope left half-done by an earlier run that this plan does not touch."""
+                    ) -> list[tuple[int, str, int, str]]:
+        """Books in scope left half-done by an earlier run that this plan does not touch:
+        (id, path as shown, file size, file hash)."""
         todo = folders.unfinished_books(self.conn)
         touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
-        return [(s.book_id, display_of(s.path, s.root), s.size)
+        return [(s.book_id, display_of(s.path, s.root), s.size, s.sha256)
                 for s in folders.stored_files(self.conn)
                 if s.book_id in todo and s.book_id not in touched
                 and (scope is None or under(s.path, scope))]
@@ -365,7 +218,7 @@ class Syncer:
         """What apply would do, including how many chunks would be embedded; no writes.
         Books an interrupted run left unfinished count too: apply resumes them."""
         unfinished = self._unfinished(scope, steps)
-        resumed = {book_id for book_id, _, _ in unfinished}
+        resumed = {book_id for book_id, _, _, _ in unfinished}
         for step in steps:
             if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
                 continue  # told as resumed below, as apply tells it
@@ -392,7 +245,7 @@ class Syncer:
                     report.embedded += outcome.embedded
                     report.reused += outcome.reused
             report.files.append(outcome)
-        for book_id, display, _ in unfinished:
+        for book_id, display, _, _ in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 todo = found.chunks - found.status.get("embedded", 0)
@@ -407,17 +260,17 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
     """Ingest every supported file under ``folder`` and remember it as a synced root.
 
     Like a sync of that root, except that books whose file is gone are not removed
-    (removal is what ``sync`` is for). ``within``: see ``Syncer.plan``.
+    (removal is what ``sync`` is for). ``within``: see ``sync_plan.plan``.
     """
     started = time.perf_counter()
     root = folders.FolderRoot(str(known_spelling(deps, resolve_dir(folder))), tuple(include),
                               tuple(exclude))
     report = SyncReport()
-    with writer_lock(deps.config.database_path), _reading(within is not None):
+    with deps.library_writer(), _reading(within is not None):
         with transaction(deps.conn):
             folders.save_root(deps.conn, root)
         syncer = Syncer(deps, progress)
-        steps = syncer.plan([root.path], [root], report, remove_missing=False,
+        steps = plan(deps, [root.path], [root], report, remove_missing=False,
                             within=[str(w) for w in within] if within is not None else None)
         syncer.apply(steps, report, [root.path])
     report.seconds = time.perf_counter() - started
@@ -427,7 +280,7 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
 def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = False,
          confined: bool = False, progress: Progress) -> SyncReport:
     """Sync every ingested file (or those under ``dirs``) with the disk; see module doc.
-    ``confined``: see ``Syncer.plan``."""
+    ``confined``: see ``sync_plan.plan``."""
     started = time.perf_counter()
     scope = sync_scope(deps, dirs) if dirs else None
     roots = folders.list_roots(deps.conn)
@@ -442,6 +295,12 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
     return report
 
 
+def _files_of(step: Step) -> list[str]:
+    """The content hashes of the files whose books ``step`` writes (the old and the new)."""
+    return [s for s in (step.stored.sha256 if step.stored else None,
+                        step.info.sha256 if step.info else None) if s]
+
+
 def _reading(confined: bool) -> contextlib.AbstractContextManager[None]:
     """Confined (MCP write tools): files are read through no link (parse.source)."""
     return links_not_followed() if confined else contextlib.nullcontext()
@@ -451,8 +310,8 @@ def _sync_planned(syncer: Syncer, deps: IngestDeps, scope: list[str] | None,
                   roots: list[folders.FolderRoot], report: SyncReport, *, dry_run: bool,
                   confined: bool) -> None:
     if dry_run:
-        syncer.preview(syncer.plan(scope, roots, report, confined=confined), report, scope)
+        syncer.preview(plan(deps, scope, roots, report, confined=confined), report, scope)
     else:
-        with writer_lock(deps.config.database_path):
-            syncer.apply(syncer.plan(scope, roots, report, confined=confined), report,
+        with deps.library_writer():
+            syncer.apply(plan(deps, scope, roots, report, confined=confined), report,
                          scope)

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS, library_files
+from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.sync import sync
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
@@ -82,7 +82,7 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     if not watched:
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
     report_to(sync(deps, dirs or None, progress=progress))
-    relevant = _Relevant(watched, library_files(deps.config.database_path))
+    relevant = _Relevant(watched, deps.own_files())
     for _changes in watchfiles.watch(*watched, watch_filter=relevant, debounce=debounce_ms,
                                      stop_event=stop_event, rust_timeout=500,
                                      raise_interrupt=False):

@@ -10,7 +10,6 @@ first, otherwise every entry starting with it (so "matrices" also finds the sub-
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from grimoire_beholder.citation import Citation
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.store import index_entries
 from grimoire_beholder.store.index_entries import IndexRow, PageSection
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import normalize_term
 
 MAX_ENTRIES = 50
@@ -68,7 +68,7 @@ def _section_dict(section: PageSection) -> dict[str, Any]:
             "page_end": section.page_end, "role": section.role}
 
 
-def _matching_rows(conn: sqlite3.Connection, norm: str,
+def _matching_rows(conn: Store, norm: str,
                    book_ids: Collection[int] | None) -> list[IndexRow]:
     rows = index_entries.exact(conn, [norm], book_ids)
     if not rows:
@@ -81,7 +81,7 @@ def _matching_rows(conn: sqlite3.Connection, norm: str,
     return rows
 
 
-def lookup(conn: sqlite3.Connection, term: str, book_ids: Collection[int] | None = None
+def lookup(conn: Store, term: str, book_ids: Collection[int] | None = None
            ) -> list[IndexTerm]:
     """The printed-index entries for ``term`` in the allowed books (None: all books)."""
     norm = normalize_term(term if isinstance(term, str) else "")

@@ -24,6 +24,11 @@ class BookStore(Protocol):
                                                   list[SectionRow]]]: ...
     def section_of(self, book: BookRow, chapter_index: int, section_index: int
                    ) -> SectionRow: ...
+    def insert_book(self, book: NewBook, book_id: int | None = None) -> int: ...
+    def books_of_file(self, source_path: str) -> list[BookRow]: ...
+    def slugs(self) -> set[str]: ...
+    def relocate_book(self, book_id: int, *, source_path: str, source_mtime: float,
+                      source_root: str | None, source_group: str) -> None: ...
 
 
 _BOOK_COLUMNS = (
@@ -33,13 +38,16 @@ _BOOK_COLUMNS = (
 )
 
 
-def insert_book(conn: sqlite3.Connection, book: NewBook, book_id: int | None = None) -> int:
+def insert_book(conn: sqlite3.Connection | BookStore, book: NewBook,
+                book_id: int | None = None) -> int:
     """Write a book with all its chapters, sections and (pending) chunks; return its id.
 
     Call inside a transaction: the book appears whole or not at all. ``book_id`` reuses the
     id of a book deleted in the same transaction (sync replaces a changed file in place);
     otherwise the book gets an id no book ever had (see ``_new_book_id``).
     """
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.insert_book(book, book_id)
     if book_id is None:
         book_id = _new_book_id(conn)
     cur = conn.execute(
@@ -188,15 +196,19 @@ def find_book_by_hash(conn: sqlite3.Connection | BookStore, source_hash: str) ->
     return _fill_counts(conn, [_book_from_row(row)], one_book=True)[0] if row else None
 
 
-def books_of_file(conn: sqlite3.Connection, source_path: str) -> list[BookRow]:
+def books_of_file(conn: sqlite3.Connection | BookStore, source_path: str) -> list[BookRow]:
     """The books whose file is ``source_path`` (one at most, unless an older version let a
     second one in), without counts."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.books_of_file(source_path)
     rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_path = ? ORDER BY id",
                         (source_path,)).fetchall()
     return [_book_from_row(r) for r in rows]
 
 
-def slugs(conn: sqlite3.Connection) -> set[str]:
+def slugs(conn: sqlite3.Connection | BookStore) -> set[str]:
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.slugs()
     return {r[0] for r in conn.execute("SELECT slug FROM books")}
 
 
@@ -209,9 +221,12 @@ def delete_book(conn: sqlite3.Connection | BookStore, book_id: int) -> None:
     vectors.clear_stamp_if_empty(conn)
 
 
-def relocate_book(conn: sqlite3.Connection, book_id: int, *, source_path: str,
+def relocate_book(conn: sqlite3.Connection | BookStore, book_id: int, *, source_path: str,
                   source_mtime: float, source_root: str | None, source_group: str) -> None:
     """Point a book at its file's new place (a move or rename with the same content)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.relocate_book(book_id, source_path=source_path, source_mtime=source_mtime,
+                                  source_root=source_root, source_group=source_group)
     conn.execute(
         "UPDATE books SET source_path = ?, source_mtime = ?, source_root = ?, source_group = ?, "
         "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",

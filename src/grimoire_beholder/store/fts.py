@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Protocol
 
 from grimoire_beholder.store import index_source, vectors
 
@@ -62,11 +63,19 @@ def delete_book(conn: sqlite3.Connection, book_id: int) -> None:
     vectors.bump_generation(conn)
 
 
-def rebuild(conn: sqlite3.Connection, book_id: int | None = None) -> int:
+class KeywordStore(Protocol):
+    """What a server engine (``store.server_engine``) answers for :func:`rebuild`."""
+
+    def rebuild_keywords(self, book_id: int | None) -> int: ...
+
+
+def rebuild(conn: sqlite3.Connection | KeywordStore, book_id: int | None = None) -> int:
     """Drop and rebuild the FTS rows (of one book, or all) from embedded chunks.
 
     Returns the number of chunks indexed. Call inside a transaction.
     """
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.rebuild_keywords(book_id)
     if book_id is None:
         index_source.log_chunks(conn, [r[0] for r in conn.execute(
             "SELECT id FROM chunks_fts_content")])

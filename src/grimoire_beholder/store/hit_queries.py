@@ -22,6 +22,7 @@ from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
 from grimoire_beholder.store.records import SectionPlace
+from grimoire_beholder.store.source_rows import SourceStore
 
 # Mirrors the CHECK constraint on books.source_type (schema.sql, widened by migration 6).
 SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "docx")
@@ -35,7 +36,7 @@ SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "doc
 WORD_WEIGHTS: tuple[float, float, float, float, float] = (1.0, 0.5, 0.3, 0.2, 0.1)
 
 
-class HitStore(Protocol):
+class HitStore(SourceStore, Protocol):
     """What a server engine (``store.server_engine``) answers for this module's functions."""
 
     def change_token(self) -> tuple[int, int]: ...
@@ -182,14 +183,11 @@ def resolve_books(conn: sqlite3.Connection | HitStore, book: str | int | None = 
         prefix = path_prefix.strip()
         candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
     for kind, value in wanted.items():
-        if not isinstance(conn, sqlite3.Connection):
-            raise GrimoireError(f"the {kind} filter needs books from Calibre or Zotero "
-                                "libraries, which a PostgreSQL library does not hold yet")
         candidates &= _labelled(conn, kind, value)
     return sorted(candidates)
 
 
-def _labelled(conn: sqlite3.Connection, kind: str, value: str) -> set[int]:
+def _labelled(conn: sqlite3.Connection | SourceStore, kind: str, value: str) -> set[int]:
     from grimoire_beholder.store.source_rows import LABEL_KINDS, books_labelled, label_values
 
     if kind not in LABEL_KINDS:

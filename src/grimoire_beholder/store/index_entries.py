@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from grimoire_beholder.store.records import NewIndexEntry
 
@@ -22,6 +22,10 @@ class IndexEntryStore(Protocol):
                     ) -> list[IndexRow]: ...
     def chunks_on_pages(self, book_id: int, start: int, end: int,
                         roles: Collection[str]) -> list[int]: ...
+    def index_starting_with(self, prefix: str, limit: int, book_ids: Collection[int] | None
+                            ) -> list[IndexRow]: ...
+    def page_section_rows(self, book_id: int, last: int, first: int
+                          ) -> list[tuple[Any, ...]]: ...
 
 
 @dataclass(frozen=True)
@@ -95,9 +99,11 @@ def exact(conn: sqlite3.Connection | IndexEntryStore, norms: Collection[str],
     return _rows(conn.execute(_ROW_SQL + where + " ORDER BY b.slug, e.id", args))
 
 
-def starting_with(conn: sqlite3.Connection, prefix: str, limit: int,
+def starting_with(conn: sqlite3.Connection | IndexEntryStore, prefix: str, limit: int,
                   book_ids: Collection[int] | None = None) -> list[IndexRow]:
     """Entries whose normalised term starts with ``prefix`` (a range scan on the index)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.index_starting_with(prefix, limit, book_ids)
     args: list[object] = [prefix, prefix + "\U0010ffff"]
     where = "WHERE e.norm >= ? AND e.norm < ?" + _book_filter(book_ids, args)
     args.append(limit)
@@ -105,21 +111,21 @@ def starting_with(conn: sqlite3.Connection, prefix: str, limit: int,
                               args))
 
 
-def sections_on_pages(conn: sqlite3.Connection, book_id: int,
+def sections_on_pages(conn: sqlite3.Connection | IndexEntryStore, book_id: int,
                       spans: Iterable[tuple[int, int]]) -> dict[tuple[int, int],
                                                                 list[PageSection]]:
     """For each physical page span, the sections of the book overlapping it, in order."""
     wanted = sorted(set(spans))
     if not wanted:
         return {}
-    rows = conn.execute(
+    last, first = max(end for _, end in wanted), min(start for start, _ in wanted)
+    rows = conn.page_section_rows(book_id, last, first) if not isinstance(
+        conn, sqlite3.Connection) else conn.execute(
         "SELECT s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
         "s.page_start, s.page_end, s.role FROM sections s "
         "JOIN chapters ch ON ch.id = s.chapter_id WHERE s.book_id = ? "
         "AND s.page_start IS NOT NULL AND s.page_start <= ? AND s.page_end >= ? "
-        "ORDER BY s.chapter_index, s.section_index",
-        (book_id, max(end for _, end in wanted), min(start for start, _ in wanted)),
-    ).fetchall()
+        "ORDER BY s.chapter_index, s.section_index", (book_id, last, first)).fetchall()
     sections = [PageSection(*r) for r in rows]
     return {(start, end): [s for s in sections
                            if s.page_start is not None and s.page_end is not None

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Protocol
 from grimoire_beholder.store.book_rows import BookStore
 from grimoire_beholder.store.chunk_progress import StageStore
 from grimoire_beholder.store.db import TransactionStore
+from grimoire_beholder.store.folders import FolderStore
+from grimoire_beholder.store.fts import KeywordStore
 from grimoire_beholder.store.hit_queries import HitStore
 from grimoire_beholder.store.index_entries import IndexEntryStore
 from grimoire_beholder.store.reading_positions import PositionStore
 from grimoire_beholder.store.role_rows import RoleStore
+from grimoire_beholder.store.source_rows import SourceStore
 from grimoire_beholder.store.text_spans import SpanStore
 from grimoire_beholder.store.token_rows import TokenStore
 from grimoire_beholder.store.vectors import StampStore
@@ -32,11 +35,11 @@ if TYPE_CHECKING:
     import numpy as np
 
     from grimoire_beholder.store.check import LibraryCheck
-    from grimoire_beholder.store.records import NewBook
 
 
 class ServerEngine(BookStore, StageStore, TransactionStore, HitStore, IndexEntryStore,
-                   PositionStore, RoleStore, SpanStore, StampStore, TokenStore, Protocol):
+                   FolderStore, SourceStore, KeywordStore, PositionStore, RoleStore,
+                   SpanStore, StampStore, TokenStore, Protocol):
     """A library in a server database (see the module docstring)."""
 
     read_only_reason: str | None
@@ -47,10 +50,6 @@ class ServerEngine(BookStore, StageStore, TransactionStore, HitStore, IndexEntry
         ...
 
     def close(self) -> None: ...
-
-    def insert_book(self, book: NewBook) -> int:
-        """Write a prepared book whole (inside a transaction); its id."""
-        ...
 
     def book_lock(self, kind: str, value: object, *, wait: bool = True
                   ) -> AbstractContextManager[None]:

@@ -8,11 +8,31 @@ import json
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from grimoire_beholder.store.meta_rows import MetaStore, meta_delete, meta_prefixed, meta_put
 from grimoire_beholder.store.records import BookRow
 
 LABEL_KINDS: tuple[str, ...] = ("tag", "collection", "series")
+
+
+class SourceStore(MetaStore, Protocol):
+    """What a server engine (``store.server_engine``) answers for this module's functions:
+    the rows; what they mean is decided here for both engines."""
+
+    def save_library(self, path: str, kind: str) -> None: ...
+    def libraries(self) -> list[tuple[str, str]]: ...
+    def save_origin_rows(self, book_id: int, row: tuple[str, str, str, str, str],
+                         labels: list[tuple[str, str]]) -> None: ...
+    def rename_book(self, book_id: int, name: str, author: str | None) -> None: ...
+    def stored_item_rows(self, library: str) -> list[tuple[Any, ...]]: ...
+    def source_book_ids(self) -> set[int]: ...
+    def origin_rows(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]: ...
+    def books_labelled(self, kind: str, value: str) -> set[int]: ...
+    def label_values(self, kind: str) -> list[str]: ...
+
+
+Sources = sqlite3.Connection | SourceStore
 
 
 @dataclass(frozen=True)
@@ -43,48 +63,59 @@ class StoredOrigin:
     source_mtime: float
 
 
-def save_library(conn: sqlite3.Connection, path: str, kind: str) -> None:
+def save_library(conn: Sources, path: str, kind: str) -> None:
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.save_library(path, kind)
     conn.execute("INSERT INTO source_libraries (path, kind) VALUES (?, ?) "
                  "ON CONFLICT (path) DO UPDATE SET kind = excluded.kind", (path, kind))
 
 
-def libraries(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+def libraries(conn: Sources) -> list[tuple[str, str]]:
     """(path, kind) of every external library ingested, by path."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.libraries()
     return [(str(r[0]), str(r[1])) for r in
             conn.execute("SELECT path, kind FROM source_libraries ORDER BY path")]
 
 
-def save_origin(conn: sqlite3.Connection, book_id: int, origin: Origin) -> None:
+def save_origin(conn: Sources, book_id: int, origin: Origin) -> None:
     """Record (or replace) where ``book_id`` came from and its labels."""
+    row = (origin.library, origin.item, origin.link,
+           json.dumps(origin.metadata, sort_keys=True, ensure_ascii=False),
+           origin.metadata_hash)
+    labels = [("tag", t) for t in origin.tags] + [("collection", c) for c in origin.collections]
+    if origin.series:
+        labels.append(("series", origin.series))
+    labels = sorted(set(labels))
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.save_origin_rows(book_id, row, labels)
     conn.execute(
         "INSERT INTO book_sources (book_id, library, item, link, metadata, metadata_hash) "
         "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (book_id) DO UPDATE SET "
         "library = excluded.library, item = excluded.item, link = excluded.link, "
         "metadata = excluded.metadata, metadata_hash = excluded.metadata_hash",
-        (book_id, origin.library, origin.item, origin.link,
-         json.dumps(origin.metadata, sort_keys=True, ensure_ascii=False),
-         origin.metadata_hash))
+        (book_id, *row))
     conn.execute("DELETE FROM book_labels WHERE book_id = ?", (book_id,))
-    labels = [("tag", t) for t in origin.tags] + [("collection", c) for c in origin.collections]
-    if origin.series:
-        labels.append(("series", origin.series))
     conn.executemany("INSERT OR IGNORE INTO book_labels (book_id, kind, value) VALUES (?, ?, ?)",
                      [(book_id, kind, value) for kind, value in labels])
 
 
-def rename_book(conn: sqlite3.Connection, book_id: int, name: str, author: str | None) -> None:
+def rename_book(conn: Sources, book_id: int, name: str, author: str | None) -> None:
     """A book's display name and author, as its library now has them."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.rename_book(book_id, name, author)
     conn.execute("UPDATE books SET name = ?, author = ?, "
                  "updated_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
                  (name, author, book_id))
 
 
-def stored_items(conn: sqlite3.Connection, library: str) -> dict[str, StoredOrigin]:
+def stored_items(conn: Sources, library: str) -> dict[str, StoredOrigin]:
     """The books of one library, keyed by item."""
-    rows = conn.execute(
+    rows = conn.stored_item_rows(library) if not isinstance(conn, sqlite3.Connection) else (
+        conn.execute(
         "SELECT s.book_id, b.slug, s.item, s.metadata_hash, s.metadata, b.source_path, "
         "b.source_size, b.source_mtime FROM book_sources s JOIN books b ON b.id = s.book_id "
-        "WHERE s.library = ? ORDER BY s.book_id", (library,)).fetchall()
+        "WHERE s.library = ? ORDER BY s.book_id", (library,)).fetchall())
     return {str(r[2]): StoredOrigin(int(r[0]), str(r[1]), str(r[2]), str(r[3]),
                                     str(json.loads(r[4] or "{}").get("content_key", "")),
                                     str(r[5]), int(r[6]), float(r[7])) for r in rows}
@@ -95,40 +126,38 @@ def stored_items(conn: sqlite3.Connection, library: str) -> dict[str, StoredOrig
 DROPPED_ITEM_KEY = "dropped-item:"
 
 
-def drop_item(conn: sqlite3.Connection, library: str, item: str) -> None:
+def drop_item(conn: Sources, library: str, item: str) -> None:
     """Keep ``item`` of ``library`` out of later syncs. Call inside a transaction."""
-    conn.execute("INSERT OR REPLACE INTO library_meta (key, value) VALUES (?, ?)",
-                 (DROPPED_ITEM_KEY + json.dumps([library, item]), library))
+    meta_put(conn, DROPPED_ITEM_KEY + json.dumps([library, item]), library)
 
 
-def undrop_item(conn: sqlite3.Connection, library: str, item: str) -> None:
+def undrop_item(conn: Sources, library: str, item: str) -> None:
     """Let sync see ``item`` of ``library`` again. Call inside a transaction."""
-    conn.execute("DELETE FROM library_meta WHERE key = ?",
-                 (DROPPED_ITEM_KEY + json.dumps([library, item]),))
+    meta_delete(conn, [DROPPED_ITEM_KEY + json.dumps([library, item])])
 
 
-def dropped_items(conn: sqlite3.Connection, library: str) -> set[str]:
+def dropped_items(conn: Sources, library: str) -> set[str]:
     """The items of ``library`` its sync leaves out: their books were deleted."""
-    return {str(json.loads(r[0][len(DROPPED_ITEM_KEY):])[1]) for r in conn.execute(
-        "SELECT key FROM library_meta WHERE substr(key, 1, ?) = ? AND value = ?",
-        (len(DROPPED_ITEM_KEY), DROPPED_ITEM_KEY, library))}
+    return {str(json.loads(key[len(DROPPED_ITEM_KEY):])[1])
+            for key, value in meta_prefixed(conn, DROPPED_ITEM_KEY).items() if value == library}
 
 
-def source_book_ids(conn: sqlite3.Connection) -> set[int]:
+def source_book_ids(conn: Sources) -> set[int]:
     """Books that a library sync owns (folder sync leaves them alone)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.source_book_ids()
     return {int(r[0]) for r in conn.execute("SELECT book_id FROM book_sources")}
 
 
-def origins(conn: sqlite3.Connection, book_ids: list[int] | None = None) -> dict[int, Origin]:
+def origins(conn: Sources, book_ids: list[int] | None = None) -> dict[int, Origin]:
     """Origin of each given book (all when None) that came from a library."""
     if book_ids is not None and not book_ids:
         return {}
-    rows = conn.execute("SELECT book_id, library, item, link, metadata, metadata_hash "
-                        "FROM book_sources").fetchall()
+    rows, label_rows = conn.origin_rows() if not isinstance(conn, sqlite3.Connection) else (
+        _origin_rows(conn))
     wanted = None if book_ids is None else set(book_ids)
     labels: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-    for book_id, kind, value in conn.execute(
-            "SELECT book_id, kind, value FROM book_labels ORDER BY book_id, kind, value"):
+    for book_id, kind, value in label_rows:
         labels[int(book_id)][str(kind)].append(str(value))
     out = {}
     for r in rows:
@@ -143,21 +172,32 @@ def origins(conn: sqlite3.Connection, book_ids: list[int] | None = None) -> dict
     return out
 
 
-def books_labelled(conn: sqlite3.Connection, kind: str, value: str) -> set[int]:
+def _origin_rows(conn: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
+    return (conn.execute("SELECT book_id, library, item, link, metadata, metadata_hash "
+                         "FROM book_sources").fetchall(),
+            conn.execute("SELECT book_id, kind, value FROM book_labels "
+                         "ORDER BY book_id, kind, value").fetchall())
+
+
+def books_labelled(conn: Sources, kind: str, value: str) -> set[int]:
     """Books carrying the label ``value`` of ``kind`` (case-insensitive, exact)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.books_labelled(kind, value.strip())
     return {int(r[0]) for r in conn.execute(
         "SELECT book_id FROM book_labels WHERE kind = ? AND value = ? COLLATE NOCASE",
         (kind, value.strip()))}
 
 
-def label_values(conn: sqlite3.Connection, kind: str) -> list[str]:
+def label_values(conn: Sources, kind: str) -> list[str]:
     """Every value of a label kind in the library (for 'no such tag' messages)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.label_values(kind)
     return [str(r[0]) for r in conn.execute(
         "SELECT DISTINCT value FROM book_labels WHERE kind = ? ORDER BY value COLLATE NOCASE",
         (kind,))]
 
 
-def attach_origins(conn: sqlite3.Connection, books: list[BookRow]) -> list[BookRow]:
+def attach_origins(conn: Sources, books: list[BookRow]) -> list[BookRow]:
     """``books``, each from a Calibre or Zotero library given its labels, link and metadata."""
     found = origins(conn, [b.id for b in books])
     for book in books:

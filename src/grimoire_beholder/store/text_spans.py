@@ -24,6 +24,8 @@ class SpanStore(Protocol):
                       start: int, end: int) -> str: ...
     def section_head(self, book_id: int, chapter_index: int, section_index: int
                      ) -> SectionHead | None: ...
+    def book_sections(self, book_id: int) -> list[tuple[SectionHead, str, int, str]]: ...
+    def book_spans(self, book_id: int) -> list[tuple[ChunkSpan, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -111,9 +113,12 @@ def section_head(conn: sqlite3.Connection | SpanStore, book_id: int, chapter_ind
     return SectionHead(*tuple(row)) if row else None
 
 
-def book_sections(conn: sqlite3.Connection, book_id: int
+def book_sections(conn: sqlite3.Connection | SpanStore, book_id: int
                   ) -> Iterator[tuple[SectionHead, str, int, str]]:
     """(head, text, approx_tokens, role) of every section of a book, in reading order."""
+    if not isinstance(conn, sqlite3.Connection):
+        yield from conn.book_sections(book_id)
+        return
     cursor = conn.execute(
         "SELECT s.book_id, s.chapter_index, s.section_index, ch.title, s.title, s.breadcrumb, "
         "length(s.text), s.text, s.approx_tokens, s.role FROM sections s "
@@ -123,8 +128,11 @@ def book_sections(conn: sqlite3.Connection, book_id: int
         yield SectionHead(*tuple(row)[:7]), str(row[7]), int(row[8]), str(row[9])
 
 
-def book_spans(conn: sqlite3.Connection, book_id: int) -> list[tuple[ChunkSpan, str]]:
+def book_spans(conn: sqlite3.Connection | SpanStore, book_id: int
+               ) -> list[tuple[ChunkSpan, str]]:
     """Every chunk span of a book with its status, in reading order."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.book_spans(book_id)
     rows = conn.execute(
         f"SELECT {_SPAN_COLUMNS}, c.status FROM chunks c WHERE c.book_id = ? "
         "ORDER BY c.chapter_index, c.section_index, c.chunk_index", (book_id,)).fetchall()

@@ -12,6 +12,7 @@ from typing import Any
 from grimoire_beholder.errors import BookNotFoundError, SlugConflictError
 from grimoire_beholder.naming import check_section_exists, no_such_book
 from grimoire_beholder.store.postgres.pg_base import PgBase
+from grimoire_beholder.store.postgres.pg_schema import NOW as _NOW
 from grimoire_beholder.store.postgres.pg_schema import STAMP_LOCK
 from grimoire_beholder.store.records import BookRow, NewBook, SectionRow
 
@@ -34,18 +35,21 @@ def _book(r: tuple[Any, ...]) -> BookRow:
 class BookRowsMixin(PgBase):
     """Book rows."""
 
-    def insert_book(self, book: NewBook) -> int:
+    def insert_book(self, book: NewBook, book_id: int | None = None) -> int:
         """Write a book with its chapters, sections, pending chunks and printed-index
-        entries; its id. Call inside a transaction: the book appears whole or not at all."""
+        entries; its id. Call inside a transaction: the book appears whole or not at all.
+        ``book_id``: the id of a book deleted in the same transaction (sync replaces a
+        changed file in place); otherwise the identity column's next, never reused."""
         if self.rows("SELECT 1 FROM books WHERE slug = %s", (book.slug,)):
             raise SlugConflictError(f"slug '{book.slug}' is already taken; use --name to "
                                     "give this book another name")
         book_id = int(self.execute_one(
-            """INSERT INTO books (slug, name, author, source_type, source_path, source_hash,
-                   source_size, source_mtime, page_count, line_count, page_labels,
-                   source_root, source_group)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
-            (book.slug, book.name, book.author, book.source_type, book.source_path,
+            """INSERT INTO books (id, slug, name, author, source_type, source_path,
+                   source_hash, source_size, source_mtime, page_count, line_count,
+                   page_labels, source_root, source_group)
+               VALUES (coalesce(%s, nextval(pg_get_serial_sequence('books', 'id'))), %s, %s,
+                   %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+            (book_id, book.slug, book.name, book.author, book.source_type, book.source_path,
              book.source_hash, book.source_size, book.source_mtime, book.page_count,
              book.line_count, json.dumps({str(k): v for k, v in book.page_labels.items()}),
              book.source_root, book.source_group))[0])
@@ -121,6 +125,20 @@ class BookRowsMixin(PgBase):
         found = self.rows(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = %s "
                           "ORDER BY id LIMIT 1", (source_hash,))
         return self._fill_counts([_book(found[0])], one_book=True)[0] if found else None
+
+    def books_of_file(self, source_path: str) -> list[BookRow]:
+        return [_book(r) for r in self.rows(
+            f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_path = %s ORDER BY id",
+            (source_path,))]
+
+    def slugs(self) -> set[str]:
+        return {str(r[0]) for r in self.rows("SELECT slug FROM books")}
+
+    def relocate_book(self, book_id: int, *, source_path: str, source_mtime: float,
+                      source_root: str | None, source_group: str) -> None:
+        self.run(f"UPDATE books SET source_path = %s, source_mtime = %s, source_root = %s, "
+                 f"source_group = %s, updated_at = {_NOW} WHERE id = %s",
+                 (source_path, source_mtime, source_root, source_group, book_id))
 
     def not_found(self, key: int | str) -> BookNotFoundError:
         books = [(r[0], r[1]) for r in self.rows(

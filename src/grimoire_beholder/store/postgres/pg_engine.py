@@ -23,7 +23,10 @@ from grimoire_beholder.locate import redacted, scrubbed, unencoded_password
 from grimoire_beholder.store.postgres import pg_schema
 from grimoire_beholder.store.postgres.pg_books import BookRowsMixin
 from grimoire_beholder.store.postgres.pg_check import CheckMixin
+from grimoire_beholder.store.postgres.pg_folders import FolderRowsMixin
+from grimoire_beholder.store.postgres.pg_lookup import LookupRowsMixin
 from grimoire_beholder.store.postgres.pg_search_rows import SearchRowsMixin
+from grimoire_beholder.store.postgres.pg_sources import SourceRowsMixin
 from grimoire_beholder.store.postgres.pg_stages import StageRowsMixin
 from grimoire_beholder.store.postgres.pg_tokens import TokenRowsMixin
 
@@ -55,7 +58,7 @@ def _lock_key(kind: str, value: object) -> int:
 
 
 class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
-                     TokenRowsMixin):
+                     FolderRowsMixin, SourceRowsMixin, LookupRowsMixin, TokenRowsMixin):
     """A library in one PostgreSQL database (see the module docstring)."""
 
     def __init__(self, conn: psycopg.Connection[Any], url: str, *, read_only: bool) -> None:

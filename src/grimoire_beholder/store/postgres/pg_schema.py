@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MIGRATION_LOCK = 0x6772696D  # advisory lock key for migrations ("grim")
 STAMP_LOCK = 0x7374616D  # advisory lock key while vectors stamp (or unstamp) the library
 
-_NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+NOW = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
 
 _V1 = [
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -40,8 +40,8 @@ _V1 = [
             CHECK (source_type IN ('pdf', 'epub', 'markdown', 'text', 'html', 'docx')),
         source_path text NOT NULL, source_hash text NOT NULL, source_size bigint NOT NULL,
         source_mtime double precision NOT NULL, page_count integer, line_count integer,
-        page_labels text, added_at text NOT NULL DEFAULT {_NOW},
-        updated_at text NOT NULL DEFAULT {_NOW}, source_root text,
+        page_labels text, added_at text NOT NULL DEFAULT {NOW},
+        updated_at text NOT NULL DEFAULT {NOW}, source_root text,
         source_group text NOT NULL DEFAULT '')""",
     "CREATE INDEX books_hash ON books (source_hash)",
     """CREATE TABLE chapters (
@@ -102,11 +102,36 @@ _V2 = [
         key_id text NOT NULL UNIQUE,
         secret_sha256 text NOT NULL,
         rights text NOT NULL DEFAULT '{{}}',
-        created_at text NOT NULL DEFAULT {_NOW},
+        created_at text NOT NULL DEFAULT {NOW},
         last_used_at text)""",
 ]
 
-MIGRATIONS: list[list[str]] = [_V1, _V2]
+# Version 3: folder libraries (``folder_roots``; books found by root and by path) and books
+# from Calibre and Zotero libraries (``source_libraries``, ``book_sources``, ``book_labels``),
+# as SQLite's schema 2 and 6 have them.
+_V3 = [
+    f"""CREATE TABLE folder_roots (
+        path text PRIMARY KEY, include text NOT NULL DEFAULT '[]',
+        exclude text NOT NULL DEFAULT '[]', added_at text NOT NULL DEFAULT {NOW})""",
+    "CREATE INDEX books_root ON books (source_root)",
+    "CREATE INDEX books_path ON books (source_path)",
+    f"""CREATE TABLE source_libraries (
+        path text PRIMARY KEY,
+        kind text NOT NULL CHECK (kind IN ('calibre', 'zotero')),
+        added_at text NOT NULL DEFAULT {NOW})""",
+    """CREATE TABLE book_sources (
+        book_id bigint PRIMARY KEY REFERENCES books (id) ON DELETE CASCADE,
+        library text NOT NULL REFERENCES source_libraries (path) ON DELETE CASCADE,
+        item text NOT NULL, link text NOT NULL, metadata text NOT NULL DEFAULT '{}',
+        metadata_hash text NOT NULL DEFAULT '', UNIQUE (library, item))""",
+    """CREATE TABLE book_labels (
+        book_id bigint NOT NULL REFERENCES books (id) ON DELETE CASCADE,
+        kind text NOT NULL CHECK (kind IN ('tag', 'collection', 'series')),
+        value text NOT NULL, PRIMARY KEY (book_id, kind, value))""",
+    "CREATE INDEX book_labels_value ON book_labels (kind, lower(value))",
+]
+
+MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
 
 
 def embeddings_sql(dimension: int) -> list[str]:

@@ -21,7 +21,6 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 from grimoire_beholder.store.hit_queries import ChunkPosition, HitRow
-from grimoire_beholder.store.index_entries import IndexRow
 from grimoire_beholder.store.postgres import pg_terms
 from grimoire_beholder.store.postgres.pg_base import PgBase
 from grimoire_beholder.store.text_spans import ChunkSpan, SectionHead
@@ -31,11 +30,11 @@ if TYPE_CHECKING:
 
 _K1, _B = 1.2, 0.75
 EF_SEARCH_MIN = 100  # HNSW candidate list: at least this, or the pool asked for
-_SPAN_COLUMNS = ("c.id, c.book_id, c.chapter_index, c.section_index, c.char_start, c.char_end, "
+SPAN_COLUMNS = ("c.id, c.book_id, c.chapter_index, c.section_index, c.char_start, c.char_end, "
                  "c.page_start, c.page_end, c.line_start, c.line_end")
 
 
-def _ids(ids: Iterable[int]) -> list[int]:
+def ids_list(ids: Iterable[int]) -> list[int]:
     return sorted({int(i) for i in ids})
 
 
@@ -54,7 +53,7 @@ class SearchRowsMixin(PgBase):
     def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]:
         return {int(r[0]): ChunkPosition(int(r[1]), r[2], r[3], r[4]) for r in self.rows(
             "SELECT id, book_id, chapter_index, section_index, chunk_index FROM chunks "
-            "WHERE id = ANY(%s)", (_ids(chunk_ids),))}
+            "WHERE id = ANY(%s)", (ids_list(chunk_ids),))}
 
     def hit_rows(self, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
         out: dict[int, HitRow] = {}
@@ -67,7 +66,7 @@ class SearchRowsMixin(PgBase):
                           b.source_root, b.source_group, s.role
                    FROM chunks c JOIN sections s ON s.id = c.section_id
                    JOIN chapters ch ON ch.id = s.chapter_id JOIN books b ON b.id = c.book_id
-                   WHERE c.id = ANY(%s)""", (_ids(chunk_ids),)):
+                   WHERE c.id = ANY(%s)""", (ids_list(chunk_ids),)):
             book_id = int(r[1])
             if book_id not in labels:
                 labels[book_id] = {int(k): str(v) for k, v in json.loads(r[7] or "{}").items()}
@@ -83,7 +82,7 @@ class SearchRowsMixin(PgBase):
     def roles_and_texts(self, chunk_ids: Iterable[int]) -> dict[int, tuple[str, str]]:
         return {int(r[0]): (r[1], r[2]) for r in self.rows(
             "SELECT c.id, s.role, c.text FROM chunks c JOIN sections s ON s.id = c.section_id "
-            "WHERE c.id = ANY(%s)", (_ids(chunk_ids),))}
+            "WHERE c.id = ANY(%s)", (ids_list(chunk_ids),))}
 
     def chunk_ids_with_roles(self, book_ids: Collection[int] | None,
                              roles: Collection[str]) -> list[int]:
@@ -92,21 +91,8 @@ class SearchRowsMixin(PgBase):
         args: list[object] = [sorted(roles)]
         if book_ids is not None:
             sql += " AND c.book_id = ANY(%s)"
-            args.append(_ids(book_ids))
+            args.append(ids_list(book_ids))
         return [int(r[0]) for r in self.rows(sql + " ORDER BY c.id", args)]
-
-    def index_exact(self, norms: Collection[str], book_ids: Collection[int] | None
-                    ) -> list[IndexRow]:
-        sql = ("SELECT e.book_id, b.slug, b.name, e.term, e.parent, e.norm, e.printed, "
-               "e.page_start, e.page_end, e.see, e.spread FROM index_entries e "
-               "JOIN books b ON b.id = e.book_id WHERE e.norm = ANY(%s)")
-        args: list[object] = [sorted(set(norms))]
-        if book_ids is not None:
-            sql += " AND e.book_id = ANY(%s)"
-            args.append(_ids(book_ids))
-        return [IndexRow(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9] or "",
-                         float(r[10])) for r in self.rows(
-            sql + " ORDER BY b.slug COLLATE \"C\", e.id", args)]
 
     def chunks_on_pages(self, book_id: int, start: int, end: int,
                         roles: Collection[str]) -> list[int]:
@@ -117,12 +103,12 @@ class SearchRowsMixin(PgBase):
 
     def chunk_spans(self, chunk_ids: Iterable[int]) -> dict[int, ChunkSpan]:
         return {int(r[0]): ChunkSpan(*r) for r in self.rows(
-            f"SELECT {_SPAN_COLUMNS} FROM chunks c WHERE c.id = ANY(%s)", (_ids(chunk_ids),))}
+            f"SELECT {SPAN_COLUMNS} FROM chunks c WHERE c.id = ANY(%s)", (ids_list(chunk_ids),))}
 
     def section_spans(self, book_id: int, chapter_index: int, section_index: int
                       ) -> list[ChunkSpan]:
         return [ChunkSpan(*r) for r in self.rows(
-            f"SELECT {_SPAN_COLUMNS} FROM chunks c WHERE c.book_id = %s "
+            f"SELECT {SPAN_COLUMNS} FROM chunks c WHERE c.book_id = %s "
             "AND c.chapter_index = %s AND c.section_index = %s ORDER BY c.chunk_index",
             (book_id, chapter_index, section_index))]
 
@@ -151,7 +137,7 @@ class SearchRowsMixin(PgBase):
     def chunk_ids_until(self, book_ids: Iterable[int], last_chapter: int) -> list[int]:
         return [int(r[0]) for r in self.rows(
             "SELECT id FROM chunks WHERE book_id = ANY(%s) AND chapter_index <= %s "
-            "ORDER BY id", (_ids(book_ids), last_chapter))]
+            "ORDER BY id", (ids_list(book_ids), last_chapter))]
 
     # -- the arms -------------------------------------------------------------------------
     def word_match(self, tokens: list[str], limit: int, book_ids: Collection[int] | None,
@@ -176,10 +162,10 @@ class SearchRowsMixin(PgBase):
         where, args = "", [terms, idf, float(tokens_total) / float(rows_total)]
         if book_ids is not None:
             where += " AND t.book_id = ANY(%s)"
-            args.append(_ids(book_ids))
+            args.append(ids_list(book_ids))
         if chunk_ids is not None:
             where += " AND t.chunk_id = ANY(%s)"
-            args.append(_ids(chunk_ids))
+            args.append(ids_list(chunk_ids))
         args.append(limit)
         return [(int(r[0]), float(r[1])) for r in self.rows(
             f"""WITH q AS (SELECT * FROM unnest(%s::text[], %s::float8[]) AS q (term, idf)),
@@ -202,10 +188,10 @@ class SearchRowsMixin(PgBase):
         args: list[object] = [np.asarray(query, dtype=np.float32)]
         if book_ids is not None:
             where += " AND book_id = ANY(%s)"
-            args.append(_ids(book_ids))
+            args.append(ids_list(book_ids))
         if chunk_ids is not None:
             where += " AND chunk_id = ANY(%s)"
-            args.append(_ids(chunk_ids))
+            args.append(ids_list(chunk_ids))
         args.append(k)
         with self._thread_lock, self.conn.transaction():
             self.run("SELECT set_config('hnsw.ef_search', %s, true)",

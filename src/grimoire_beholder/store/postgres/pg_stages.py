@@ -116,6 +116,23 @@ class StageRowsMixin(PgBase):
                 "tokens = t.tokens + excluded.tokens",
                 (book_id, rows_new - rows_old, tokens_new - tokens_old))
 
+    def rebuild_keywords(self, book_id: int | None) -> int:
+        """Drop and rebuild the keyword postings (of one book, or all) from the embedded
+        chunks; how many chunks were indexed. Call inside a transaction."""
+        if book_id is None:
+            for table in ("chunk_terms", "chunk_lengths", "book_totals"):
+                self.run(f"DELETE FROM {table}")  # constant names
+            ids = [int(r[0]) for r in self.rows(
+                "SELECT id FROM chunks WHERE status = 'embedded' ORDER BY id")]
+        else:
+            for table in ("chunk_terms", "chunk_lengths", "book_totals"):
+                self.run(f"DELETE FROM {table} WHERE book_id = %s", (book_id,))
+            ids = [int(r[0]) for r in self.rows(
+                "SELECT id FROM chunks WHERE status = 'embedded' AND book_id = %s ORDER BY id",
+                (book_id,))]
+        self.index_chunks(ids)
+        return len(ids)
+
     def status_counts(self) -> dict[str, int]:
         out = {"pending": 0, "contextualized": 0, "embedded": 0}
         for status, n in self.rows("SELECT status, count(*) FROM chunks GROUP BY status"):
