@@ -91,7 +91,6 @@ def test_schema_versions_and_missing_libraries(tmp_path: Path, pg_url: str) -> N
     config = fake_config(tmp_path, db_path=pg_url)
     with pytest.raises(StorageError, match="no library in the PostgreSQL database"):
         Library.open(config=config, read_only=True)
-    from grimoire_beholder.store.postgres import pg_schema
 
     with psycopg.connect(pg_url, autocommit=True) as conn:  # a library of version 1
         for statement in pg_schema.MIGRATIONS[0]:

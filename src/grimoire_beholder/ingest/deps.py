@@ -22,16 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grimoire_beholder.config import Config
-from grimoire_beholder.ingest.build import piece_limit
 from grimoire_beholder.errors import LibraryBusyError
+from grimoire_beholder.ingest.build import piece_limit
 from grimoire_beholder.ingest.folder import library_files
 from grimoire_beholder.ingest.lock import writer_lock
 from grimoire_beholder.ingest.pipeline import StageRunner
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.store import vectors
-from grimoire_beholder.structure.chunks import PieceLimit
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.structure.chunks import PieceLimit
 from grimoire_beholder.views import StageCounts
 
 
