@@ -24,7 +24,28 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    """Run the CLI: usage mistakes become one ``error:`` line, exit code 2."""
+    """Run the CLI: usage mistakes become one ``error:`` line, exit code 2; a module the
+    command needs that cannot be imported (a broken or partial install) one line, exit 1."""
+    try:
+        _main()
+    except ImportError as exc:
+        sys.exit(_missing(exc))
+
+
+def _missing(exc: ImportError) -> int:
+    """Tell a failed import in one line on stderr (JSON under ``--json``): the commands'
+    modules load only when one runs, so this is the command's dependency, not the CLI's."""
+    import json
+
+    what = (f"the Python module {exc.name!r} it needs is not installed" if exc.name
+            else f"a module it needs does not load ({' '.join(str(exc).split())})")
+    message = f"this command cannot run: {what}; reinstall grimoire-beholder-mcp"
+    print(json.dumps({"error": message, "exit_code": 1}, ensure_ascii=False)
+          if "--json" in sys.argv[1:] else f"error: {message}", file=sys.stderr)
+    return 1
+
+
+def _main() -> None:
     from grimoire_beholder.cli.shortcuts import shortcut
     from grimoire_beholder.cli.terminal import install
 
