@@ -117,6 +117,8 @@ class BookRowsMixin(PgBase):
             f"SELECT {_BOOK_COLUMNS} FROM books ORDER BY slug COLLATE \"C\"")])
 
     def find_book(self, key: int | str) -> BookRow | None:
+        if isinstance(key, str) and "\x00" in key:
+            return None  # PostgreSQL text cannot hold NUL: no slug has one
         column = "id" if isinstance(key, int) else "slug"
         found = self.rows(f"SELECT {_BOOK_COLUMNS} FROM books WHERE {column} = %s", (key,))
         return self._fill_counts([_book(found[0])], one_book=True)[0] if found else None

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from grimoire_beholder.errors import LibraryBusyError, StorageError
+from grimoire_beholder.errors import LibraryBusyError, LibraryDamagedError, StorageError
 from grimoire_beholder.locate import redacted, scrubbed, unencoded_password
 from grimoire_beholder.store.postgres import pg_schema
 from grimoire_beholder.store.postgres.pg_books import BookRowsMixin
@@ -103,15 +103,19 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
                     f"than this program's {pg_schema.SCHEMA_VERSION}; upgrade grimoire-beholder")
             if current < pg_schema.SCHEMA_VERSION:
                 if read_only:
-                    raise StorageError(
-                        f"the PostgreSQL library {shown} needs an upgrade; run one writing "
-                        "command (e.g. `grimoire-beholder check`) with write access first")
+                    raise StorageError(  # check opens read-only too: not the advice
+                        f"the PostgreSQL library {shown} uses an older schema ({current}); "
+                        "upgrade it once with `grimoire-beholder sync --dry-run` (which "
+                        "changes no book) or any command that writes")
                 pg_schema.migrate(conn)
             register_vector(conn)
         except psycopg.Error as exc:
             conn.close()
             raise StorageError(scrubbed(f"the PostgreSQL library {shown}: {exc}", url
                                         ).splitlines()[0]) from exc
+        except LibraryDamagedError as exc:
+            conn.close()
+            raise LibraryDamagedError(f"the PostgreSQL library {shown}: {exc}") from exc
         except BaseException:
             conn.close()
             raise

@@ -153,6 +153,11 @@ def version(conn: psycopg.Connection) -> int:
     if not found or not found[0]:
         return 0
     row = conn.execute("SELECT value FROM library_meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and not str(row[0]).isdecimal():
+        from grimoire_beholder.errors import LibraryDamagedError
+
+        raise LibraryDamagedError(f"schema version {str(row[0])[:40]!r} in library_meta is "
+                                  "not a number: the library's tables are damaged")
     return int(row[0]) if row else 0
 
 

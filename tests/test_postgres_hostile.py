@@ -1,0 +1,72 @@
+"""A PostgreSQL library met with what a hostile user does: a library made by an older version
+of the program, a damaged schema version, a book named with a NUL byte. Each is one clear
+error (or the same answer as SQLite), never a traceback, and the message's advice works."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeEmbedder
+from grimoire_beholder.errors import BookNotFoundError, StorageError
+from grimoire_beholder.library import Library
+from grimoire_beholder.store.postgres import pg_schema
+from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
+
+pytest_plugins = ["pg_server"]  # the pg_admin_url and pg_url fixtures
+
+pytestmark = pytest.mark.slow  # a real server
+
+
+def _cli(*args: str, config: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRIMOIRE_BEHOLDER_")}
+    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args,
+                           "--config", str(config)],
+                          capture_output=True, text=True, timeout=180, env=env)
+
+
+def test_a_library_of_an_older_version_says_how_to_upgrade_and_that_works(
+        tmp_path: Path, pg_url: str) -> None:
+    import psycopg
+
+    assert pg_schema.SCHEMA_VERSION >= 2
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # as the first version made it
+        for statement in pg_schema.MIGRATIONS[0]:
+            conn.execute(statement)  # the module's constants
+        conn.execute("INSERT INTO library_meta VALUES ('schema_version', '1')")
+    config = tmp_path / "config.toml"
+    config.write_text(f'[grimoire-beholder]\ndb_path = "{pg_url}"\nembedding_backend = "fake"\n')
+    refused = _cli("list", config=config)
+    assert refused.returncode == 1 and len(refused.stderr.strip().splitlines()) == 1
+    advice = refused.stderr.split("`")[1]  # the command the message names
+    assert advice.startswith("grimoire-beholder ")
+    _cli(*advice.split()[1:], config=config)  # the advice, taken
+    listed = _cli("list", config=config)
+    assert listed.returncode == 0, listed.stderr
+
+
+def test_a_damaged_schema_version_is_one_line(tmp_path: Path, pg_url: str) -> None:
+    import psycopg
+
+    config = fake_config(tmp_path, db_path=pg_url)
+    Library.open(config=config, embedder=FakeEmbedder()).close()
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("UPDATE library_meta SET value = 'two' WHERE key = 'schema_version'")
+    with pytest.raises(StorageError, match="schema version 'two'"):
+        Library.open(config=config, read_only=True)
+
+
+def test_a_book_named_with_a_nul_byte_is_no_book(tmp_path: Path, pg_url: str) -> None:
+    book = write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    with Library.open(config=fake_config(tmp_path, db_path=pg_url),
+                      embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        for attempt in (lambda: lib.book("the-garden-book\x00"),
+                        lambda: lib.search("compost", book="the\x00garden"),
+                        lambda: lib.outline("x\x00")):
+            with pytest.raises(BookNotFoundError, match="the-garden-book"):
+                attempt()
