@@ -2,7 +2,7 @@
 
 Run: ``uv run python bench/retrieval_eval.py [--sets squad,books,markdown,distractors]
 [--variant NAME] [--modes hybrid,vector,keyword] [--set key=value ...] [--out DIR]
-[--postgres URL]``.
+[--postgres URL] [--against DIR]``.
 
 ``--postgres postgresql://…`` builds and queries the libraries in that PostgreSQL server
 instead (one database per library, named like the SQLite file; the ``postgres`` extra and a
@@ -28,7 +28,9 @@ vector goes through a text → vector cache in the same folder (``embed_cache.py
 rebuild only embeds chunk texts never seen before. ``--set`` overrides config keys (query-time
 keys such as ``fusion`` reuse the cached library). Every run is written to ``OUT/runs/`` and
 scored twice — by the bench's ``score.py`` and by ``grimoire_beholder.cli.evaluation`` — and any
-disagreement is printed.
+disagreement is printed. ``--against DIR`` (a copy of an earlier ``OUT/runs``) prints every
+question whose first hit, first strict hit or "not in the library" flag moved: which
+questions a change won or lost, not only how many.
 """
 
 from __future__ import annotations
@@ -275,8 +277,50 @@ def score(dev: DevSet, label: str, questions: list[dict[str, Any]],
     return groups
 
 
+def first_ranks(questions: list[dict[str, Any]], run: list[dict[str, Any]]
+                ) -> dict[str, tuple[int | None, int | None, bool]]:
+    """Per answerable question: the 1-based rank of its first hit and of its first strict
+    hit (None: not in the run), and whether the search flagged it."""
+    by_id = {record["id"]: record for record in run}
+    out = {}
+    for q in questions:
+        if not q.get("answerable", True) or q["id"] not in by_id:
+            continue
+        results = by_id[q["id"]]["results"]
+        judged = [evaluation.judge(q, r) for r in results]
+        out[q["id"]] = (next((i + 1 for i, (h, _) in enumerate(judged) if h), None),
+                        next((i + 1 for i, (_, s) in enumerate(judged) if s), None),
+                        bool(by_id[q["id"]].get("abstained")))
+    return out
+
+
+def print_changes(label: str, questions: list[dict[str, Any]], run: list[dict[str, Any]],
+                  earlier: Path) -> None:
+    """The questions whose first hit, first strict hit or flag differ from an earlier run
+    file (``--against``), as ``id  hit/strict[F]  →  hit/strict[F]  question``."""
+    if not earlier.is_file():
+        print(f"[{label}] no earlier run {earlier}", file=sys.stderr)
+        return
+    before = first_ranks(questions, [json.loads(line) for line in
+                                     earlier.read_text(encoding="utf-8").splitlines()])
+    after = first_ranks(questions, run)
+    text = {q["id"]: q["question"] for q in questions}
+
+    def cell(ranks: tuple[int | None, int | None, bool] | None) -> str:
+        if ranks is None:
+            return "absent"
+        hit, strict, flagged = ranks
+        return f"{hit or '-'}/{strict or '-'}{'F' if flagged else ''}"
+
+    for qid in after:
+        if before.get(qid) != after[qid]:
+            print(f"{label}  {qid}  {cell(before.get(qid))}  →  {cell(after[qid])}  "
+                  f"{text[qid][:70]}")
+
+
 def evaluate(dev: DevSet, config: Config, modes: list[str], overrides: dict[str, Any],
-             suffix: str) -> list[tuple[str, str, str, dict[str, Any]]]:
+             suffix: str, against: Path | None = None
+             ) -> list[tuple[str, str, str, dict[str, Any]]]:
     """Run and score every mode; rows of (set, mode, group, metrics)."""
     questions = load_questions(dev)
     query_config = config.with_overrides(**{k: v for k, v in overrides.items()
@@ -289,6 +333,8 @@ def evaluate(dev: DevSet, config: Config, modes: list[str], overrides: dict[str,
             run = evaluation.run_questions(lib, questions, mode=mode, top_k=10)
             seconds = time.perf_counter() - started
             label = f"{dev.name}{suffix}-{mode}"
+            if against is not None:
+                print_changes(label, questions, run, against / f"{label}.jsonl")
             for group, metrics in score(dev, label, questions, run).items():
                 rows.append((dev.name + suffix, mode, group, metrics))
             print(f"[{label}] {len(questions)} questions in {seconds:.1f}s", file=sys.stderr)
@@ -333,6 +379,9 @@ def main() -> int:
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached libraries")
     ap.add_argument("--postgres", metavar="URL", default=None,
                     help="build and query the libraries in this PostgreSQL server")
+    ap.add_argument("--against", metavar="DIR", type=Path, default=None,
+                    help="print each question whose first hit or strict hit or flag moved "
+                         "from the run file of the same name in DIR (e.g. a copy of OUT/runs)")
     args = ap.parse_args()
     if not (BENCH / "score.py").is_file():
         print(f"skipped: the shared bench is not at {BENCH}")
@@ -348,10 +397,11 @@ def main() -> int:
             raise SystemExit(f"unknown set {name!r}; use {', '.join(known)}")
         if args.postgres:
             config = build_server_library(known[name], overrides, suffix, args.postgres)
-            rows += evaluate(known[name], config, modes, overrides, suffix + "-postgres")
+            rows += evaluate(known[name], config, modes, overrides, suffix + "-postgres",
+                             args.against)
         else:
             config = build_library(known[name], overrides, suffix, rebuild=args.rebuild)
-            rows += evaluate(known[name], config, modes, overrides, suffix)
+            rows += evaluate(known[name], config, modes, overrides, suffix, args.against)
     print(table(rows))
     return 0
 
