@@ -23,8 +23,9 @@ disallowed rows are masked before the top rows are taken, so filtered searches s
 
 Keyword search computes FTS5's ``bm25()`` exactly (same formula, column weights, idf and
 average length, from FTS5's own row and token totals) from the postings of the query's
-terms only, with numpy: a common word costs one vectorised pass over its postings instead
-of FTS5's per-row scoring. Query tokens are turned into terms by FTS5's own tokenizer.
+terms only, with numpy (``search/bm25.py``: a common word's contribution is added only to
+the rows that can still be among the best). Query tokens are turned into terms by FTS5's
+own tokenizer.
 """
 
 from __future__ import annotations
@@ -35,12 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from grimoire_beholder.search import index_partition, segment_files
+from grimoire_beholder.search import bm25, index_partition, segment_files
 from grimoire_beholder.store import index_source, vectors
 from grimoire_beholder.store.hit_queries import WORD_WEIGHTS
 
-# bm25() constants of FTS5 (fts5_aux.c).
-_K1, _B = 1.2, 0.75
 EXACT_FILTER_ROWS = 20_000  # a filter keeping at most this many rows: exact scan
 _MIN_RESCORE = 256
 _SLACK = 1e-5  # float32 rounding of estimates and exact scores, with room to spare
@@ -238,9 +237,10 @@ class PersistedIndex:
         parts = self._parts()
         postings = [[segment.postings(h) for h in hashes] for segment, _ in parts]
         idf = []
+        whole = [bool(alive.all()) for _, alive in parts]  # no row masked: count postings
         for j in range(len(hashes)):  # document frequency over the whole library, as FTS5
-            hits = sum(int(alive[p[j][0]].sum()) for p, (_, alive) in
-                       zip(postings, parts, strict=True))
+            hits = sum(p[j][0].size if full else int(alive[p[j][0]].sum())
+                       for p, (_, alive), full in zip(postings, parts, whole, strict=True))
             value = math.log((rows_total - hits + 0.5) / (hits + 0.5))
             idf.append(value if value > 0.0 else 1e-6)
         if book_ids is not None:
@@ -397,24 +397,10 @@ class _Probe:
 def _bm25(segment: segment_files.Segment, allowed: np.ndarray,
           posts: list[tuple[np.ndarray, np.ndarray]], idf: list[float], avgdl: float,
           limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """FTS5's bm25 of every allowed row holding a query term, in its phrase order."""
-    if segment.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.float64)
-    lengths = segment.arrays["lengths"]
-    scores = np.zeros(segment.size, dtype=np.float64)
-    for (rows, tf), weight in zip(posts, idf, strict=True):
-        if rows.size == 0:
-            continue
-        rows = np.asarray(rows)
-        keep = allowed[rows]
-        rows, freq = rows[keep], np.asarray(tf[keep], dtype=np.float64)
-        norm = _K1 * ((1.0 - _B) + _B * lengths[rows].astype(np.float64) / avgdl)
-        scores[rows] += weight * (freq * (_K1 + 1.0)) / (freq + norm)
-    hit = np.flatnonzero(scores > 0.0)
-    if hit.size > limit:
-        kth = np.partition(scores[hit], hit.size - limit)[hit.size - limit]
-        hit = hit[scores[hit] >= kth]
-    return np.asarray(segment.arrays["chunk_ids"][hit]), scores[hit]
+    """FTS5's bm25 of the allowed rows that can be in the segment's best ``limit``."""
+    rows, scores = bm25.segment_top(segment.arrays["lengths"], segment.size, allowed, posts,
+                                    idf, avgdl, limit)
+    return np.asarray(segment.arrays["chunk_ids"][rows]), scores
 
 
 def _best(found: list[tuple[np.ndarray, np.ndarray]], k: int, *, descending: bool
