@@ -25,11 +25,14 @@ def __getattr__(name: str) -> Any:
 
 def main() -> None:
     """Run the CLI: usage mistakes become one ``error:`` line, exit code 2; a module the
-    command needs that cannot be imported (a broken or partial install) one line, exit 1."""
+    command needs that cannot be imported (a broken or partial install) one line, exit 1;
+    Ctrl-C exit code 130, without a traceback."""
     try:
         _main()
     except ImportError as exc:
         sys.exit(_missing(exc))
+    except KeyboardInterrupt:  # Ctrl-C before a command's own handling (while importing)
+        sys.exit(130)
 
 
 def _missing(exc: ImportError) -> int:
