@@ -1,5 +1,5 @@
-"""Cold CLI wall and CPU times (``--help``, ``list``, ``query``), side by side with another
-checkout, and the slowest imports.
+"""Cold CLI wall and CPU times (``--help``, ``list``, ``query``, Claude Code's ``hook prompt``),
+side by side with another checkout, and the slowest imports.
 
 Run: ``uv run python bench/cli_latency.py [--runs 5] [--baseline /work/base] [--db PATH]``.
 
@@ -13,10 +13,11 @@ one after another, and Python may write its bytecode cache as it would in a user
 (``GRIMOIRE_BEHOLDER_CACHE``) starts empty in a temporary folder: the first ``query`` after
 install is shown on its own row, the median is of the later ones.
 
-``query`` runs against a small library: the README's sample, ingested on the embedded default
-by each checkout's own CLI (``--db`` names another library for this checkout only). With
-``--baseline`` another checkout (its own ``.venv``) runs the same commands, alternating run by
-run with this one so both see the same machine, and the ratio of the medians is printed.
+``query`` and ``hook prompt`` (given a prompt payload on stdin) run against a small library:
+the README's sample, ingested on the embedded default by each checkout's own CLI (``--db``
+names another library for this checkout only). With ``--baseline`` another checkout (its own
+``.venv``) runs the same commands, alternating run by run with this one so both see the
+same machine, and the ratio of the medians is printed.
 
 Then ``python -X importtime`` lists the top cumulative imports of ``--help`` and of
 ``query``, and the bench checks that numpy is not imported by ``--help`` or ``list``.
@@ -41,12 +42,15 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "samples" / "lighthouse-keepers-handbook.md"
 
 
+PAYLOAD = '{"prompt": "how far can a lighthouse beam reach at night?"}'
+
+
 def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
-    """(wall s, CPU s) of one run of ``cmd``."""
+    """(wall s, CPU s) of one run of ``cmd`` (a hook gets the prompt payload on stdin)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+                   stderr=subprocess.DEVNULL, input=PAYLOAD.encode() if "hook" in cmd else b"")
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -94,7 +98,8 @@ def _importtime(cmd: list[str], env: dict[str, str], top: int) -> list[tuple[flo
 
 def _imports_numpy(cmd: list[str], env: dict[str, str]) -> bool:
     proc = subprocess.run([cmd[0], "-X", "importtime", *cmd[1:]], env=env,
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False,
+                          input=PAYLOAD if "hook" in cmd else "")
     return any(line.startswith("import time:") and line.rsplit("|", 1)[-1].strip() == "numpy"
                for line in proc.stderr.splitlines())
 
@@ -125,6 +130,7 @@ def main() -> None:
             "--help": ["--help"],
             "list": ["list"],
             "query": ["query", "how far can a lighthouse beam reach?"],
+            "hook prompt": ["hook", "prompt"],
         }
         library = args.db.name if args.db else "the README sample, embedded"
         print(f"Cold CLI, {args.runs} runs each after one first run, alternating checkouts "
