@@ -13,7 +13,7 @@ import pytest
 
 from books_gen import KEEPER_PAGES, KEEPER_TOC, html_pdf
 from fakes import FakeEmbedder
-from grimoire_beholder.errors import LibraryBusyError
+from grimoire_beholder.errors import GrimoireError, LibraryBusyError
 from grimoire_beholder.library import Library
 from grimoire_beholder.views import SyncReport
 from helpers import fake_config, write_markdown_book
@@ -164,9 +164,18 @@ def test_two_folder_syncs_at_once_the_second_is_told_to_wait(
             with pytest.raises(LibraryBusyError, match="another folder ingest or sync"):
                 server.sync()
             server.ingest(wiki / "garden.md")  # one file by name goes on meanwhile
+        with holder.book_lock("file", server.book("runbook").source_hash, wait=False):
+            with pytest.raises(LibraryBusyError, match="another process is writing this book"):
+                server.delete("runbook")  # at once, as on SQLite: no silent wait
     finally:
         other.close()
     assert {b.slug for b in server.list_books()} == {"runbook", "the-garden-book"}
+    # text holding NUL (which PostgreSQL refuses as a parameter) names nothing, in one line
+    with pytest.raises(GrimoireError, match="no book"):
+        server.book("run\x00book")
+    assert server.lookup("le\x00ns") == []
+    with pytest.raises(GrimoireError, match="tag"):
+        server.search("canary", tag="se\x00a")
 
 
 @pytest.mark.anyio

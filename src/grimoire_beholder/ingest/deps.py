@@ -81,14 +81,13 @@ class IngestDeps:
                                f"{self.conn.location}; wait for it to finish and run this "
                                "again")
 
-    def file_writer(self, source_hash: str, *, wait: bool = False
-                    ) -> AbstractContextManager[None]:
+    def file_writer(self, source_hash: str) -> AbstractContextManager[None]:
         """Held while one book is written by itself (a file ingested by name, a book
         deleted): the library's writer lock on SQLite, that file's own lock on a server;
-        LibraryBusyError at once when it is taken (on a server, with ``wait``, a wait)."""
+        LibraryBusyError at once when another process holds it."""
         if isinstance(self.conn, sqlite3.Connection):
             return writer_lock(self.config.database_path)
-        return self.conn.book_lock("file", source_hash, wait=wait)
+        return self.conn.book_lock("file", source_hash, wait=False)
 
     @contextmanager
     def book_writer(self, *source_hashes: str, slug: str | None = None) -> Iterator[None]:

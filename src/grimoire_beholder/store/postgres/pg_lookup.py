@@ -34,12 +34,15 @@ class LookupRowsMixin(PgBase):
 
     def index_exact(self, norms: Collection[str], book_ids: Collection[int] | None
                     ) -> list[IndexRow]:
+        norms = [n for n in norms if "\x00" not in n]  # no stored term holds NUL
         return self._entries("WHERE e.norm = ANY(%s)", [sorted(set(norms))], book_ids,
                              "b.slug COLLATE \"C\", e.id")
 
     def index_starting_with(self, prefix: str, limit: int, book_ids: Collection[int] | None
                             ) -> list[IndexRow]:
         # code-point order, as SQLite compares: the database's collation may not be "C"
+        if "\x00" in prefix:
+            return []  # no stored term holds NUL
         return self._entries("WHERE e.norm COLLATE \"C\" >= %s AND e.norm COLLATE \"C\" < %s",
                              [prefix, prefix + "\U0010ffff"], book_ids,
                              "e.norm COLLATE \"C\", b.slug COLLATE \"C\", e.id", limit)
