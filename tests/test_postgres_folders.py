@@ -164,9 +164,10 @@ def test_two_folder_syncs_at_once_the_second_is_told_to_wait(
             with pytest.raises(LibraryBusyError, match="another folder ingest or sync"):
                 server.sync()
             server.ingest(wiki / "garden.md")  # one file by name goes on meanwhile
-        with holder.book_lock("file", server.book("runbook").source_hash, wait=False):
-            with pytest.raises(LibraryBusyError, match="another process is writing this book"):
-                server.delete("runbook")  # at once, as on SQLite: no silent wait
+        runbook = server.book("runbook").source_hash
+        with holder.book_lock("file", runbook, wait=False), pytest.raises(
+                LibraryBusyError, match="another process is writing this book"):
+            server.delete("runbook")  # at once, as on SQLite: no silent wait
     finally:
         other.close()
     assert {b.slug for b in server.list_books()} == {"runbook", "the-garden-book"}
