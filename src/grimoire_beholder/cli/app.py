@@ -94,6 +94,7 @@ app = typer.Typer(
     # way, so offering them cost nothing measurable on `--help` (12 alternating cold runs).
     add_completion=True,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command inherits it
     # Plain click help: typer's rich help renderer imports rich.markdown, pygments and more,
     # ~0.4-0.8 s of a cold `--help` on a 2-core machine (bench/cli_latency.py). Rich is still
     # used for our own output (rendering), imported only by commands that print.

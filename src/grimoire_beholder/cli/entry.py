@@ -53,6 +53,8 @@ def _main() -> None:
     from grimoire_beholder.cli.terminal import install
 
     install()  # no control character from a book or a file name reaches the terminal raw
+    if sys.argv[1:2] == ["help"]:  # as git's and uv's: `help [COMMAND…]` is `… --help`
+        sys.argv[1:] = [*sys.argv[2:], "--help"]
     plain = shortcut(sys.argv[1:])
     if plain is not None:
         sys.exit(plain())
