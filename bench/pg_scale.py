@@ -25,8 +25,9 @@ which read no text. Then, through ``Library.search`` with the real embedded mode
   dev-set questions' real MiniLM embeddings (realistic) or random ones (uniform). First the
   library's own ``nearest()``, then with ``--sweep`` each ``hnsw.ef_search`` ×
   ``hnsw.iterative_scan`` setting, with the median time and whether the plan used the
-  graph at all; ``--hnsw-options`` first rebuilds the index with other ``m`` /
-  ``ef_construction`` (timed);
+  graph at all (realistic: also split [SQuAD questions, answered in the library / the
+  others]); ``--ef`` measures chosen ``ef_search`` values only; ``--hnsw-options`` first
+  rebuilds the index with other ``m`` / ``ef_construction`` (timed);
 * the initial load commits a whole book per transaction (the measured writers below commit
   per batch of 32, as an ingest does);
 * under load: ``--writers`` processes each add ``--writer-books`` books of 1,000 chunks (per-book
@@ -132,6 +133,8 @@ def build(url: str, chunks: int, vectors: str, text: str) -> tuple[float, float]
     """Load the library with the HNSW index dropped, then build it: (load s, index s)."""
     import psycopg
 
+    from grimoire_beholder.store.postgres import pg_schema
+
     books = chunks // scale_build.CHUNKS_PER_BOOK
     started = time.perf_counter()
     add_books(url, 0, 1, seed=chunks, vectors=vectors, text=text)  # stamps; vector table
@@ -143,8 +146,7 @@ def build(url: str, chunks: int, vectors: str, text: str) -> tuple[float, float]
     started = time.perf_counter()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET maintenance_work_mem = '1GB'")
-        conn.execute("CREATE INDEX embeddings_hnsw ON embeddings "
-                     "USING hnsw (vector vector_cosine_ops)")
+        conn.execute(pg_schema.HNSW_INDEX)  # the library's own options
         conn.execute("VACUUM ANALYZE")
     return loaded, time.perf_counter() - started
 
@@ -191,6 +193,9 @@ def latency(url: str, queries: list[str]) -> dict[str, tuple[float, float]]:
 
 
 SWEEP = [(ef, scan) for scan in ("off", "relaxed_order") for ef in (40, 100, 200, 400, 800)]
+# The realistic query vectors start with the SQuAD questions, whose answers' paragraphs are
+# the library's bases; the books and Markdown questions after them have no answer there.
+SQUAD_QUESTIONS = 210
 
 
 def query_vectors(vectors: str, trials: int) -> np.ndarray:
@@ -241,7 +246,9 @@ def _cell(row: dict[str, float], what: str) -> str:
     """``all books 0.987 (12 ms)``; the share of HNSW plans when not every plan used it."""
     graph = row[f"{what} graph"]
     share = "" if graph == 1 else f", HNSW in {graph:.0%} of plans"
-    return f"{what} {row[what]:.3f} ({row[f'{what} ms']:.0f} ms{share})"
+    split = (f" [{row[f'{what} squad']:.3f} / {row[f'{what} other']:.3f}]"
+             if f"{what} squad" in row else "")
+    return f"{what} {row[what]:.3f}{split} ({row[f'{what} ms']:.0f} ms{share})"
 
 
 def recall(url: str, vectors: str, trials: int, pool: int = 50,
@@ -299,6 +306,9 @@ def recall(url: str, vectors: str, trials: int, pool: int = 50,
                     graph += used
                     scores.append(len(set(got) & set(exact)) / max(1, len(exact)))
                 row[what] = statistics.mean(scores)
+                if vectors == "realistic" and len(scores) > SQUAD_QUESTIONS:
+                    row[f"{what} squad"] = statistics.mean(scores[:SQUAD_QUESTIONS])
+                    row[f"{what} other"] = statistics.mean(scores[SQUAD_QUESTIONS:])
                 row[what + " ms"] = statistics.median(times)
                 row[what + " graph"] = graph / len(cases)
             out[label] = row
@@ -367,6 +377,8 @@ def main() -> int:
                     help="query vectors for recall (realistic: at most the 296 dev questions)")
     ap.add_argument("--sweep", action="store_true",
                     help="also measure recall at each ef_search × iterative_scan setting")
+    ap.add_argument("--ef", metavar="N,N", default=None,
+                    help="instead of --sweep: these ef_search values, iterative relaxed_order")
     ap.add_argument("--only", choices=("latency", "recall", "writers"), action="append",
                     help="run only these parts (repeatable; default: all)")
     ap.add_argument("--writers", type=int, default=4)
@@ -403,7 +415,10 @@ def main() -> int:
     if args.hnsw_options:
         reindex(url, args.hnsw_options)
     if "recall" in parts:
-        recall(url, args.vectors, args.recall_queries, sweep=SWEEP if args.sweep else None)
+        sweep = SWEEP if args.sweep else None
+        if args.ef:
+            sweep = [(int(ef), "relaxed_order") for ef in args.ef.split(",")]
+        recall(url, args.vectors, args.recall_queries, sweep=sweep)
     if "writers" in parts:
         print("writers and searches at once:")
         under_writers(url, queries, args.writers, args.writer_books, first=books + 1000,

@@ -70,6 +70,11 @@ def test_the_same_books_and_the_same_answers_as_sqlite(twins: tuple[Library, Lib
         "Turn the heap weekly so air reaches the microbes").to_dict()
     narrowed = server.search("host", book="runbook", mode="hybrid").hits
     assert narrowed and {h.slug for h in narrowed} == {"runbook"}
+    assert server.server is not None  # the graph is built with the library's own options
+    (options,) = server.server.execute_one(
+        "SELECT reloptions FROM pg_class WHERE relname = 'embeddings_hnsw'")
+    assert set(options) == {f"m={pg_schema.HNSW_M}",
+                            f"ef_construction={pg_schema.HNSW_EF_CONSTRUCTION}"}
 
 
 def test_delete_leaves_nothing_of_the_book(twins: tuple[Library, Library]) -> None:

@@ -134,6 +134,14 @@ _V3 = [
 MIGRATIONS: list[list[str]] = [_V1, _V2, _V3]
 
 
+# The graph's links per node and build-time candidate list, chosen by bench/pg_scale.py on
+# realistic vectors (pgvector's defaults, 16 and 64, miss many true neighbours among
+# near-copies; ARCHITECTURE.md, "A team library on PostgreSQL"; figures in the README).
+HNSW_M, HNSW_EF_CONSTRUCTION = 32, 128
+HNSW_INDEX = (f"CREATE INDEX embeddings_hnsw ON embeddings USING hnsw (vector vector_cosine_ops) "
+              f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+
+
 def embeddings_sql(dimension: int) -> list[str]:
     """The vector table and its HNSW index, made with the library's first stamp."""
     return [
@@ -142,8 +150,7 @@ def embeddings_sql(dimension: int) -> list[str]:
             book_id bigint NOT NULL REFERENCES books (id) ON DELETE CASCADE,
             vector vector({int(dimension)}) NOT NULL)""",
         "CREATE INDEX IF NOT EXISTS embeddings_book ON embeddings (book_id)",
-        "CREATE INDEX IF NOT EXISTS embeddings_hnsw ON embeddings "
-        "USING hnsw (vector vector_cosine_ops)",
+        HNSW_INDEX.replace("CREATE INDEX", "CREATE INDEX IF NOT EXISTS"),
     ]
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 _K1, _B = 1.2, 0.75
-EF_SEARCH_MIN = 100  # HNSW candidate list: at least this, or the pool asked for
+EF_SEARCH_MIN = 400  # HNSW candidate list: at least this, or the pool asked for (README)
 SPAN_COLUMNS = ("c.id, c.book_id, c.chapter_index, c.section_index, c.char_start, c.char_end, "
                  "c.page_start, c.page_end, c.line_start, c.line_end")
 
