@@ -70,3 +70,33 @@ def test_a_book_named_with_a_nul_byte_is_no_book(tmp_path: Path, pg_url: str) ->
                         lambda: lib.outline("x\x00")):
             with pytest.raises(BookNotFoundError, match="the-garden-book"):
                 attempt()
+
+
+def test_a_user_who_may_only_read_gets_one_line_for_a_write(tmp_path: Path, pg_url: str,
+                                                            pg_admin_url: str) -> None:
+    import uuid
+
+    import psycopg
+
+    book = write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    with Library.open(config=fake_config(tmp_path, db_path=pg_url),
+                      embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+    role = "reader_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_admin_url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')  # type: ignore[arg-type]  # made above
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "{role}"'
+                     )  # type: ignore[arg-type]
+    as_reader = pg_url.replace("postgres:@", f"{role}:@", 1)
+    other = write_markdown_book(tmp_path / "other.md", "Other", {"A": {"B": "words " * 50}})
+    with Library.open(config=fake_config(tmp_path, db_path=as_reader),
+                      embedder=FakeEmbedder()) as reader:
+        assert [b.slug for b in reader.list_books()] == ["the-garden-book"]
+        assert reader.search("compost").hits  # reading needs no more than SELECT
+        for attempt in (lambda: reader.ingest(other), lambda: reader.delete("the-garden-book")):
+            with pytest.raises(StorageError, match="permission denied") as refused:
+                attempt()
+            assert len(str(refused.value).splitlines()) == 1
+            assert "lacks the rights" in str(refused.value)
+        assert [b.slug for b in reader.list_books()] == ["the-garden-book"]

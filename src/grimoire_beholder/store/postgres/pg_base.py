@@ -78,8 +78,10 @@ class PgBase:
 
     @contextmanager
     def failures(self) -> Iterator[None]:
-        """A lost connection or a server that stopped: one-line StorageError naming the
-        library (our own SQL mistakes and constraint violations keep their type)."""
+        """A lost connection or a server that stopped, or a user the database does not
+        allow this statement (a role that may only read, asked to write): one-line
+        StorageError naming the library (our own SQL mistakes and constraint violations
+        keep their type). A transaction it interrupts is rolled back whole."""
         import psycopg
 
         try:
@@ -87,6 +89,11 @@ class PgBase:
         except psycopg.OperationalError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise StorageError(f"the PostgreSQL library {self.location} failed: {first}"
+                               ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StorageError(f"the PostgreSQL library {self.location} refused: {first} "
+                               "(the user in the URL lacks the rights for this command)"
                                ) from exc
 
     @property
