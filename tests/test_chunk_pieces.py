@@ -179,3 +179,25 @@ def test_an_embedded_ingest_windows_no_chunk(tmp_path: Path) -> None:
     with Library.open(config=config) as lib:
         report = lib.ingest(book)
     assert report.chunks > 4 and report.windowed == 0
+
+
+MINIFIED = "".join(f"function a{i}(b,c){{return b[{i}]&&c.x{i}?(b.y=c[{i}]|0,!0):void 0}};"
+                   f"var q{i}=[{i},{i + 1},'s{i}'];" for i in range(300))
+
+
+@pytest.mark.parametrize("paragraphs", [True, False])
+def test_dense_text_chunks_advance_instead_of_overlapping_almost_whole(
+        embedder: EmbeddedEmbedder, paragraphs: bool) -> None:
+    """x-fit F1: minified code has few words but many pieces per word, so a chunk cut to the
+    piece limit holds a dozen words and the overlap (about 30 words back) reached its start:
+    each chunk began one word after the last, 13x the text embedded (7,475 chunks for 193 kB
+    of minified JS). The overlap stays a modest share of the chunk."""
+    limit = piece_limit(embedder)
+    drafts = chunk_section(_section(MINIFIED), 256, 40, paragraphs=paragraphs, limit=limit)
+    assert limit is not None and all(embedder.count_pieces(d.text) <= limit.most for d in drafts)
+    assert _covered(MINIFIED, [(d.char_start, d.char_end) for d in drafts])
+    for before, after in zip(drafts, drafts[1:], strict=False):
+        overlap = max(0, before.char_end - after.char_start)
+        assert overlap <= (before.char_end - before.char_start) / 3, (before.text, after.text)
+    # the text is embedded about once and a half at most, not a dozen times
+    assert sum(len(d.text) for d in drafts) <= 1.6 * len(MINIFIED)

@@ -270,6 +270,23 @@ def _within(text: str, start: int, end: int, limit: PieceLimit) -> int:
     return end
 
 
+def _overlap_within_share(text: str, start: int, end: int, nxt: int, chunk_size: int,
+                          chunk_overlap: int) -> int:
+    """``nxt``, or a later word start so that the overlap is at most twice the configured
+    share (``chunk_overlap / chunk_size``) of the chunk ``[start, end)``. The overlap is
+    counted in words; a chunk cut short by the piece limit (minified code, blobs: many
+    pieces per word) holds few words, and without this the next chunk began a word or two
+    after this one (x-fit F1). Prose chunks overlap less than this and are unchanged."""
+    most = (end - start) * min(chunk_size, 2 * chunk_overlap) // chunk_size
+    least = end - most
+    if nxt >= least:
+        return nxt
+    if least > start and text[least - 1].isspace():
+        return _skip_space(text, least)
+    space = _SPACE.search(text, least, end)
+    return _skip_space(text, space.start()) if space is not None else end
+
+
 def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool = True,
            limit: PieceLimit | None = None) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
@@ -289,6 +306,8 @@ def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool = Tr
         if following >= len(text):
             break
         nxt = _overlap_start(text, pos, end, chunk_overlap)
+        if limit is not None:
+            nxt = _overlap_within_share(text, pos, end, nxt, chunk_size, chunk_overlap)
         pos = nxt if pos < nxt < end else following
     return spans
 
