@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from itertools import pairwise
 from pathlib import Path
 
 import pymupdf
@@ -196,7 +197,7 @@ def test_dense_text_chunks_advance_instead_of_overlapping_almost_whole(
     drafts = chunk_section(_section(MINIFIED), 256, 40, paragraphs=paragraphs, limit=limit)
     assert limit is not None and all(embedder.count_pieces(d.text) <= limit.most for d in drafts)
     assert _covered(MINIFIED, [(d.char_start, d.char_end) for d in drafts])
-    for before, after in zip(drafts, drafts[1:], strict=False):
+    for before, after in pairwise(drafts):
         overlap = max(0, before.char_end - after.char_start)
         assert overlap <= (before.char_end - before.char_start) / 3, (before.text, after.text)
     # the text is embedded about once and a half at most, not a dozen times
