@@ -202,3 +202,31 @@ def test_dense_text_chunks_advance_instead_of_overlapping_almost_whole(
         assert overlap <= (before.char_end - before.char_start) / 3, (before.text, after.text)
     # the text is embedded about once and a half at most, not a dozen times
     assert sum(len(d.text) for d in drafts) <= 1.6 * len(MINIFIED)
+
+
+def test_a_base64_blob_is_read_about_once(embedder: EmbeddedEmbedder,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """x-fit F2: a blob without spaces (a base64 image in Markdown) is one word of 2,560
+    characters per window, and the chunker bisects it by counting ever longer prefixes; each
+    count read every sub-word of the prefix again (~14 times the text: 400 kB of base64 took
+    38 CPU-s to chunk, plain text of that size 0.3 s). Sub-words are remembered now."""
+    import base64
+
+    blob = base64.b64encode(random.Random(7).randbytes(12_000)).decode()
+    limit = piece_limit(embedder)
+    assert limit is not None
+    tokenizer = embedder._tokenizer
+    calls = 0
+    original = tokenizer._word_ids
+
+    def counted(word: str) -> list[int]:
+        nonlocal calls
+        calls += 1
+        return original(word)
+
+    monkeypatch.setattr(tokenizer, "_word_ids", counted)
+    drafts = chunk_section(_section(blob), 256, 40, limit=limit)
+    assert all(embedder.count_pieces(d.text) <= limit.most for d in drafts)
+    assert _covered(blob, [(d.char_start, d.char_end) for d in drafts])
+    sub_words = blob.count("+") + blob.count("/") + 1
+    assert calls <= 3 * sub_words

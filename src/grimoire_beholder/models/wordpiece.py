@@ -90,6 +90,7 @@ class WordPieceTokenizer:
         alternatives = "|".join(re.escape(t) for t in sorted(special, key=len, reverse=True))
         self._special = re.compile(f"({alternatives})") if alternatives else None
         self._word_cache: dict[str, list[int]] = {}
+        self._piece_cache: dict[str, list[int]] = {}
 
     @classmethod
     def from_file(cls, path: Path) -> WordPieceTokenizer:
@@ -142,8 +143,20 @@ class WordPieceTokenizer:
                 ids.append(self._vocab[piece])
             else:
                 for word in self._words("".join(map(_normalize_char, piece))):
-                    ids.extend(self._word_ids(word))
+                    ids.extend(self._cached_word_ids(word))
         return ids
+
+    def _cached_word_ids(self, word: str) -> list[int]:
+        """``_word_ids`` remembered: a chunker counting ever longer prefixes of one long
+        whitespace-free word (a base64 blob) reads each of its sub-words once (x-fit F2)."""
+        if len(word) > self._max_word_chars:
+            return [self._unk]
+        found = self._piece_cache.get(word)
+        if found is None:
+            if len(self._piece_cache) >= _CACHED_WORDS:
+                self._piece_cache.clear()
+            found = self._piece_cache[word] = self._word_ids(word)
+        return found
 
     @staticmethod
     def _words(text: str) -> list[str]:
