@@ -317,7 +317,8 @@ def test_an_older_library_names_a_command_that_upgrades_it(filled: Path) -> None
     from grimoire_beholder.cli.entry import app
 
     conn = sqlite3.connect(filled / "book.db")  # as schema 4 left it: no roles, no index
-    conn.executescript("ALTER TABLE sections DROP COLUMN role; ALTER TABLE sections DROP "
+    conn.executescript("DROP INDEX sections_role; ALTER TABLE sections DROP COLUMN role; "
+                       "ALTER TABLE sections DROP "
                        "COLUMN hints; DROP TABLE index_entries; DELETE FROM library_meta "
                        "WHERE key = 'derived_version'; PRAGMA user_version = 4;")
     conn.close()

@@ -31,6 +31,9 @@ from grimoire_beholder.errors import LibraryDamagedError, StorageError
 T = TypeVar("T")
 
 _DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
+# Python's sqlite3 says this (with no SQLite error code) of a value that is not the text it
+# should be: on a library that only writes valid text, overwritten pages.
+_UNDECODABLE = "Could not decode to UTF-8 column"
 
 
 def storage_failure(exc: sqlite3.DatabaseError, path: object) -> StorageError | None:
@@ -38,6 +41,8 @@ def storage_failure(exc: sqlite3.DatabaseError, path: object) -> StorageError | 
     (our own SQL mistakes, constraint violations, busy locks keep their own handling)."""
     code = getattr(exc, "sqlite_errorcode", None)
     primary = code & 0xFF if isinstance(code, int) else None
+    if primary is None and str(exc).startswith(_UNDECODABLE):
+        primary = sqlite3.SQLITE_CORRUPT  # bytes where our schema keeps numbers or UTF-8 text
     if primary in _DAMAGED:
         what = ("is damaged" if primary == sqlite3.SQLITE_CORRUPT
                 else "is not a library database, or its first page is damaged")
