@@ -252,3 +252,32 @@ def test_a_calibre_library_followed_as_on_sqlite(
     server.delete("orchard-pruning")  # an item deleted stays out of its library's sync
     assert not any(f.action == "added" for f in server.sync().files)
     assert server.check().ok
+
+
+def test_a_file_ingested_by_name_while_a_sync_plans_is_not_added_twice(
+        twins: tuple[Library, Library, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """x-pg2 F1: another process ingests a new file of a followed folder after the sync
+    planned to add it: the sync finds the book there (it wrote a second one, '-2')."""
+    from grimoire_beholder.ingest import sync as sync_module
+
+    _, server, wiki = twins
+    server.ingest_folder(wiki / "ops")
+    new = write_markdown_book(wiki / "ops" / "fresh.md", "Fresh Notes",
+                              {"Tides": {"Neap": "Neap tides follow the half moon. " * 20}})
+    planned = sync_module.plan
+
+    def plan_then_other_ingests(*args: Any, **kwargs: Any) -> Any:
+        steps = planned(*args, **kwargs)
+        other = Library.open(config=server.config, embedder=FakeEmbedder())
+        try:
+            other.ingest(new)
+        finally:
+            other.close()
+        return steps
+
+    monkeypatch.setattr(sync_module, "plan", plan_then_other_ingests)
+    report = server.sync()
+    assert [f.action for f in report.files if f.path == "fresh.md"] == ["unchanged"]
+    assert [b.slug for b in server.list_books() if b.source_path == str(new)] == [
+        "fresh-notes"]
+    assert server.check().ok

@@ -171,6 +171,11 @@ class Syncer:
         path, stored = step.path, step.stored
         assert path is not None
         info = step.info or file_info(path)
+        if stored is None:  # another process may have ingested it by name since the plan
+            there = [b for b in book_rows.books_of_file(self.conn, info.path)
+                     if b.source_hash == info.sha256]
+            if there:  # (its file lock is held here: that writer is done)
+                return FileOutcome("unchanged", step.display, slug=there[0].slug)
 
         def naming(suggested: str) -> tuple[str, str]:
             if stored is not None:  # a changed file keeps its book's slug and name
