@@ -281,3 +281,32 @@ def test_a_file_ingested_by_name_while_a_sync_plans_is_not_added_twice(
     assert [b.slug for b in server.list_books() if b.source_path == str(new)] == [
         "fresh-notes"]
     assert server.check().ok
+
+
+def test_a_changed_file_replaced_by_name_while_a_sync_plans_is_left_as_replaced(
+        twins: tuple[Library, Library, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """x-pg2 F2: another process's ``ingest --force`` replaced a changed file's book after
+    the sync planned to update it: the sync finds the new book (it wrote the old one back
+    beside it, or failed with 'SlugConflictError: … use --name')."""
+    from grimoire_beholder.ingest import sync as sync_module
+
+    _, server, wiki = twins
+    server.ingest_folder(wiki / "ops")
+    runbook = wiki / "ops" / "runbook.md"
+    runbook.write_text("# Deploys\n\n## Rollout\n\n" + NEW_ROLLBACK, encoding="utf-8")
+    planned = sync_module.plan
+
+    def plan_then_other_replaces(*args: Any, **kwargs: Any) -> Any:
+        steps = planned(*args, **kwargs)
+        other = Library.open(config=server.config, embedder=FakeEmbedder())
+        try:
+            other.ingest(runbook, force=True)
+        finally:
+            other.close()
+        return steps
+
+    monkeypatch.setattr(sync_module, "plan", plan_then_other_replaces)
+    report = server.sync()
+    assert [f.action for f in report.files] == ["unchanged"]
+    assert [b.slug for b in server.list_books()] == ["deploys"]  # the forced ingest's
+    assert server.check().ok

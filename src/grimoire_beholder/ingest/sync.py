@@ -171,10 +171,13 @@ class Syncer:
         path, stored = step.path, step.stored
         assert path is not None
         info = step.info or file_info(path)
-        if stored is None:  # another process may have ingested it by name since the plan
+        # Another process may have ingested it by name since the plan (a new file, or a
+        # changed one with --force, which replaced the planned book): its file lock is held
+        # here, so that writer is done; its book stands, never a second one beside it.
+        if stored is None or book_rows.find_book(self.conn, stored.book_id) is None:
             there = [b for b in book_rows.books_of_file(self.conn, info.path)
                      if b.source_hash == info.sha256]
-            if there:  # (its file lock is held here: that writer is done)
+            if there:
                 return FileOutcome("unchanged", step.display, slug=there[0].slug)
 
         def naming(suggested: str) -> tuple[str, str]:
