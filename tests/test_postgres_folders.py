@@ -310,3 +310,33 @@ def test_a_changed_file_replaced_by_name_while_a_sync_plans_is_left_as_replaced(
     assert [f.action for f in report.files] == ["unchanged"]
     assert [b.slug for b in server.list_books()] == ["deploys"]  # the forced ingest's
     assert server.check().ok
+
+
+def test_a_book_deleted_while_a_sync_plans_to_update_it_stays_deleted(
+        twins: tuple[Library, Library, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """x-pg2 F4: another process deleted a changed file's book after the sync planned to
+    update it: the delete stands (the sync wrote the book back under the deleted id)."""
+    from grimoire_beholder.ingest import sync as sync_module
+
+    _, server, wiki = twins
+    server.ingest_folder(wiki / "ops")
+    (wiki / "ops" / "runbook.md").write_text("# Deploys\n\n## Rollout\n\n" + NEW_ROLLBACK,
+                                             encoding="utf-8")
+    planned = sync_module.plan
+
+    def plan_then_other_deletes(*args: Any, **kwargs: Any) -> Any:
+        steps = planned(*args, **kwargs)
+        other = Library.open(config=server.config, embedder=FakeEmbedder())
+        try:
+            other.delete("runbook")
+        finally:
+            other.close()
+        return steps
+
+    monkeypatch.setattr(sync_module, "plan", plan_then_other_deletes)
+    report = server.sync()
+    assert [f.action for f in report.files] == ["skipped"]
+    assert server.list_books() == []
+    monkeypatch.setattr(sync_module, "plan", planned)
+    assert server.sync().files == []  # left out from now on, as after any delete
+    assert server.check().ok

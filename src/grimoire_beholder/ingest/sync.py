@@ -179,6 +179,11 @@ class Syncer:
                      if b.source_hash == info.sha256]
             if there:
                 return FileOutcome("unchanged", step.display, slug=there[0].slug)
+            if stored is not None:  # deleted meanwhile: that delete stands (sync leaves it out)
+                reason = ("its book was deleted by another process during this sync; left "
+                          "out (`grimoire-beholder ingest` of the file brings it back)")
+                report.warnings.append(f"skipped {step.display}: {reason}")
+                return FileOutcome("skipped", step.display, error=reason)
 
         def naming(suggested: str) -> tuple[str, str]:
             if stored is not None:  # a changed file keeps its book's slug and name
