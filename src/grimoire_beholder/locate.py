@@ -251,7 +251,14 @@ def _not_windows_shaped(path: str | os.PathLike[str], origin: str) -> None:
                           f"path like /home/…")
 
 
+def _not_blank(path: str | os.PathLike[str], origin: str) -> None:
+    """A ConfigError for a name of spaces only: it would be a folder or file named by spaces."""
+    if not str(path).strip():
+        raise ConfigError(f"{origin} is blank; name a path or leave it unset")
+
+
 def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
+    _not_blank(path, origin)
     _not_windows_shaped(path, origin)
     file = Path(path).expanduser()
     flag = origin == BY_CONFIG_FLAG
@@ -265,6 +272,7 @@ def _config_file(path: str | os.PathLike[str], origin: str) -> Location:
 
 
 def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
+    _not_blank(path, origin)
     if is_server_url(path):  # settings from the per-user config file, if there is one
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, user_library_folder(),

@@ -28,7 +28,9 @@ def run_query(question: str, *, book: str | None = None, author: str | None = No
     from grimoire_beholder.views import own_number, show_command
 
     def run(lib: Library) -> dict[str, Any]:
-        if mode != "keyword":
+        if book is not None:
+            lib.book(book)  # an unknown book is refused before the model starts loading
+        if mode != "keyword" and question.strip():  # an empty one is refused by the search
             lib.preload()  # the model loads while the search code is imported
         results = lib.search(question, top_k=top_k, book=book, author=author,
                              source_type=source_type, mode=mode, group=group,
