@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import sqlite3
 import sys
 import warnings
@@ -228,6 +229,16 @@ class CliRun:
     returncode: int
     stdout: str
     stderr: str
+
+
+def fake_garden_env(template: Path, folder: Path) -> dict[str, str | None]:
+    """A copy of the garden library (conftest's ``garden_template``) in ``folder`` on the
+    fake models, and the CLI environment that names it."""
+    shutil.copytree(template, folder)
+    (folder / "config.toml").write_text(
+        '[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
+        'llm_backend = "none"\nchunk_size = 120\nchunk_overlap = 20\n', encoding="utf-8")
+    return {"GRIMOIRE_BEHOLDER_CONFIG": str(folder / "config.toml")}
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: Mapping[str, str | None] | None = None,

@@ -28,6 +28,16 @@ _DATA = Path(os.environ.get("GRIMOIRE_TEST_PGDATA")
              or Path(tempfile.gettempdir()) / f"grimoire-pgtest-{os.getuid()}-{_RUN}")
 
 
+SERVER_CONFIG = """\
+[grimoire-beholder]
+db_path = "{url}"
+embedding_backend = "fake"
+llm_backend = "none"
+chunk_size = 120
+chunk_overlap = 20
+"""  # a library on the server at ``url`` with the fake models (``SERVER_CONFIG.format(url=…)``)
+
+
 @pytest.fixture(scope="session")
 def pg_admin_url() -> Iterator[str]:
     """The URL of the test server's ``postgres`` database (started on first use)."""

@@ -5,14 +5,13 @@ same errors, the same exit code. Every other form goes through the parser."""
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from grimoire_beholder.cli import shortcuts
-from helpers import CliRun, run_cli
+from helpers import CliRun, fake_garden_env, run_cli
 
 PLAIN = [
     ["query", "compost heap microbes"],
@@ -48,12 +47,7 @@ PAYLOAD = json.dumps({"prompt": "how do I keep aphids off the new shoots?"})
 @pytest.fixture
 def cli_env(garden_template: Path, tmp_path: Path) -> Iterator[dict[str, str | None]]:
     """The CLI's environment for a copy of the garden library on the fake models."""
-    folder = tmp_path / "library"
-    shutil.copytree(garden_template, folder)
-    (folder / "config.toml").write_text(
-        '[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
-        'llm_backend = "none"\nchunk_size = 120\nchunk_overlap = 20\n', encoding="utf-8")
-    yield {"GRIMOIRE_BEHOLDER_CONFIG": str(folder / "config.toml")}
+    yield fake_garden_env(garden_template, tmp_path / "library")
 
 
 def _comparable(run: CliRun) -> tuple[int, object, str]:

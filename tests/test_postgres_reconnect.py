@@ -20,17 +20,10 @@ import pytest
 from helpers import write_markdown_book
 from http_helpers import HttpServer, cli, http_client, initialize, make_token
 from mcp_helpers import RawStdioServer, structured
+from pg_server import SERVER_CONFIG
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]  # a server of its own, restarted
 
-CONFIG = """\
-[grimoire-beholder]
-db_path = "{url}"
-embedding_backend = "fake"
-llm_backend = "none"
-chunk_size = 120
-chunk_overlap = 20
-"""
 
 
 class Database:
@@ -47,7 +40,7 @@ class Database:
             conn.execute('CREATE DATABASE "books"')
         self.url = self.server.get_uri("books")
         self.config = folder / "config.toml"
-        self.config.write_text(CONFIG.format(url=self.url), encoding="utf-8")
+        self.config.write_text(SERVER_CONFIG.format(url=self.url), encoding="utf-8")
 
     def restart(self) -> None:
         pgserver.pg_ctl(["-w", "-m", "fast", "restart"], pgdata=self.server.pgdata,

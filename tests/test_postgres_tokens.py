@@ -13,21 +13,13 @@ import pytest
 from helpers import write_markdown_book
 from http_helpers import HttpServer, cli, http_client, initialize, make_token
 from mcp_helpers import structured, text
+from pg_server import SERVER_CONFIG
 
 pytest_plugins = ["pg_server"]  # the pg_admin_url and pg_url fixtures
 
 # A real server, real CLI and HTTP server processes: the slow tier.
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 UPKEEP = {"sync_library", "add_book", "remove_book"}
-
-CONFIG = """\
-[grimoire-beholder]
-db_path = "{url}"
-embedding_backend = "fake"
-llm_backend = "none"
-chunk_size = 120
-chunk_overlap = 20
-"""
 
 
 class Served:
@@ -48,7 +40,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, pg_admin_url: str) -> Itera
     url = fresh_database(pg_admin_url)
     base = tmp_path_factory.mktemp("pg-http")
     config = base / "config.toml"
-    config.write_text(CONFIG.format(url=url), encoding="utf-8")
+    config.write_text(SERVER_CONFIG.format(url=url), encoding="utf-8")
     runbook = write_markdown_book(base / "runbook.md", "Runbook", {
         "Deploys": {"Rollout": "Roll the release out to one canary host first, watch the "
                                "error rate, then the rest of the fleet. " * 4}})

@@ -4,23 +4,17 @@ the process at exit until it finishes, for an answer that needs no model."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from grimoire_beholder.library import Library
-from helpers import run_cli
+from helpers import fake_garden_env, run_cli
 
 
 @pytest.fixture
 def env(garden_template: Path, tmp_path: Path) -> dict[str, str | None]:
-    folder = tmp_path / "library"
-    shutil.copytree(garden_template, folder)
-    (folder / "config.toml").write_text(
-        '[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
-        'llm_backend = "none"\nchunk_size = 120\nchunk_overlap = 20\n', encoding="utf-8")
-    return {"GRIMOIRE_BEHOLDER_CONFIG": str(folder / "config.toml")}
+    return fake_garden_env(garden_template, tmp_path / "library")
 
 
 @pytest.fixture
