@@ -21,7 +21,10 @@ call it:
   query with the real embedded MiniLM model (its share is reported as ``embed``);
 * ``keyword-common``: queries made only of the most frequent content words — the worst case
   for an OR-ed FTS5 query, since every matching chunk gets a BM25 score;
-* exactness: vector recall@10 against the exact float32 scan (all books, and one book), and
+* exactness: vector recall@10 against the exact float32 scan (all books, and one book): a
+  hit counts when its exact cosine reaches the scan's 10th best (within ``TIE``), so among
+  identical vectors (a text ingested twice) either copy counts, whichever float rounding
+  put first (``recall10_strict`` counts only the scan's own ten chunks); and
   the share of queries whose keyword top 10 is FTS5's own ``bm25()`` top 10 (tie order
   aside: chunks with equal scores may swap), over every bench query.
 
@@ -60,6 +63,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_build
+from scale_exactness import exactness
 
 MODES = ("vector", "keyword", "hybrid")
 
@@ -242,53 +246,6 @@ def _exercise(lib: Any, queries: list[str]) -> float:
     return _rss_mb()
 
 
-def exactness(lib: Any, queries: list[str], book: str) -> dict[str, float]:
-    """Vector recall@10 vs the exact scan, and keyword top-10 agreement with FTS5's bm25."""
-    from grimoire_beholder.search import keyword
-    from grimoire_beholder.search.vector import VectorIndex
-    from grimoire_beholder.store import hit_queries
-
-    engine = lib._search_engine()
-    index = engine.vector_index
-    if not getattr(index, "persisted", False):
-        return {}
-    exact = VectorIndex()
-    exact.refresh(lib.conn)
-    book_ids = hit_queries.resolve_books(lib.conn, book)
-    recall: dict[str, list[float]] = {"all": [], "book": []}
-    proven: list[bool] = []
-    same = 0
-    scans = []
-    for q in queries:
-        vec = lib.embedder.embed_query(q)
-        started = time.perf_counter()
-        exact.search(vec, 50)
-        scans.append((time.perf_counter() - started) * 1000)
-        for key, allowed in (("all", None), ("book", book_ids)):
-            got = {c for c, _ in index.search(vec, 10, allowed)}
-            if key == "all":
-                proven.append(bool(getattr(index._persisted, "last_proven", True)))
-            want = {c for c, _ in exact.search(vec, 10, allowed)}
-            recall[key].append(len(got & want) / max(len(want), 1))
-        expression = keyword.build_query(q).word
-        fts5 = hit_queries.word_match(lib.conn, expression, 10) if expression else []
-        mine = index.keyword(lib.conn, expression, 10, None) if expression else []
-        same += _same_top(mine or [], fts5)
-    return {"recall_all": statistics.mean(recall["all"]),
-            "recall_book": statistics.mean(recall["book"]),
-            "exact_scan_ms": statistics.median(scans[5:] or scans),
-            "proven_exact": statistics.mean(proven) if proven else float("nan"),
-            "keyword_same": same / len(queries), "queries": len(queries)}
-
-
-def _same_top(mine: list[tuple[int, float]], fts5: list[tuple[int, float]]) -> bool:
-    """The same ranking, tie order aside: wherever the chunk differs, the scores are equal
-    (to 1e-9), i.e. chunks of equal score may come in either order."""
-    return len(mine) == len(fts5) and all(
-        a == b or abs(sa - sb) <= 1e-9 * max(abs(sb), 1.0)
-        for (a, sa), (b, sb) in zip(mine, fts5, strict=True))
-
-
 def _prepare_index(n: int, exact: bool, vectors: str = "uniform") -> dict[str, Any]:
     """Build or update the persisted index (or remove it, for ``--exact``), timed: what
     was done, wall and CPU seconds, load."""
@@ -349,6 +306,7 @@ def summarise(r: dict[str, Any]) -> dict[str, Any]:
             "hybrid_cpu_p50_ms": round(hybrid["cpu_p50"], 2),
             "exact_scan_ms": round(e.get("exact_scan_ms", float("nan")), 2),
             "recall10": e.get("recall_all"), "recall10_book": e.get("recall_book"),
+            "recall10_strict": e.get("recall_all_strict"),
             "proven_exact": e.get("proven_exact"),
             "vector_p50_ms": round(r["latency"]["vector"]["p50"], 2),
             "keyword_p50_ms": round(r["latency"]["keyword"]["p50"], 2),

@@ -157,23 +157,25 @@ def build(chunks: int, *, log: bool = True, vectors: str = "uniform") -> tuple[P
 
     Resumable: an interrupted build keeps its ``.partial`` file, and the next call goes on
     from the books it holds (each book's text and uniform vectors come from a generator
-    seeded by the size and the book's number; realistic near-copies then draw on the books
-    made since the restart only). Books are written ``BOOKS_PER_COMMIT`` to a transaction.
+    seeded by the size and the book's number; realistic vectors come from a stream seeded by
+    the size and the number of books already made, so a resumed stream never replays an
+    earlier one, and their near-copies draw on the books made since the restart only).
+    Books are written ``BOOKS_PER_COMMIT`` to a transaction.
     """
     path = library_path(chunks, vectors)
     if path.is_file():
         return path, 0.0
     OUT.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".partial")
-    realistic = None
-    if vectors == "realistic":
-        import scale_vectors
-
-        realistic = scale_vectors.RealisticVectors(seed=chunks)
     started = time.perf_counter()
     conn = connect(partial)
     try:
         done = len(book_rows.slugs(conn))  # whole books: one transaction each
+        realistic = None
+        if vectors == "realistic":
+            import scale_vectors
+
+            realistic = scale_vectors.RealisticVectors(seed=chunks, start=done)
         total = chunks // CHUNKS_PER_BOOK
         for pragma in BULK_PRAGMAS:  # this connection only; the file is what ingest writes
             conn.execute(f"PRAGMA {pragma}")

@@ -69,3 +69,20 @@ def test_passages_do_not_mostly_repeat_text_a_better_hit_returned(tmp_path: Path
     spans = sorted((section.index(h.text), section.index(h.text) + len(h.text)) for h in hits)
     for (a_start, a_end), (b_start, b_end) in itertools.pairwise(spans):
         assert max(0, a_end - b_start) * 2 <= min(a_end - a_start, b_end - b_start)
+
+
+def test_passages_past_many_skipped_neighbours_are_still_found(tmp_path: Path) -> None:
+    """Chunks much shorter than a passage, ranked in reading order: most are skipped as
+    repeats of the one before, and the passages asked for still come from further on."""
+    book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": "\n\n".join(
+        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(90))}})
+    config = fake_config(tmp_path, chunk_size=20, chunk_overlap=0)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        ranked = [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]
+        chosen = passages.select(lib.conn, ranked, 3)
+    assert len(ranked) > 30
+    assert len(chosen) == 3
+    assert list(chosen) == sorted(chosen) and list(chosen)[-1] > ranked[6]
+    texts = [p.text or "" for p in chosen.values()]
+    assert all(t and t not in other for t in texts for other in texts if other is not t)

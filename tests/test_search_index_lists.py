@@ -131,3 +131,27 @@ def test_lists_that_do_not_add_up_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         seg.load_segment(folder, name)
     assert SearchIndex(path).refresh(conn) != "persisted"  # the exact arms answer
+
+
+def test_chunk_scopes_on_lists_are_the_exact_scan(tmp_path: Path) -> None:
+    """A set of chunk ids (a reading position, or the keyword candidates convex fusion
+    scores) on segments whose rows are grouped in lists, so out of chunk-id order: the
+    exact scan's answer, with and without a book filter, ids of deleted chunks ignored."""
+    conn = open_library(tmp_path)
+    ids = [_add(conn, f"book-{i}", seed=i) for i in range(2)]
+    path = tmp_path / "library.db"
+    assert index_writer.update(conn, path) == "built"
+    index = _persisted(conn, path)
+    exact = VectorIndex()
+    exact.refresh(conn)
+    chunk_ids = [r[0] for r in conn.execute("SELECT id FROM chunks ORDER BY id")]
+    rng = np.random.default_rng(11)
+    for _ in range(6):
+        scope = sorted(int(c) for c in rng.choice(chunk_ids, 60, replace=False))
+        scope_gone = [*scope, max(chunk_ids) + 7, -3]  # no such chunks
+        vec = rng.standard_normal(EMBEDDER.dimension).astype(np.float32)
+        for books in (None, [ids[0]]):
+            got = index.search(vec, 60, books, scope_gone)
+            want = exact.search(vec, 60, books, scope)
+            assert got and [c for c, _ in got] == [c for c, _ in want]
+            assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-6)

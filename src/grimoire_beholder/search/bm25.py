@@ -7,12 +7,12 @@ the same floats FTS5's formula gives (``search/persisted.py`` merges the segment
 Cost: a common word ("the", "of") is in nearly every row, and scoring every row holding it
 is a pass over the whole segment per word, for a contribution its low idf makes tiny. So
 the rows holding the rarer terms are scored first, the common terms' contributions are
-added for those rows only (looked up in their sorted postings), and the result is kept
-when it is provably the same: a row holding only common terms scores below the sum of
-their largest possible contributions (``idf · (k1 + 1)``), so if that sum is below the
-``limit``-th best score found, no such row can be among the best (MaxScore pruning). Each
-row's terms are added in the query's order, as in the full pass, so the scores are the same
-floats. When the bound does not hold, every row is scored.
+added for those rows only (looked up through a row-to-posting map, not a search), and the
+result is kept when it is provably the same: a row holding only common terms scores below
+the sum of their largest possible contributions (``idf · (k1 + 1)``), so if that sum is
+below the ``limit``-th best score found, no such row can be among the best (MaxScore
+pruning). Each row's terms are added in the query's order, as in the full pass, so the
+scores are the same floats. When the bound does not hold, every row is scored.
 """
 
 from __future__ import annotations
@@ -73,19 +73,24 @@ def _pruned(lengths: np.ndarray, allowed: np.ndarray, posts: Sequence[Posting],
             idf: Sequence[float], avgdl: float, limit: int, common: list[int]
             ) -> tuple[np.ndarray, np.ndarray] | None:
     """The rows holding a non-common term, fully scored, if that provably suffices."""
-    rare = [np.asarray(posts[j][0]) for j in range(len(posts)) if j not in common]
-    rare = [rows[allowed[rows]] for rows in rare]
-    candidates = np.unique(np.concatenate(rare)) if rare else np.zeros(0, np.int64)
+    marked = np.zeros(len(allowed), dtype=bool)  # a mask, not np.unique: no sort or hash
+    for j in range(len(posts)):
+        if j not in common:
+            marked[np.asarray(posts[j][0])] = True
+    candidates = np.flatnonzero(marked & allowed)
     if candidates.size <= limit:
         return None
     scores = np.zeros(candidates.size, dtype=np.float64)
     length = lengths[candidates]
+    where = np.full(len(allowed), -1, dtype=np.int64)  # row → its place in a posting list
     for (rows, tf), weight in zip(posts, idf, strict=True):  # the query's order, as FTS5
         if rows.size == 0:
             continue
         rows = np.asarray(rows)
-        at = np.minimum(np.searchsorted(rows, candidates), rows.size - 1)
-        held = np.flatnonzero(rows[at] == candidates)
+        where[rows] = np.arange(rows.size)
+        at = where[candidates]
+        where[rows] = -1
+        held = np.flatnonzero(at >= 0)
         freq = np.asarray(tf[at[held]], dtype=np.float64)
         scores[held] += _contribution(weight, freq, length[held], avgdl)
     positive = np.flatnonzero(scores > 0.0)

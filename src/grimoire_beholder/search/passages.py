@@ -108,13 +108,17 @@ def select(conn: Store, ranked: Sequence[int], limit: int,
     size = PASSAGE_CHARS if target is None else target
     if size <= 0:
         return {chunk_id: Passage(None) for chunk_id in ranked[:limit]}
-    spans = text_spans.chunk_spans(conn, ranked)
+    spans: dict[int, ChunkSpan] = {}
+    read = 0  # spans are read a batch at a time: most searches stop within the first
     sections: dict[tuple[int, int, int], list[ChunkSpan]] = {}
     chosen: dict[int, Passage] = {}
     taken: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
-    for chunk_id in ranked:
+    for at, chunk_id in enumerate(ranked):
         if len(chosen) >= limit:
             break
+        if at == read:
+            read = min(len(ranked), read + 2 * limit)
+            spans.update(text_spans.chunk_spans(conn, ranked[at:read]))
         own = spans.get(chunk_id)
         if own is None:
             continue  # deleted meanwhile

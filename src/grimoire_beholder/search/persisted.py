@@ -99,6 +99,7 @@ class PersistedIndex:
         self.alive = [self._alive(i) for i in range(len(segments))]
         self.delta: segment_files.Segment = self._empty_delta()
         self.last_proven = True  # whether the last vector search is proven exact
+        self._id_order: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # see _allowed_rows
 
     @classmethod
     def open(cls, folder: Path, conn: sqlite3.Connection) -> PersistedIndex | None:
@@ -198,7 +199,7 @@ class PersistedIndex:
         found = [_exact(self.delta, delta_rows, query)]
         rows_of = None
         if book_ids is not None or chunk_ids is not None:
-            rows_of = [self._allowed_rows(s, alive, book_ids, chunk_ids) for s, alive in parts]
+            rows_of = [self._allowed_rows(i, book_ids, chunk_ids) for i in range(len(parts))]
         if rows_of is not None and sum(len(r) for r in rows_of) <= EXACT_FILTER_ROWS:
             for (segment, _), rows in zip(parts, rows_of, strict=True):
                 found.append(_exact(segment, rows, query))
@@ -214,15 +215,26 @@ class PersistedIndex:
         more, self.last_proven = _bounded(masked, query, k, found[0][1])
         return _best(found + more, k, descending=True)
 
-    @staticmethod
-    def _allowed_rows(segment: segment_files.Segment, alive: np.ndarray,
-                      book_ids: np.ndarray | None, chunk_ids: np.ndarray | None) -> np.ndarray:
-        """Live rows of ``segment`` within the books and chunks given (sorted)."""
-        rows = (segment.rows_of_books(book_ids) if book_ids is not None
-                else np.arange(segment.size))
+    def _allowed_rows(self, i: int, book_ids: np.ndarray | None,
+                      chunk_ids: np.ndarray | None) -> np.ndarray:
+        """Live rows of segment ``i`` within the books and chunks given (sorted). Chunk ids
+        (sorted, unique) are looked up in the segment's chunk ids sorted once: the few ids
+        of a fill or a reading position cost a binary search each, not a pass over every
+        row."""
+        segment, alive = self.segments[i], self.alive[i]
+        if chunk_ids is None:
+            assert book_ids is not None
+            rows = segment.rows_of_books(book_ids)
+            return rows[alive[rows]]
+        if i not in self._id_order:
+            order = np.argsort(segment.arrays["chunk_ids"], kind="stable")
+            self._id_order[i] = (order, np.asarray(segment.arrays["chunk_ids"])[order])
+        order, ordered = self._id_order[i]
+        at = np.minimum(np.searchsorted(ordered, chunk_ids), max(len(ordered) - 1, 0))
+        rows = np.sort(order[at[ordered[at] == chunk_ids]]) if len(ordered) else at[:0]
         rows = rows[alive[rows]]
-        if chunk_ids is not None:
-            rows = rows[np.isin(np.asarray(segment.arrays["chunk_ids"])[rows], chunk_ids)]
+        if book_ids is not None:
+            rows = rows[np.isin(np.asarray(segment.arrays["book_ids"])[rows], book_ids)]
         return rows
 
     # -- keywords ------------------------------------------------------------------------
