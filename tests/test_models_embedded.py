@@ -11,6 +11,7 @@ import itertools
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,32 @@ def test_bad_arguments() -> None:
         EmbeddedEmbedder(threads=0)
     with pytest.raises(ValueError):
         EmbeddedEmbedder(window_overlap=-1)
+
+
+def test_batches_run_at_once_one_thread_each_with_the_same_vectors() -> None:
+    """``threads`` onnxruntime calls run at the same time, each on one thread of its own
+    (no hand-over between threads inside a call), and give the vectors of one call after
+    another."""
+    texts = [PROSE * (1 + i % 3) for i in range(12)]
+    one_at_a_time = EmbeddedEmbedder(threads=1, max_batch_tokens=256).embed_documents(texts)
+    parallel = EmbeddedEmbedder(threads=2, max_batch_tokens=256)
+    parallel.check()
+    session = parallel._session
+    assert session.get_session_options().intra_op_num_threads == 1
+    both_running = threading.Barrier(2, timeout=20)  # broken unless two calls overlap
+    callers: set[int] = set()
+
+    class Recorder:
+        def run(self, *args: Any) -> Any:
+            if threading.get_ident() not in callers:
+                callers.add(threading.get_ident())
+                both_running.wait()
+            return session.run(*args)
+
+    parallel._session = Recorder()
+    vectors = parallel.embed_documents(texts)
+    assert len(callers) == 2
+    np.testing.assert_array_equal(vectors, one_at_a_time)
 
 
 def test_int8_graph_stays_close_to_float32_and_ranks_alike(embedder: EmbeddedEmbedder) -> None:
