@@ -18,15 +18,20 @@ hit cites the right chapter (``--label hit``, the bench's looser rule, ``evaluat
 a confidence of 0.96 on five passages of the right story none of which holds the answer
 would be the opposite of what a user needs.
 A logistic model per retrieval setting is fit (``confidence.fit``), each dev set weighted
-equally whatever its size, and written to the coefficients module. Five-fold
-cross-validated flag rates are printed per set at a few thresholds, so the chosen
-``min_confidence`` is judged on questions the model was not fit on, and again with each set
-scored by a model fit on the other two (a kind of library the model has never seen).
+equally whatever its size, and written to the coefficients module. Flag rates are printed
+per set at a few thresholds, so the chosen ``min_confidence`` is judged on questions the
+model was not fit on: cross-validated by *document* (five folds of the files, every
+question about a file in the same fold: a same-topic question and the answerable one it
+was made from are never split), and again with each set scored by a model fit on the other
+two (a kind of library the model has never seen). Also printed: how often the top 5 holds
+the answer at each level of (cross-validated) confidence, and the largest threshold that
+flags at most 3% of every set's answerable questions.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shutil
 import sqlite3
@@ -50,19 +55,27 @@ SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("keyword", {"retrieval_mode": "keyword"}),
 )
 SETS = ("squad", "books", "markdown")
-THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
 LEAVE_OUT_EVERY = 3
 KINDS = ("answerable", "unanswerable", "same-topic", "off-library")
 SAME_TOPIC = "entity_swapped"  # bench/dev-extra/squad-swapped.jsonl
 
 
 class Row:
-    """One search: its features, label, question set and kind."""
+    """One search: its features, label, question set, kind and the file it is about."""
 
     def __init__(self, feats: dict[str, float], label: int, group: str, kind: str,
-                 hit: int | None = None) -> None:
+                 hit: int | None = None, doc: str = "") -> None:
         self.feats, self.label, self.group, self.kind = feats, label, group, kind
         self.hit = label if hit is None else hit  # the looser label, kept for comparison
+        self.doc = doc
+
+
+def about(question: dict[str, Any]) -> str:
+    """The file a question is about (its gold file, or the article a same-topic one was
+    made from), else its own id: what cross-validation keeps in one fold."""
+    name = question.get("gold_file") or question.get("about_doc") or question["id"]
+    return Path(str(name)).stem.replace("_", " ")
 
 
 def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
@@ -95,7 +108,7 @@ def collect(config: Config, questions: list[dict[str, Any]], group: str, kind: s
             hit = any(h for h, _ in judged)
             strict = any(s for _, s in judged)
             rows.append(Row(found.features or {}, int(strict if label == "strict" else hit),
-                            group, kind, int(hit)))
+                            group, kind, int(hit), about(q)))
     return rows
 
 
@@ -124,26 +137,32 @@ def _weights(rows: list[Row]) -> list[float]:
     return [len(rows) / (len(sizes) * sizes[r.group]) for r in rows]
 
 
-def cross_validated(rows: list[Row], folds: int = 5) -> np.ndarray:
-    """Out-of-fold probabilities (each question scored by a model not fit on it)."""
+def cross_validated(rows: list[Row], names: tuple[str, ...], folds: int = 5,
+                    seed: int = 0) -> np.ndarray:
+    """Out-of-fold probabilities: each question scored by a model fit on no question about
+    its file (the files dealt to ``folds`` folds in an order shuffled by ``seed``)."""
+    docs = sorted({(r.group, r.doc) for r in rows})
+    np.random.default_rng(seed).shuffle(docs)
+    fold_of = {doc: i % folds for i, doc in enumerate(docs)}
     out = np.zeros(len(rows))
     weights = _weights(rows)
     for fold in range(folds):
-        train = [i for i in range(len(rows)) if i % folds != fold]
+        train = [i for i, r in enumerate(rows) if fold_of[(r.group, r.doc)] != fold]
         model = confidence.fit([rows[i].feats for i in train], [rows[i].label for i in train],
-                               weights=[weights[i] for i in train])
-        for i in range(fold, len(rows), folds):
-            out[i] = confidence.predict(rows[i].feats, model)
+                               names, weights=[weights[i] for i in train])
+        for i, r in enumerate(rows):
+            if fold_of[(r.group, r.doc)] == fold:
+                out[i] = confidence.predict(r.feats, model)
     return out
 
 
-def set_held_out(rows: list[Row]) -> np.ndarray:
+def set_held_out(rows: list[Row], names: tuple[str, ...]) -> np.ndarray:
     """Probabilities for each set from a model fit on the *other* sets only: how the model
     does on a kind of library it has never seen (a new corpus shifts every score)."""
     out = np.zeros(len(rows))
     for group in {r.group for r in rows}:
         train = [r for r in rows if r.group != group]
-        model = confidence.fit([r.feats for r in train], [r.label for r in train],
+        model = confidence.fit([r.feats for r in train], [r.label for r in train], names,
                                weights=_weights(train))
         for i, r in enumerate(rows):
             if r.group == group:
@@ -151,9 +170,35 @@ def set_held_out(rows: list[Row]) -> np.ndarray:
     return out
 
 
-def table(name: str, rows: list[Row], probs: np.ndarray,
-          how: str = "5-fold cross-validated") -> str:
-    """Flag rates by threshold and set: answerable, unanswerable, off-library."""
+def operating_point(rows: list[Row], runs: list[np.ndarray], share: float = 0.03) -> float:
+    """The largest threshold (in steps of 0.005) that flags at most ``share`` of every set's
+    answerable questions in every run."""
+    best = 0.0
+    for t in np.arange(0.005, 1.0, 0.005):
+        for group in SETS:
+            idx = [i for i, r in enumerate(rows) if r.group == group and r.kind == "answerable"]
+            if any(sum(probs[i] < t for i in idx) > share * len(idx) for probs in runs):
+                return round(best, 3)
+        best = float(t)
+    return round(best, 3)
+
+
+def reliability(rows: list[Row], probs: np.ndarray) -> str:
+    """How often the top 5 holds the answer, by confidence (every question of every kind)."""
+    lines = ["| confidence | searches | top 5 holds the answer |", "| --- | --- | --- |"]
+    edges = (0.0, 0.15, 0.3, 0.5, 0.7, 0.9, 1.01)
+    for low, high in itertools.pairwise(edges):
+        idx = [i for i in range(len(rows)) if low <= probs[i] < high]
+        right = sum(rows[i].label for i in idx)
+        lines.append(f"| {low:.2f}–{min(high, 1.0):.2f} | {len(idx)} | "
+                     + (f"{right} ({right / len(idx):.0%}) |" if idx else "- |"))
+    return "\n".join(lines)
+
+
+def table(name: str, rows: list[Row], runs: list[np.ndarray],
+          how: str = "cross-validated by document, 5 folds") -> str:
+    """Flag rates by threshold and set: answerable, unanswerable, off-library; with several
+    ``runs`` (fold assignments) the mean count, and for answerable questions the most."""
     lines = [f"### {name} ({how})", "",
              "| set | min_confidence | answerable flagged | unanswerable flagged | "
              "same-topic flagged | off-library flagged |", "| --- | --- | --- | --- | --- | --- |"]
@@ -162,8 +207,10 @@ def table(name: str, rows: list[Row], probs: np.ndarray,
             cells = []
             for kind in KINDS:
                 idx = [i for i, r in enumerate(rows) if r.group == group and r.kind == kind]
-                low = sum(probs[i] < t for i in idx)
-                cells.append(f"{low}/{len(idx)} ({low / len(idx):.0%})" if idx else "-")
+                counts = [sum(probs[i] < t for i in idx) for probs in runs]
+                low = sum(counts) / len(runs)
+                most = f", most {max(counts)}" if kind == "answerable" and len(runs) > 1 else ""
+                cells.append(f"{low:.3g}/{len(idx)} ({low / len(idx):.0%}{most})" if idx else "-")
             lines.append(f"| {group} | {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -172,6 +219,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--dry-run", action="store_true", help="print, do not write the model")
+    ap.add_argument("--repeats", type=int, default=8,
+                    help="fold assignments the cross-validated table averages over")
     ap.add_argument("--label", choices=("strict", "hit"), default="strict",
                     help="what counts as answered: a text holding the evidence, or any hit")
     ap.add_argument("--reuse", action="store_true",
@@ -186,14 +235,21 @@ def main() -> int:
         else:
             rows = gather(setting, args.top_k, args.label)
             saved.write_text(json.dumps([vars(r) for r in rows]), encoding="utf-8")
-        model = confidence.fit([r.feats for r in rows], [r.label for r in rows],
+        names = confidence.feature_names(key)
+        model = confidence.fit([r.feats for r in rows], [r.label for r in rows], names,
                                weights=_weights(rows))
         model["fit"] = {"questions": len(rows), "positives": sum(r.label for r in rows),
                         "top_k": args.top_k, "label": args.label, "sets": list(SETS)}
         models[key] = model
-        report.append(table(key, rows, cross_validated(rows)))
-        report.append(table(key, rows, set_held_out(rows), "each set scored by a model fit "
-                            "on the other sets"))
+        runs = [cross_validated(rows, names, seed=seed) for seed in range(args.repeats)]
+        folded = runs[0]
+        report.append(table(key, rows, runs, f"cross-validated by document, 5 folds, mean of "
+                            f"{args.repeats} fold assignments"))
+        report.append(f"largest threshold flagging <= 3% of every set's answerable "
+                      f"questions (every fold assignment): {operating_point(rows, runs)}\n\n"
+                      + reliability(rows, folded))
+        report.append(table(key, rows, [set_held_out(rows, names)],
+                            "each set scored by a model fit on the other sets"))
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
     if not args.dry_run:

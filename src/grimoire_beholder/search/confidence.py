@@ -4,25 +4,30 @@ Why: a search always returns *something*, and an assistant cannot tell a strong 
 least-bad passage of a library that does not cover the question. A number in 0..1 lets the
 CLI say so plainly and the assistant say "the library does not seem to cover this".
 
-The signal comes only from scores the search already computed (no extra model call):
+The signal comes only from scores and texts the search already has (no extra model call),
+four features, each a plain reading of "did the search find the question":
 
-* ``fused_top``/``fused_gap`` — the best fused score and its lead over the next kept hit;
-* ``agreement`` — 1 when the vector and keyword arms put the same chunk first;
-* ``cos_top``/``cos_gap`` — the best cosine and its lead over the arm's second;
-* ``kw_gap`` — 1 − second/best keyword score (keyword scores are scaled so the best is 1,
-  so the absolute BM25 says nothing across queries, but how far it stands out does);
+* ``cos_top`` — the best cosine of the vector arm (how close the nearest passage means);
+* ``fused_top`` — the best fused score (both arms together);
 * ``coverage`` — the share of the question's content words (stop words dropped, compared
-  by their first 5 letters as a crude stem) found in the top hit's text, context or heading:
-  a query-length-independent stand-in for "how well BM25 matched"; ``coverage_all`` the
-  same over all the hits returned (a question about something the library lacks leaves
-  its rarer words unmatched everywhere, a paraphrased one finds them somewhere);
-* ``same_book`` — the share of the hits from the top hit's book: answers found tend to
-  bring their neighbours, guesses scatter over the library;
-* ``names_unmatched`` — the top hit's ``coverage`` when a name or number of the question
-  (a capitalised word after the first, a figure) is found in none of the hits, else 0: a
-  question about the very article but a person, place or year it never mentions (SQuAD
-  v2's commonest unanswerable kind) matches well *except* for that name;
-* ``rerank_top`` — the reranker's score of the top hit, when a reranker ran.
+  by their first 5 letters, accents folded, as a crude stem) found in the top hit's text,
+  context or heading;
+* ``names_unmatched`` — the square of the top hit's ``coverage`` when a name or number of
+  the question is found in none of the hits, else 0: a question about the very article but
+  a person, place or year it never mentions (SQuAD v2's commonest unanswerable kind)
+  matches well *except* for that name. Squared, because the better the rest matches, the
+  more the missing name says: a developer's long question that matches a third of its
+  words and names the platform it runs on ("our Docker build") is not such a question.
+  A name is what a reader would mark as one: a capitalised word that does not start a
+  sentence and is not an acronym (``GitHub`` is one, ``CLI`` and ``JSON`` are not), or a
+  figure of two digits or more; "…on Linux. After I save…" has one name;
+* ``rerank_top`` — the reranker's score of the top hit, when a reranker ran;
+* ``kw_gap`` — 1 − second/best keyword score, for keyword search alone (below).
+
+Fewer features generalise better here: score margins, the arms' agreement, the share of hits
+from the top hit's book and the coverage over all hits were features too; with them,
+cross-validated by document, the model flagged fewer unanswerable questions for the same
+share of answerable ones (README, "Not in the library").
 
 What kind of file the top hit is from (PDF, Markdown…) is deliberately not a feature: with
 it, a model fit on two of the dev sets flagged a third of the answerable questions of the
@@ -38,6 +43,8 @@ The coefficients are fit per retrieval setting (``hybrid:convex``, ``hybrid:rrf`
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,20 +52,32 @@ import numpy as np
 
 from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN
 
-FEATURES: tuple[str, ...] = ("fused_top", "fused_gap", "agreement", "cos_top", "cos_gap",
-                             "kw_gap", "coverage", "coverage_all", "same_book",
-                             "names_unmatched")
+FEATURES: tuple[str, ...] = ("cos_top", "fused_top", "coverage", "names_unmatched")
+# Keyword search alone has no cosine and its fused score is always 1 (scaled by the best):
+# how far its best chunk stands out from the second (``kw_gap``) stands in for them.
+KEYWORD_FEATURES: tuple[str, ...] = ("kw_gap", "coverage", "names_unmatched")
 RERANK_FEATURE = "rerank_top"
 STEM = 5
 
 
+_SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+
+
+def _folded(text: str) -> str:
+    """Lower case, accents dropped ("Tzŭ" ~ "tzu"); ASCII text is only lower-cased."""
+    low = text.lower()
+    if low.isascii():
+        return low
+    return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
+
+
 def _stems(text: str) -> set[str]:
-    return {w.lower()[:STEM] for w in WORD_TOKEN.findall(text)}
+    return {w[:STEM] for w in WORD_TOKEN.findall(_folded(text))}
 
 
 def _content(query: str) -> set[str]:
-    return {w.lower()[:STEM] for w in WORD_TOKEN.findall(query)
-            if w.lower() not in STOP_WORDS and len(w) > 2}
+    return {w[:STEM] for w in WORD_TOKEN.findall(_folded(query))
+            if w not in STOP_WORDS and len(w) > 2}
 
 
 def coverage(query: str, text: str) -> float:
@@ -71,10 +90,24 @@ def _covered(words: set[str], stems: set[str]) -> float:
 
 
 def _names(query: str) -> set[str]:
-    """The query's names and numbers (a capitalised word after the first, a figure), stemmed."""
-    tokens = WORD_TOKEN.findall(query)
-    return {w.lower()[:STEM] for i, w in enumerate(tokens)
-            if (w.isdigit() or (i > 0 and w[:1].isupper())) and w.lower() not in STOP_WORDS}
+    """The query's names and numbers, stemmed: a figure of two or more digits, or a word of
+    two or more letters that starts with a capital and is not all capitals (``Holmes``,
+    ``GitHub``; not ``JSON``, ``CLI``) and does not start a sentence."""
+    out = set()
+    for match in WORD_TOKEN.finditer(query):
+        word = match.group()
+        if word.isdigit():
+            if len(word) > 1:
+                out.add(word[:STEM])
+            continue
+        if len(word) < 2 or not word[0].isupper() or word.isupper():
+            continue
+        before = query[:match.start()]
+        if before.strip() and not _SENTENCE_END.search(before):
+            folded = _folded(word)
+            if folded not in STOP_WORDS:
+                out.add(folded[:STEM])
+    return out
 
 
 def names_missing(query: str, text: str) -> float:
@@ -88,26 +121,22 @@ def _missing(names: set[str], stems: set[str]) -> float:
 
 def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
              fused_scores: Sequence[float], top_text: str,
-             rerank_top: float | None = None, all_text: str = "",
-             same_book: float = 1.0) -> dict[str, float]:
-    """The feature vector of one search (see the module docstring); arms best first."""
+             rerank_top: float | None = None, all_text: str = "") -> dict[str, float]:
+    """The feature vector of one search (see the module docstring); arms best first,
+    ``all_text`` the text of every hit returned (the top one's alone when empty)."""
     vector = arms.get("vector") or []
     keyword = arms.get("keyword") or []
+    words = _content(query)
+    top_coverage = _covered(words, _stems(top_text))
+    missing = _missing(_names(query), _stems(all_text or top_text))
     out = {
-        "fused_top": fused_scores[0] if fused_scores else 0.0,
-        "fused_gap": fused_scores[0] - fused_scores[1] if len(fused_scores) > 1 else 0.0,
-        "agreement": float(bool(vector) and bool(keyword) and vector[0][0] == keyword[0][0]),
         "cos_top": float(vector[0][1]) if vector else 0.0,
-        "cos_gap": float(vector[0][1] - vector[1][1]) if len(vector) > 1 else 0.0,
+        "fused_top": float(fused_scores[0]) if fused_scores else 0.0,
+        "coverage": top_coverage,
+        "names_unmatched": top_coverage ** 2 if missing > 0 else 0.0,
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])
                    if len(keyword) > 1 and keyword[0][1] > 0 else float(bool(keyword))),
-        "same_book": same_book,
     }
-    words, everywhere = _content(query), _stems(all_text or top_text)  # each read once
-    out["coverage"] = _covered(words, _stems(top_text))
-    out["coverage_all"] = _covered(words, everywhere)
-    out["names_unmatched"] = (out["coverage"] if _missing(_names(query), everywhere) > 0
-                              else 0.0)
     if rerank_top is not None:
         out[RERANK_FEATURE] = float(rerank_top)
     return out
@@ -117,6 +146,11 @@ def model_key(mode: str, fusion: str | None, reranker: str | None = None) -> str
     """The coefficient set's name for a retrieval setting, e.g. ``hybrid:convex``."""
     key = f"{mode}:{fusion}" if mode == "hybrid" and fusion else mode
     return f"{key}+rerank:{reranker}" if reranker else key
+
+
+def feature_names(key: str) -> tuple[str, ...]:
+    """The features the model of setting ``key`` (see :func:`model_key`) is fit on."""
+    return KEYWORD_FEATURES if key.split("+")[0] == "keyword" else FEATURES
 
 
 def predict(feats: Mapping[str, float], model: Mapping[str, Any]) -> float:

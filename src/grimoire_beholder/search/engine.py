@@ -299,8 +299,7 @@ class SearchEngine:
         top = result.hits[0]
         feats = confidence.features(
             result.query, arms, fused_scores, f"{top.text} {top.context or ''} {top.section}",
-            rerank_top, " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits),
-            same_book=sum(h.book_id == top.book_id for h in result.hits) / len(result.hits))
+            rerank_top, " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits))
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
