@@ -255,8 +255,8 @@ class PersistedIndex:
                        for p, (_, alive), full in zip(postings, parts, whole, strict=True))
             value = math.log((rows_total - hits + 0.5) / (hits + 0.5))
             idf.append(value if value > 0.0 else 1e-6)
-        if book_ids is not None:
-            parts = [(s, alive & np.isin(s.arrays["book_ids"], book_ids)) for s, alive in parts]
+        if book_ids is not None:  # the books' rows through the book order, not np.isin
+            parts = [(s, alive & _mask(s.size, s.rows_of_books(book_ids))) for s, alive in parts]
         found = [_bm25(segment, allowed, posts, idf, avgdl, limit)
                  for (segment, allowed), posts in zip(parts, postings, strict=True)]
         return [(chunk_id, -score) for chunk_id, score in _best(found, limit, descending=True)]
@@ -265,6 +265,12 @@ class PersistedIndex:
         """(segment, live rows) of every segment and of the delta."""
         return [*zip(self.segments, self.alive, strict=True),
                 (self.delta, np.ones(self.delta.size, dtype=bool))]
+
+
+def _mask(size: int, rows: np.ndarray) -> np.ndarray:
+    mask = np.zeros(size, dtype=bool)
+    mask[rows] = True
+    return mask
 
 
 def _exact(segment: segment_files.Segment, rows: np.ndarray, query: np.ndarray

@@ -48,6 +48,8 @@ import numpy as np
 
 from grimoire_beholder import portable
 from grimoire_beholder.search import index_partition
+from grimoire_beholder.search.int8_codes import max_residual as max_residual  # re-exported
+from grimoire_beholder.search.int8_codes import quantize as quantize
 
 FORMAT = 3  # 2: segment.json holds each array's CRC-32; 3: lists (index_partition)
 MANIFEST = "manifest.json"
@@ -108,36 +110,6 @@ def term_hash(term: str) -> int:
                                           digest_size=8).digest(), "little")
 
 
-def quantize(vectors: np.ndarray) -> tuple[np.ndarray, float]:
-    """int8 codes of unit vectors and the scale used (largest finite component → 127; a
-    component that is not finite is coded 0, and its row is never a hit, see persisted)."""
-    peak = 0.0
-    for start in range(0, len(vectors), 65536):  # block by block: no full-size temporary
-        part = np.abs(vectors[start:start + 65536])
-        part = part[np.isfinite(part)]
-        peak = max(peak, float(part.max()) if part.size else 0.0)
-    scale = 127.0 / peak if peak > 0 else 1.0
-    codes = np.empty(vectors.shape, dtype=np.int8)
-    for start in range(0, len(vectors), 65536):  # no full-size float temporary
-        part = np.nan_to_num(vectors[start:start + 65536] * scale, nan=0.0, posinf=0.0,
-                             neginf=0.0)
-        codes[start:start + 65536] = np.clip(np.rint(part), -127, 127)
-    return codes, scale
-
-
-def max_residual(vectors: np.ndarray, codes: np.ndarray, scale: float) -> float:
-    """The largest ``||vector - codes / scale||`` over the rows, rounded up (computed in
-    float32, whose rounding is far below the relative 1e-4 and absolute 1e-7 added)."""
-    worst = 0.0
-    step = np.float32(1.0 / scale)
-    for start in range(0, len(vectors), 65536):
-        part = np.asarray(codes[start:start + 65536], dtype=np.float32) * step
-        np.subtract(vectors[start:start + 65536], part, out=part)
-        if part.size:
-            worst = max(worst, float(np.einsum("ij,ij->i", part, part).max()))
-    return math.sqrt(worst) * (1 + 1e-4) + 1e-7
-
-
 @dataclass
 class Segment:
     """One immutable segment, memory-mapped."""
@@ -168,9 +140,10 @@ class Segment:
         return bad
 
     @functools.cached_property
-    def books_order(self) -> np.ndarray:
-        """Rows in book order (made on the first filtered search, not at open)."""
-        return np.argsort(self.arrays["book_ids"], kind="stable")
+    def books_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rows in book order, their book ids), made on the first filtered search."""
+        order = np.argsort(self.arrays["book_ids"], kind="stable")
+        return order, np.asarray(self.arrays["book_ids"])[order]
 
     @property
     def size(self) -> int:
@@ -216,10 +189,10 @@ class Segment:
 
     def rows_of_books(self, book_ids: np.ndarray) -> np.ndarray:
         """Rows whose book is in ``book_ids`` (sorted), via the book-ordered permutation."""
-        ordered = self.arrays["book_ids"][self.books_order]
+        order, ordered = self.books_order
         lo = np.searchsorted(ordered, book_ids, side="left")
         hi = np.searchsorted(ordered, book_ids, side="right")
-        parts = [self.books_order[a:b] for a, b in zip(lo, hi, strict=True) if b > a]
+        parts = [order[a:b] for a, b in zip(lo, hi, strict=True) if b > a]
         return np.sort(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
