@@ -113,7 +113,7 @@ class Config:
     reranker_path: str = ""
     # Below this a search is flagged low_confidence (0 = never; search/confidence.py): the
     # probability that the answer is among the hits (README, "Answer quality").
-    min_confidence: float = 0.15
+    min_confidence: float = 0.2
     # per-search token-savings counters in a small file beside the library (search/savings.py)
     record_stats: bool = True
     # where the config came from (not a TOML key)
