@@ -155,3 +155,37 @@ def test_chunk_scopes_on_lists_are_the_exact_scan(tmp_path: Path) -> None:
             want = exact.search(vec, 60, books, scope)
             assert got and [c for c, _ in got] == [c for c, _ in want]
             assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-6)
+
+
+def test_a_small_segment_with_lists_still_finds_the_top_10() -> None:
+    """Clustered rows with near-copies, queries drawn near the clusters: a 20,000-row
+    segment (few lists) reads enough of them to find the exact top 10, ties aside."""
+    from grimoire_beholder.search import persisted
+
+    rng = np.random.default_rng(4)
+
+    def unit(m: np.ndarray) -> np.ndarray:
+        return (m / np.linalg.norm(m, axis=1, keepdims=True)).astype(np.float32)
+
+    articles = unit(rng.standard_normal((30, 64)))
+    bases = unit(articles[rng.integers(0, 30, 600)] + 0.8 * unit(rng.standard_normal((600, 64))))
+    n = 20_000
+    data = unit(bases[rng.integers(0, 600, n)] + 1.2 * unit(rng.standard_normal((n, 64))))
+    copies = np.flatnonzero(rng.random(n) < 0.15)
+    data[copies] = unit(data[rng.integers(0, n, copies.size)]
+                        + 0.03 * unit(rng.standard_normal((copies.size, 64))))
+    empty = seg.Postings(np.zeros(0, np.int32), np.zeros(0, np.uint64), np.zeros(0, np.float32))
+    ids = np.arange(n)
+    arrays, scale = seg.segment_arrays(ids, ids % 7, data, np.ones(n, np.int32), empty)
+    segment = seg.Segment("s", scale, arrays, residual=seg.max_residual(
+        arrays["vectors"], arrays["codes"], scale))
+    assert segment.lists > 300
+    everything = np.ones(n, dtype=bool)
+    found_share = []
+    for q in unit(bases[rng.integers(0, 600, 40)] + 1.5 * unit(rng.standard_normal((40, 64)))):
+        found, _ = persisted._bounded([(segment, everything)], q, 10, np.zeros(0))
+        got = [c for c, _ in persisted._best(found, 10, descending=True)]
+        scores = data @ q
+        tenth = np.sort(scores)[-10]
+        found_share.append(float(np.mean(scores[got] >= tenth - 1e-6)))
+    assert np.mean(found_share) >= 0.99

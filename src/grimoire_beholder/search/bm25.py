@@ -82,12 +82,12 @@ def _pruned(lengths: np.ndarray, allowed: np.ndarray, posts: Sequence[Posting],
         return None
     scores = np.zeros(candidates.size, dtype=np.float64)
     length = lengths[candidates]
-    where = np.full(len(allowed), -1, dtype=np.int64)  # row → its place in a posting list
+    where = np.full(len(allowed), -1, dtype=np.int32)  # row → its place in a posting list
     for (rows, tf), weight in zip(posts, idf, strict=True):  # the query's order, as FTS5
         if rows.size == 0:
             continue
         rows = np.asarray(rows)
-        where[rows] = np.arange(rows.size)
+        where[rows] = np.arange(rows.size, dtype=np.int32)
         at = where[candidates]
         where[rows] = -1
         held = np.flatnonzero(at >= 0)
