@@ -18,7 +18,7 @@ from grimoire_beholder.parse.document import ParsedBook, ParsedChapter, ParsedSe
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
 from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
 from grimoire_beholder.structure.chunks import PieceLimit, chunk_section
-from grimoire_beholder.structure.modes import chunk_mode_for
+from grimoire_beholder.structure.modes import chunk_mode_for, is_reference_text
 from grimoire_beholder.structure.roles import BODY, INDEX, section_role, whole_book
 from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
 from grimoire_beholder.structure.tokens import approx_tokens
@@ -27,6 +27,21 @@ CONTEXT_PIECES = 0
 """Pieces of each embedding window kept for a chunk's situating context: a chunk holds at
 most the window less these, so that it (and the head of its context) is embedded as one
 window (``EmbeddedEmbedder.fit_context``). Chosen on the dev sets (README, "Performance")."""
+
+REFERENCE_CONTEXT_PIECES = 48
+"""The same for reference text (``structure.modes.is_reference_text``: Markdown under its
+own headings): its chunks leave this many pieces of the window to their context, so they
+are shorter than a book's and their heading path and summary always reach the model.
+Chosen on one split of the dev sets and checked on the other (README, "Performance")."""
+
+
+def limit_for(parsed: ParsedBook, limit: PieceLimit | None) -> PieceLimit | None:
+    """The piece limit of ``parsed``'s chunks: ``limit`` (:func:`piece_limit`, a book's) as
+    it is, or cut by the reference budget for reference text; None stays None."""
+    if limit is None or not is_reference_text(parsed):
+        return limit
+    return PieceLimit(limit.count,
+                      max(1, limit.most + CONTEXT_PIECES - REFERENCE_CONTEXT_PIECES))
 
 
 def piece_limit(embedder: Embedder) -> PieceLimit | None:
@@ -132,10 +147,12 @@ def build_book(parsed: ParsedBook, *, slug: str, name: str, info: FileInfo,
     """Shape sections, cut chunks and hash them; nothing is written here.
 
     The chunker (per-section or prose windows) is chosen per file from ``chunk_mode``, see
-    ``structure.modes``; ``limit`` bounds chunks in the embedding model's pieces
-    (:func:`piece_limit`). ``root``/``group`` record where a folder ingest found the file.
+    ``structure.modes``; ``limit`` bounds a book's chunks in the embedding model's pieces
+    (:func:`piece_limit`), reference text gets a smaller budget (:func:`limit_for`).
+    ``root``/``group`` record where a folder ingest found the file.
     """
     mode = chunk_mode_for(parsed, config.chunk_mode)
+    limit = limit_for(parsed, limit)
     chapters: list[NewChapter] = []
     for chapter in parsed.chapters:
         sections = [_section_record(chapter, s, config, mode, limit)

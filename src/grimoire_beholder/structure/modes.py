@@ -32,6 +32,15 @@ def is_headerless(parsed: ParsedBook) -> bool:
     return all(not s.title and not s.path for s in parsed.chapters[0].sections)
 
 
+def is_reference_text(parsed: ParsedBook) -> bool:
+    """True for Markdown/text organised under its own headings: documentation pages, notes,
+    wikis, articles — many short headed units, each about one thing, whose chunks are cut
+    to a smaller budget than a book's (``ingest.build.REFERENCE_CONTEXT_PIECES``). A PDF,
+    EPUB, Word or HTML file (a book or document: chapters from an outline, running prose)
+    and a headerless manuscript are not."""
+    return parsed.source_type in _PROSE_TYPES and not is_headerless(parsed)
+
+
 def chunk_mode_for(parsed: ParsedBook, configured: str) -> str:
     """``header`` or ``window`` for this file under the configured ``chunk_mode``."""
     if configured in ("header", "window"):
