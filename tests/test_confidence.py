@@ -162,3 +162,57 @@ def test_empty_result_is_low_confidence(library: Library) -> None:
     data = library.search("anything at all").to_dict()
     assert data["results"] == [] and data["low_confidence"] is True
     assert data["confidence"] is None
+
+
+def _title_case(question: str) -> str:
+    return " ".join(word[:1].upper() + word[1:] for word in question.split(" "))
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_question_in_title_case_is_as_certain_as_in_sentence_case(handbook: Path,
+                                                                    mode: str) -> None:
+    """Typed as a title ("Why Were The Curtains Drawn…"), a question finds the same passages
+    and gets the same confidence: capitals on every word mark no names (a word the text
+    spells otherwise, "Trim" for "trimmed", is then no "missing name")."""
+    asked = [q[:1].upper() + q[1:] for q in ANSWERABLE]
+    plain = _searched(handbook, asked, retrieval_mode=mode)
+    titled = _searched(handbook, [_title_case(q) for q in asked], retrieval_mode=mode)
+    for question in asked:
+        as_title = titled[_title_case(question)]
+        assert ([(h["citation"], h["text"]) for h in as_title["results"]]
+                == [(h["citation"], h["text"]) for h in plain[question]["results"]]), question
+        assert as_title["confidence"] == plain[question]["confidence"], question
+        assert as_title["low_confidence"] is plain[question]["low_confidence"], question
+
+
+def test_a_title_before_a_name_is_not_the_name() -> None:
+    """"Mr."/"Dr." are not names and their period ends no sentence: the name is the word
+    after them, found or not."""
+    text = "Holmes told Watson that the band was a swamp adder."
+    assert confidence.names_missing("What did Mr. Holmes tell Dr. Watson about the band?",
+                                    text) == 0.0
+    assert confidence.names_missing("What did Mr. Moriarty tell Dr. Watson?", text) == 0.5
+    assert confidence.names_missing("Which book did J. R. R. Tolkien write?", text) == 1.0
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_an_answerable_question_naming_a_title_is_not_flagged(handbook: Path,
+                                                              mode: str) -> None:
+    asked = ["How did Mr. Fresnel's lens bend light?", "How did Fresnel's lens bend light?"]
+    for question, data in _searched(handbook, asked, retrieval_mode=mode).items():
+        assert data["results"][0]["section"].endswith("Lenses and Range"), question
+        assert not data["low_confidence"], (question, data["confidence"])
+
+
+def test_a_lone_keyword_match_is_not_a_confident_answer(handbook: Path) -> None:
+    """Keyword search alone: "telephone" is in one passage of the handbook, so a question
+    about paying or resetting a telephone matches that passage and nothing else. That is
+    no sign of a passage standing out: it is less certain than every question the
+    handbook answers (it was 0.99, above them all)."""
+    off_topic = ["Can I pay by telephone?", "How do I reset my telephone?"]
+    searched = _searched(handbook, off_topic, retrieval_mode="keyword")
+    answered = _searched(handbook, ANSWERABLE, retrieval_mode="keyword")
+    lowest_answered = min(d["confidence"] for d in answered.values())
+    for question, data in searched.items():
+        assert len(data["results"]) == 1, question
+        assert data["confidence"] < min(0.5, lowest_answered), (question, data["confidence"])

@@ -22,7 +22,8 @@ four features, each a plain reading of "did the search find the question":
   sentence and is not an acronym (``GitHub`` is one, ``CLI`` and ``JSON`` are not), or a
   figure of two digits or more; "…on Linux. After I save…" has one name;
 * ``rerank_top`` — the reranker's score of the top hit, when a reranker ran;
-* ``kw_gap`` — 1 − second/best keyword score, for keyword search alone (below).
+* ``kw_gap`` — 1 − second/best keyword score, for keyword search alone (below); 0 when the
+  keyword arm found a single passage (no second to stand out from).
 
 Fewer features generalise better here: score margins, the arms' agreement, the share of hits
 from the top hit's book and the coverage over all hits were features too; with them,
@@ -61,6 +62,9 @@ STEM = 5
 
 
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+# Titles and abbreviations written before a name; neither they nor their period mark one.
+_TITLES = frozenset({"mr", "mrs", "ms", "mme", "mlle", "dr", "prof", "rev", "fr", "st", "mt",
+                     "jr", "sr", "gen", "col", "capt", "lt", "sgt", "sir", "messrs", "vs"})
 
 
 def _folded(text: str) -> str:
@@ -92,22 +96,45 @@ def _covered(words: set[str], stems: set[str]) -> float:
 def _names(query: str) -> set[str]:
     """The query's names and numbers, stemmed: a figure of two or more digits, or a word of
     two or more letters that starts with a capital and is not all capitals (``Holmes``,
-    ``GitHub``; not ``JSON``, ``CLI``) and does not start a sentence."""
-    out = set()
+    ``GitHub``; not ``JSON``, ``CLI``), does not start a sentence and is not a title such as
+    ``Mr`` or ``Dr`` (whose period ends no sentence: "Mr. Holmes" names Holmes). A question
+    in Title Case ("How Did The Engineer Lose His Thumb?", "How to Build a Package with
+    Debhelper") marks no word as a name, as one in capitals or in lower case does not: only
+    its figures count."""
+    capitalised, lower, capital_stop_word, out = [], 0, False, set()
     for match in WORD_TOKEN.finditer(query):
         word = match.group()
         if word.isdigit():
             if len(word) > 1:
                 out.add(word[:STEM])
             continue
-        if len(word) < 2 or not word[0].isupper() or word.isupper():
+        if len(word) < 2 or not _inside_sentence(query[:match.start()]):
             continue
-        before = query[:match.start()]
-        if before.strip() and not _SENTENCE_END.search(before):
-            folded = _folded(word)
-            if folded not in STOP_WORDS:
-                out.add(folded[:STEM])
-    return out
+        folded = _folded(word)
+        if not word[0].isupper():
+            lower += folded not in STOP_WORDS and len(word) > 2 and word.isalpha()
+        elif folded in STOP_WORDS:
+            capital_stop_word = True
+        elif not word.isupper() and folded not in _TITLES:
+            capitalised.append(folded[:STEM])
+    title_case = lower == 0 and (len(capitalised) >= 4
+                                 or (len(capitalised) >= 3 and capital_stop_word))
+    return out if title_case else out | set(capitalised)
+
+
+def _inside_sentence(before: str) -> bool:
+    """Whether a word after ``before`` is inside a sentence (not its first word). A period
+    after a title or an initial ("Dr.", "J.") ends no sentence."""
+    if not before.strip():
+        return False
+    end = _SENTENCE_END.search(before)
+    if end is None:
+        return True
+    if not end.group().startswith("."):
+        return False
+    words = WORD_TOKEN.findall(before[-12:])
+    last = words[-1] if words else ""
+    return len(last) == 1 or _folded(last) in _TITLES
 
 
 def names_missing(query: str, text: str) -> float:
@@ -134,8 +161,10 @@ def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
         "fused_top": float(fused_scores[0]) if fused_scores else 0.0,
         "coverage": top_coverage,
         "names_unmatched": top_coverage ** 2 if missing > 0 else 0.0,
+        # A lone keyword match has no lead to measure: it is the one passage holding a word
+        # of the question, which off-topic questions find too (counted as no lead, not 1).
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])
-                   if len(keyword) > 1 and keyword[0][1] > 0 else float(bool(keyword))),
+                   if len(keyword) > 1 and keyword[0][1] > 0 else 0.0),
     }
     if rerank_top is not None:
         out[RERANK_FEATURE] = float(rerank_top)
