@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import re
 import shutil
 import sqlite3
 import sys
@@ -73,9 +74,18 @@ class Row:
 
 def about(question: dict[str, Any]) -> str:
     """The file a question is about (its gold file, or the article a same-topic one was
-    made from), else its own id: what cross-validation keeps in one fold."""
-    name = question.get("gold_file") or question.get("about_doc") or question["id"]
-    return Path(str(name)).stem.replace("_", " ")
+    made from), else its own id: what cross-validation keeps in one fold. A gold file and
+    an article title name one article alike ("Kievan_Rus_.md" and "Kievan Rus'", or
+    "Washington_University_in_St._Louis.md" and "Washington University in St. Louis", whose
+    ".Louis" is no file suffix)."""
+    gold = question.get("gold_file")
+    return article_key(Path(str(gold)).stem if gold else
+                       question.get("about_doc") or question["id"])
+
+
+def article_key(name: str) -> str:
+    """``name``'s words, lower case, single-spaced: the fold key of :func:`about`."""
+    return " ".join(re.findall(r"[^\W_]+", name.casefold()))
 
 
 def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
@@ -141,17 +151,18 @@ def cross_validated(rows: list[Row], names: tuple[str, ...], folds: int = 5,
                     seed: int = 0) -> np.ndarray:
     """Out-of-fold probabilities: each question scored by a model fit on no question about
     its file (the files dealt to ``folds`` folds in an order shuffled by ``seed``)."""
-    docs = sorted({(r.group, r.doc) for r in rows})
+    keys = [(r.group, article_key(r.doc)) for r in rows]
+    docs = sorted(set(keys))
     np.random.default_rng(seed).shuffle(docs)
     fold_of = {doc: i % folds for i, doc in enumerate(docs)}
     out = np.zeros(len(rows))
     weights = _weights(rows)
     for fold in range(folds):
-        train = [i for i, r in enumerate(rows) if fold_of[(r.group, r.doc)] != fold]
+        train = [i for i, key in enumerate(keys) if fold_of[key] != fold]
         model = confidence.fit([rows[i].feats for i in train], [rows[i].label for i in train],
                                names, weights=[weights[i] for i in train])
         for i, r in enumerate(rows):
-            if fold_of[(r.group, r.doc)] == fold:
+            if fold_of[keys[i]] == fold:
                 out[i] = confidence.predict(r.feats, model)
     return out
 
