@@ -7,8 +7,10 @@ the project, so these tests compare against the committed numbers.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -236,6 +238,49 @@ def test_int8_graph_stays_close_to_float32_and_ranks_alike(embedder: EmbeddedEmb
     query = int8.embed_query("where were the rare books kept cold?")
     scores = quantized @ query
     assert int(np.argmax(scores)) in (0, 2) and scores[1] < scores[0]
+
+
+def test_int8_vector_of_a_text_does_not_depend_on_the_texts_beside_it() -> None:
+    """int8 (the default config) quantizes a call's activations with one scale: a text's
+    vector must still be its own, whether embedded alone, beside longer texts (padding) or
+    shorter ones, or as a query."""
+    int8 = EmbeddedEmbedder(int8=True)
+    short = "Quarterly tax returns for the shipping company were filed late."
+    alone = int8.embed_documents([short])[0]
+    for company in ([PROSE * 3], [PROSE, "Tea."], ["Tea.", PROSE * 2, PROSE * 9]):
+        beside = int8.embed_documents([*company, short])[-1]
+        assert _cosine(alone, beside) > 1 - 1e-6, company
+    assert _cosine(alone, int8.embed_query(short)) > 1 - 1e-6
+
+
+def test_one_file_ingested_in_other_batches_gets_the_same_vectors(tmp_path: Path) -> None:
+    """The same book ingested with another ``embed_batch_size`` (or resumed, or re-embedded
+    by a sync, in other company) stores the same vectors, on the default int8 model."""
+    from grimoire_beholder.config import Config
+    from grimoire_beholder.library import Library
+
+    book = tmp_path / "archive.md"
+    book.write_text("# Archive\n\n" + "\n\n".join(
+        f"## Room {n}\n\n" + PROSE * n + f"Room {n} holds ledgers from year {1900 + n}."
+        for n in (1, 2, 7, 3, 12, 1)), encoding="utf-8")
+    vectors = []
+    for batch in (32, 1):
+        folder = tmp_path / f"lib{batch}"
+        folder.mkdir()
+        config = Config(base_dir=str(folder), db_path="book.db", embedding_backend="embedded",
+                        llm_backend="none", embed_batch_size=batch, record_stats=False)
+        assert config.embed_int8
+        with Library.open(config=config) as lib:
+            lib.ingest(book)
+        with contextlib.closing(sqlite3.connect(folder / "book.db")) as db:
+            rows = db.execute("SELECT c.text, e.vector FROM chunks c JOIN embeddings e "
+                              "ON e.chunk_id = c.id ORDER BY c.id").fetchall()
+        vectors.append(rows)
+    assert len(vectors[0]) == len(vectors[1]) > 4
+    for (text, a), (same_text, b) in zip(*vectors, strict=True):
+        assert text == same_text
+        cosine = _cosine(np.frombuffer(a, np.float32), np.frombuffer(b, np.float32))
+        assert cosine > 1 - 1e-6, text[:60]
 
 
 def test_a_context_is_cut_so_the_chunk_fits_one_window(embedder: EmbeddedEmbedder) -> None:

@@ -300,7 +300,12 @@ class EmbeddedEmbedder(LoadsOnce):
         return out
 
     def _batches(self, order: list[int], sequences: list[list[int]]) -> list[list[int]]:
-        """Split ``order`` (ascending length) into runs within both per-call limits."""
+        """Split ``order`` (ascending length) into runs within both per-call limits; with
+        ``int8``, one sequence per call: the int8 GEMMs quantize their input with one scale
+        per call, so a batch would make each text's vector depend on the texts (and the
+        padding) beside it."""
+        if self._int8:
+            return [[i] for i in order]
         batches: list[list[int]] = []
         current: list[int] = []
         for i in order:
