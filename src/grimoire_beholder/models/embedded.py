@@ -108,7 +108,8 @@ class EmbeddedEmbedder(LoadsOnce):
     the same files (tests, vendored installs); ``threads`` is how many onnxruntime calls run
     at once, one thread each (default: the CPUs this process may use); ``batch_size`` and
     ``max_batch_tokens`` cap the sequences and the padded tokens per onnxruntime call (one
-    sequence always goes through); ``window_overlap`` is how many tokens neighbouring windows
+    sequence always goes through; with ``int8`` every call holds one sequence, so a text's
+    vector never depends on the texts beside it); ``window_overlap`` is how many tokens neighbouring windows
     of a long document share.
     """
 
