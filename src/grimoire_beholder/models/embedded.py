@@ -109,8 +109,8 @@ class EmbeddedEmbedder(LoadsOnce):
     at once, one thread each (default: the CPUs this process may use); ``batch_size`` and
     ``max_batch_tokens`` cap the sequences and the padded tokens per onnxruntime call (one
     sequence always goes through; with ``int8`` every call holds one sequence, so a text's
-    vector never depends on the texts beside it); ``window_overlap`` is how many tokens neighbouring windows
-    of a long document share.
+    vector never depends on the texts beside it); ``window_overlap`` is how many tokens
+    neighbouring windows of a long document share.
     """
 
     def __init__(
