@@ -12,7 +12,7 @@ from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
 from grimoire_beholder.search.confidence_model import MODELS
-from helpers import fake_config
+from helpers import fake_config, write_markdown_book
 
 
 def test_features_from_the_arms() -> None:
@@ -216,3 +216,37 @@ def test_a_lone_keyword_match_is_not_a_confident_answer(handbook: Path) -> None:
     for question, data in searched.items():
         assert len(data["results"]) == 1, question
         assert data["confidence"] < min(0.5, lowest_answered), (question, data["confidence"])
+
+
+LIGHTHOUSE_ZH = {"灯光": {
+    "灯与燃料": ("灯塔的好坏取决于它的灯。早期的灯塔在露天火盆里燃烧木头或煤炭，"
+                 "烟很大，雨中也看不远。到了十九世纪末，大多数灯塔改用煤油。"
+                 "守护人每隔几个小时就要修剪一次灯芯。不修剪的灯芯会烧焦冒烟，"
+                 "把玻璃熏黑。"),
+    "透镜与射程": ("十九世纪最大的进步是菲涅耳透镜，它用一圈圈玻璃棱镜折射光线。"
+                   "一等菲涅耳透镜比人还高，在晴朗的夜晚可以把光束投射到二十多"
+                   "海里之外。"),
+    "雾号": ("起雾的时候，光本身没有用处，所以灯站还配备雾号。最早的雾号是用手"
+             "或发条锤敲的钟。"),
+    "自动化": ("从二十世纪中叶开始，电灯和无线电监控让常驻守护人变得多余。灯塔"
+               "一个接一个实现了自动化。"),
+}}
+
+
+def test_a_chinese_question_the_library_answers_is_not_flagged(tmp_path: Path) -> None:
+    """Chinese is written without spaces: a whole clause is one "word" to a word tokenizer,
+    so no question word was ever "found" (coverage 0) and the questions a Chinese book
+    answers were flagged. Compared by character bigrams, they are not; a question about
+    something the book never mentions still is."""
+    book = write_markdown_book(tmp_path / "deng.md", "灯塔守护人手册", LIGHTHOUSE_ZH)
+    config = fake_config(tmp_path, retrieval_mode="keyword")
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        for question, section in {"守护人多久修剪一次灯芯？": "灯与燃料",
+                                  "菲涅耳透镜能把光束投射多远？": "透镜与射程",
+                                  "灯塔什么时候实现了自动化？": "自动化"}.items():
+            found = lib.search(question)
+            assert found.hits[0].section.endswith(section), question
+            assert not found.low_confidence, (question, found.confidence)
+        off_topic = lib.search("灯塔的门票多少钱，周一开放吗？")  # ticket price, opening days
+        assert off_topic.hits and off_topic.low_confidence, off_topic.confidence

@@ -10,8 +10,8 @@ four features, each a plain reading of "did the search find the question":
 * ``cos_top`` — the best cosine of the vector arm (how close the nearest passage means);
 * ``fused_top`` — the best fused score (both arms together);
 * ``coverage`` — the share of the question's content words (stop words dropped, compared
-  by their first 5 letters, accents folded, as a crude stem) found in the top hit's text,
-  context or heading;
+  by their first 5 letters, accents folded, as a crude stem; in scripts written without
+  spaces, its character bigrams) found in the top hit's text, context or heading;
 * ``names_unmatched`` — the square of the top hit's ``coverage`` when a name or number of
   the question is found in none of the hits, else 0: a question about the very article but
   a person, place or year it never mentions (SQuAD v2's commonest unanswerable kind)
@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder.text import STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 FEATURES: tuple[str, ...] = ("cos_top", "fused_top", "coverage", "names_unmatched")
 # Keyword search alone has no cosine and its fused score is always 1 (scaled by the best):
@@ -62,6 +62,7 @@ STEM = 5
 
 
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
+_NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
 # Titles and abbreviations written before a name; neither they nor their period mark one.
 _TITLES = frozenset({"mr", "mrs", "ms", "mme", "mlle", "dr", "prof", "rev", "fr", "st", "mt",
                      "jr", "sr", "gen", "col", "capt", "lt", "sgt", "sir", "messrs", "vs"})
@@ -75,13 +76,28 @@ def _folded(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
 
 
+def _bigrams(text: str) -> tuple[str, set[str]]:
+    """``text`` without its runs of a script written without spaces (Chinese, Japanese,
+    Korean, Thai: ``unicode61`` and WORD_TOKEN see a whole run as one word), and those
+    runs' character bigrams (a lone character as itself), the unit their words are
+    compared in."""
+    if text.isascii():
+        return text, set()
+    grams: set[str] = set()
+    for run in _NO_SPACE_RUN.findall(text):
+        grams.update(run[i:i + 2] for i in range(max(len(run) - 1, 1)))
+    return (_NO_SPACE_RUN.sub(" ", text), grams) if grams else (text, grams)
+
+
 def _stems(text: str) -> set[str]:
-    return {w[:STEM] for w in WORD_TOKEN.findall(_folded(text))}
+    rest, grams = _bigrams(_folded(text))
+    return {w[:STEM] for w in WORD_TOKEN.findall(rest)} | grams
 
 
 def _content(query: str) -> set[str]:
-    return {w[:STEM] for w in WORD_TOKEN.findall(_folded(query))
-            if w not in STOP_WORDS and len(w) > 2}
+    rest, grams = _bigrams(_folded(query))
+    return {w[:STEM] for w in WORD_TOKEN.findall(rest)
+            if w not in STOP_WORDS and len(w) > 2} | grams
 
 
 def coverage(query: str, text: str) -> float:
