@@ -24,8 +24,8 @@ model was not fit on: cross-validated by *document* (five folds of the files, ev
 question about a file in the same fold: a same-topic question and the answerable one it
 was made from are never split), and again with each set scored by a model fit on the other
 two (a kind of library the model has never seen). Also printed: how often the top 5 holds
-the answer at each level of (cross-validated) confidence, and the largest threshold that
-flags at most 3% of every set's answerable questions.
+the answer at each level of (cross-validated) confidence, the Brier score, and the largest
+threshold that flags at most 3% of every set's answerable questions.
 """
 
 from __future__ import annotations
@@ -194,6 +194,11 @@ def operating_point(rows: list[Row], runs: list[np.ndarray], share: float = 0.03
     return round(best, 3)
 
 
+def brier(rows: list[Row], probs: np.ndarray) -> float:
+    """Mean squared gap between each search's probability and its label (0 is perfect)."""
+    return float(np.mean((probs - np.array([r.label for r in rows])) ** 2))
+
+
 def reliability(rows: list[Row], probs: np.ndarray) -> str:
     """How often the top 5 holds the answer, by confidence (every question of every kind)."""
     lines = ["| confidence | searches | top 5 holds the answer |", "| --- | --- | --- |"]
@@ -259,7 +264,13 @@ def main() -> int:
         report.append(f"largest threshold flagging <= 3% of every set's answerable "
                       f"questions (every fold assignment): {operating_point(rows, runs)}\n\n"
                       + reliability(rows, folded))
-        report.append(table(key, rows, [set_held_out(rows, names)],
+        held_out = set_held_out(rows, names)
+        report.append(f"Brier score (mean squared error of the confidence against 'the top "
+                      f"{args.top_k} holds the answer'): cross-validated "
+                      f"{np.mean([brier(rows, probs) for probs in runs]):.3f} (mean of "
+                      f"{args.repeats}), each set scored by a model fit on the others "
+                      f"{brier(rows, held_out):.3f}")
+        report.append(table(key, rows, [held_out],
                             "each set scored by a model fit on the other sets"))
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
