@@ -250,3 +250,42 @@ def test_a_chinese_question_the_library_answers_is_not_flagged(tmp_path: Path) -
             assert not found.low_confidence, (question, found.confidence)
         off_topic = lib.search("灯塔的门票多少钱，周一开放吗？")  # ticket price, opening days
         assert off_topic.hits and off_topic.low_confidence, off_topic.confidence
+
+
+WAR = """---
+title: The Art of War
+author: Sun Tzu
+---
+
+# Laying Plans
+
+## The Five Factors
+
+The art of war is governed by five constant factors: the moral law, heaven, earth, the
+commander and method and discipline. The moral law causes the people to be in complete
+accord with their ruler. Heaven signifies night and day, cold and heat, times and seasons.
+
+# The Use of Spies
+
+## Five Classes
+
+Hence the use of spies, of whom there are five classes: local spies, inward spies, converted
+spies, doomed spies and surviving spies. None in the whole army are more intimately related
+to the commander than spies; none should be more liberally rewarded.
+"""
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_question_naming_the_books_author_is_not_flagged(tmp_path: Path, mode: str) -> None:
+    """A one-book library of The Art of War: "What does Sun Tzu say…" names the author,
+    whom the passages never name. The author is no missing name."""
+    book = tmp_path / "art-of-war.md"
+    book.write_text(WAR, encoding="utf-8")
+    with Library.open(config=fake_config(tmp_path, retrieval_mode=mode),
+                      embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        found = lib.search("What does Sun Tzu say about the five classes of spies?")
+        assert found.hits[0].section.endswith("Five Classes")
+        assert not found.low_confidence, found.confidence
+        missing = lib.search("What does Clausewitz say about the five classes of spies?")
+        assert missing.confidence is not None and missing.confidence < found.confidence

@@ -13,8 +13,10 @@ four features, each a plain reading of "did the search find the question":
   by their first 5 letters, accents folded, as a crude stem; in scripts written without
   spaces, its character bigrams) found in the top hit's text, context or heading;
 * ``names_unmatched`` — the square of the top hit's ``coverage`` when a name or number of
-  the question is found in none of the hits, else 0: a question about the very article but
-  a person, place or year it never mentions (SQuAD v2's commonest unanswerable kind)
+  the question is found in none of the hits (nor the title or author of their books: "What
+  does Sun Tzu say about spies?" of The Art of War, whose passages seldom name him), else
+  0: a question about the very article but a person, place or year it never mentions
+  (SQuAD v2's commonest unanswerable kind)
   matches well *except* for that name. Squared, because the better the rest matches, the
   more the missing name says: a developer's long question that matches a third of its
   words and names the platform it runs on ("our Docker build") is not such a question.

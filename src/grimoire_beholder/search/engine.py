@@ -297,9 +297,11 @@ class SearchEngine:
             result.low_confidence = True
             return
         top = result.hits[0]
+        shown = " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits)
+        cited = " ".join(dict.fromkeys(f"{h.book} {h.author or ''}" for h in result.hits))
         feats = confidence.features(
             result.query, arms, fused_scores, f"{top.text} {top.context or ''} {top.section}",
-            rerank_top, " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits))
+            rerank_top, f"{shown} {cited}")
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
