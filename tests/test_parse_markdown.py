@@ -98,7 +98,7 @@ def test_block_line_ranges_are_exact_source_lines(guide) -> None:
         "Lead-in text line one.\ncontinues here.": (9, 10),
         "- item one": (14, 14),
         "- item two\n  - nested": (15, 16),
-        '# not a heading\nprint("hi")': (20, 23),
+        '# not a heading\nprint("hi")': (21, 22),  # the code's own lines, not its fences
         "a | b\n1 | 2": (25, 27),
         "quoted\ntext": (33, 34),
     }

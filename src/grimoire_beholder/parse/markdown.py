@@ -233,6 +233,15 @@ _LEAF_TOKENS = {"inline", "fence", "code_block", "html_block", "hr", "heading_op
 _NO_TEXT_LINE = re.compile(r"^[\s>]*(?:(?:[-+*]|\d{1,9}[.)])[\s>]*)?$|^ {0,3}\[[^\]]+\]:\s*\S")
 
 
+def _content_lines(token: Token) -> list[int] | None:
+    """A block's source lines; for a fenced listing only the lines of its code, not the
+    fences, so that its text keeps one line per source line (chunks of it cite their own)."""
+    if token.type != "fence" or not token.map or not token.content.strip():
+        return token.map
+    first = token.map[0] + 1
+    return [first, min(token.map[1], first + token.content.count("\n"))]
+
+
 def _events(tokens: list[Token]) -> list[Event]:
     """Headings and blocks in document order, walking the flat token list without recursion."""
     events: list[Event] = []
@@ -251,7 +260,7 @@ def _events(tokens: list[Token]) -> list[Event]:
             add(0, _inline_text(tokens[index + 1]), token.map)
             index += 3
         elif kind in ("fence", "code_block", "html_block"):
-            add(0, _gather(tokens, index, index), token.map)
+            add(0, _gather(tokens, index, index), _content_lines(token))
             index += 1
         elif kind in ("bullet_list_open", "ordered_list_open"):
             close = _matching_close(tokens, index)

@@ -279,14 +279,16 @@ def _inline_part(found: re.Match[str]) -> str:
 
 
 def fence_event(lines: list[str], piece: Piece) -> Event:
-    """A fenced code block: its content lines, without the fences."""
+    """A fenced code block: its content lines, without the fences (text and line span)."""
     stop = piece.stop
     while stop - 1 > piece.start and not lines[stop - 1].strip():
         stop -= 1
     if stop - 1 > piece.start and _closer(lines[piece.start]).fullmatch(lines[stop - 1]):
         stop -= 1
     code = "\n".join(lines[piece.start + 1:stop]).rstrip("\n")
-    return (piece.start, 0, code, [piece.start, piece.stop])
+    # cited by the lines of its code, one per line of the text (a chunk of it cites its own)
+    return (piece.start, 0, code, [piece.start + 1, stop] if code.strip() else
+            [piece.start, piece.stop])
 
 
 def table_event(lines: list[str], piece: Piece) -> Event:

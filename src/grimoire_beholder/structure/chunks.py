@@ -216,19 +216,38 @@ def _overlap_start(text: str, start: int, end: int, chunk_overlap: int) -> int:
 _Span = tuple[int | None, int | None, int | None, int | None]
 
 
+def _line_in(block: Block, offset: int) -> int | None:
+    """The source line of character ``offset`` of ``block``'s text, when its text keeps one
+    line per source line (a paragraph, a code listing); None when it does not (a table row
+    separator or a list re-flowed by the parser): then the block's own span is cited."""
+    if block.line_start is None or block.line_end is None:
+        return None
+    if block.text.count("\n") != block.line_end - block.line_start:
+        return None
+    return block.line_start + block.text.count("\n", 0, max(0, offset))
+
+
 def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int) -> _Span:
-    """``(page_start, page_end, line_start, line_end)`` of the blocks ``[start, end)`` touches."""
+    """``(page_start, page_end, line_start, line_end)`` of ``[start, end)``: the pages of the
+    blocks it touches, and its lines — exact inside a block that keeps its source lines, so
+    a chunk of a 300-line listing cites its own lines, not the listing's."""
     first = max(0, bisect_right(offsets, start) - 1)
     last = max(first, bisect_left(offsets, end) - 1)
     pages = [b.page for b in blocks[first : last + 1] if b.page is not None]
     last_pages = [b.last_page for b in blocks[first : last + 1] if b.last_page is not None]
     starts = [b.line_start for b in blocks[first : last + 1] if b.line_start is not None]
     ends = [b.line_end for b in blocks[first : last + 1] if b.line_end is not None]
+    line_start = min(starts) if starts else None
+    line_end = max(ends) if ends else None
+    if line_start is not None and blocks[first].line_start == line_start:
+        line_start = _line_in(blocks[first], start - offsets[first]) or line_start
+    if line_end is not None and blocks[last].line_end == line_end:
+        line_end = _line_in(blocks[last], end - 1 - offsets[last]) or line_end
     return (
         min(pages) if pages else None,
         max(last_pages) if last_pages else None,
-        min(starts) if starts else None,
-        max(ends) if ends else None,
+        line_start,
+        line_end,
     )
 
 
