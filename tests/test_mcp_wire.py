@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,3 +121,32 @@ def test_odd_ids_and_an_unknown_prompt_are_answered_without_a_traceback(
     assert [r.get("id") for r in replies] == [0, None, None, 3, 4]
     assert [r["error"]["code"] for r in replies[1:3]] == [-32600, -32600]
     assert replies[3]["error"]["code"] == -32602 and "nope" in replies[3]["error"]["message"]
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C is a console event on Windows")
+@pytest.mark.timeout(90)
+def test_ctrl_c_ends_the_server_while_the_client_keeps_stdin_open(library_dir: Path) -> None:
+    """Ctrl-C in the terminal running ``serve-mcp`` (the client still connected, stdin
+    open) ends it with 130; its stdin reader was a non-daemon anyio worker thread, so the
+    process hung at exit until the client closed stdin."""
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
+                            env=dict(os.environ), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n" + _search(1, "aphids").encode()
+                         + b"\n")
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert replies[1]["result"]["structuredContent"]["results"]
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            code = None
+        assert code == 130, "serve-mcp still running 30 s after Ctrl-C"
+        assert b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        proc.kill()
+        proc.communicate()

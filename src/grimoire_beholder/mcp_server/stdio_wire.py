@@ -17,16 +17,19 @@ Only ``os.dup``/``os.dup2``: nothing POSIX-only, so the same code serves on Wind
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
+from anyio.from_thread import BlockingPortal
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.lowlevel import Server
 from mcp.shared.message import SessionMessage
@@ -164,10 +167,33 @@ def _claimed_std() -> Iterator[tuple[BinaryIO, BinaryIO]]:
         os.close(wire_out)
 
 
+async def _read_line(reader: BinaryIO, portal: BlockingPortal) -> bytes:
+    """The next line of ``reader``, read on a daemon thread. anyio's worker threads are not
+    daemons: a read left waiting when serving ends (Ctrl-C while the client keeps stdin
+    open) kept the process from exiting until stdin closed."""
+    done = anyio.Event()
+    got: list[bytes] = []
+    failed: list[Exception] = []
+
+    def read() -> None:
+        try:
+            got.append(reader.readline())
+        except Exception as exc:  # a closed or broken stdin: raised on the loop's side
+            failed.append(exc)
+        with contextlib.suppress(RuntimeError):  # serving has ended: nobody waits
+            portal.call(done.set)
+
+    threading.Thread(target=read, name="mcp-stdin", daemon=True).start()
+    await done.wait()
+    if failed:
+        raise failed[0]
+    return got[0]
+
+
 async def _pump_in(reader: BinaryIO, to_server: MemoryObjectSendStream[Any],
                    answers: MemoryObjectSendStream[SessionMessage]) -> None:
-    async with to_server, answers:
-        while line := await anyio.to_thread.run_sync(reader.readline, abandon_on_cancel=True):
+    async with to_server, answers, BlockingPortal() as portal:
+        while line := await _read_line(reader, portal):
             message, answer = read_line(line)
             if message is not None:
                 await to_server.send(message)
