@@ -42,6 +42,7 @@ _COUNT_PIECE = 1 << 20
 _SPACE = re.compile(r"\s")
 _NON_SPACE = re.compile(r"\S")
 _WORD = re.compile(r"\S+")
+_NEWLINE = re.compile("\n")
 _SENTENCE_END = re.compile(r"(?:[.!?…]+[\"'”’)\]]*(?=\s)|[。！？]+[”’」』）]*)")
 # The same two patterns for text read backwards (to find the *last* sentence end quickly).
 _REV_SENTENCE_END = re.compile(r"\s[\"'”’)\]]*[.!?…]")
@@ -216,18 +217,35 @@ def _overlap_start(text: str, start: int, end: int, chunk_overlap: int) -> int:
 _Span = tuple[int | None, int | None, int | None, int | None]
 
 
-def _line_in(block: Block, offset: int) -> int | None:
-    """The source line of character ``offset`` of ``block``'s text, when its text keeps one
-    line per source line (a paragraph, a code listing); None when it does not (a table row
-    separator or a list re-flowed by the parser): then the block's own span is cited."""
-    if block.line_start is None or block.line_end is None:
-        return None
-    if block.text.count("\n") != block.line_end - block.line_start:
-        return None
-    return block.line_start + block.text.count("\n", 0, max(0, offset))
+class _LineMaps:
+    """Where each block's line breaks are, found once per block (a 5 MB block holding
+    thousands of chunks is scanned once, not once per chunk); None for a block whose text
+    does not keep one line per source line (a table without its delimiter row, a list
+    re-flowed by the parser): a chunk in it cites the block's own span."""
+
+    def __init__(self, blocks: list[Block]) -> None:
+        self.blocks = blocks
+        self.breaks: dict[int, list[int] | None] = {}
+
+    def line(self, index: int, offset: int) -> int | None:
+        """The source line of character ``offset`` of block ``index``'s text, if known."""
+        if index not in self.breaks:
+            block = self.blocks[index]
+            breaks: list[int] | None = None
+            if block.line_start is not None and block.line_end is not None:
+                breaks = [m.start() for m in _NEWLINE.finditer(block.text)]
+                if len(breaks) != block.line_end - block.line_start:
+                    breaks = None
+            self.breaks[index] = breaks
+        found = self.breaks[index]
+        start = self.blocks[index].line_start
+        if found is None or start is None:
+            return None
+        return start + bisect_left(found, max(0, offset))
 
 
-def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int) -> _Span:
+def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int,
+             lines: _LineMaps) -> _Span:
     """``(page_start, page_end, line_start, line_end)`` of ``[start, end)``: the pages of the
     blocks it touches, and its lines — exact inside a block that keeps its source lines, so
     a chunk of a 300-line listing cites its own lines, not the listing's."""
@@ -240,9 +258,9 @@ def _span_of(blocks: list[Block], offsets: list[int], start: int, end: int) -> _
     line_start = min(starts) if starts else None
     line_end = max(ends) if ends else None
     if line_start is not None and blocks[first].line_start == line_start:
-        line_start = _line_in(blocks[first], start - offsets[first]) or line_start
+        line_start = lines.line(first, start - offsets[first]) or line_start
     if line_end is not None and blocks[last].line_end == line_end:
-        line_end = _line_in(blocks[last], end - 1 - offsets[last]) or line_end
+        line_end = lines.line(last, end - 1 - offsets[last]) or line_end
     return (
         min(pages) if pages else None,
         max(last_pages) if last_pages else None,
@@ -376,12 +394,13 @@ def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int, *
         offsets.append(cursor)
         cursor += len(block.text) + 2
     drafts: list[ChunkDraft] = []
+    lines = _LineMaps(section.blocks)
     for start, end in spans:
         if start >= end:
             continue
         piece = text[start:end]
         page_start, page_end, line_start, line_end = _span_of(
-            section.blocks, offsets, start, end
+            section.blocks, offsets, start, end, lines
         )
         drafts.append(
             ChunkDraft(piece, start, end, count_tokens(piece),
