@@ -21,7 +21,23 @@ from typing import Any
 
 import numpy as np
 
+import grimoire_beholder.models
 from grimoire_beholder.models.protocols import Embedder
+
+# The code that turns a text into the embedded model's vector: a change to any of it (e.g.
+# int8 calls of one sequence instead of a batch) changes vectors without changing the model's
+# identity, so it is part of every key and of the dev libraries' fingerprint.
+VECTOR_CODE = ("embedded.py", "bert_onnx.py", "onnx_proto.py", "graph_cache.py", "wordpiece.py",
+               "lazy.py")
+
+
+def vector_code_digest() -> str:
+    """A short hash of the files named in ``VECTOR_CODE``."""
+    folder = Path(grimoire_beholder.models.__file__).parent
+    digest = hashlib.sha256()
+    for name in VECTOR_CODE:
+        digest.update((folder / name).read_bytes())
+    return digest.hexdigest()[:12]
 
 
 class CachingEmbedder:
@@ -29,6 +45,7 @@ class CachingEmbedder:
 
     def __init__(self, inner: Embedder, path: Path) -> None:
         self._inner = inner
+        self._code = vector_code_digest()
         self._lock = threading.Lock()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                    timeout=120)  # two bench runs may share one cache
@@ -51,11 +68,8 @@ class CachingEmbedder:
         self._inner.check()
 
     def _key(self, kind: str, text: str) -> str:
-        # float32 keys stay as they were (caches made before int8 remain valid)
-        tag = self._inner.identity
         precision = getattr(self._inner, "precision", "float32")
-        if precision != "float32":
-            tag = f"{tag}:{precision}"
+        tag = f"{self._inner.identity}:{precision}:{self._code}"
         raw = f"{tag}\x1f{kind}\x1f{text}".encode("utf-8", "replace")
         return hashlib.sha256(raw).hexdigest()
 

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from embed_cache import CachingEmbedder
+from embed_cache import VECTOR_CODE, CachingEmbedder
 from grimoire_beholder.cli import evaluation
 from grimoire_beholder.config import Config, config_from_mapping
 from grimoire_beholder.library import Library
@@ -63,7 +63,8 @@ INGEST_KEYS = ("embedding_backend", "embedding_model", "embed_int8", "llm_backen
                "chunk_size", "chunk_overlap", "section_split_tokens", "chunk_mode",
                "window_size", "window_overlap", "pdf_tables")
 INGEST_CODE = ("parse", "structure", "ingest", "store/schema.sql", "store/db.py",
-               "store/book_rows.py", "models/extractive.py")
+               "store/book_rows.py", "models/extractive.py",
+               *(f"models/{name}" for name in VECTOR_CODE))
 KS = (1, 3, 5, 10)
 SCORER_KEYS = {"recall@1": "hit_recall@1", "recall@5": "hit_recall@5",
                "recall@10": "hit_recall@10", "mrr@10": "hit_mrr@10",
