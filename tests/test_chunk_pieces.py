@@ -20,7 +20,7 @@ from grimoire_beholder.models.embedded import EmbeddedEmbedder
 from grimoire_beholder.models.ollama import OllamaEmbedder
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.document import Block, ParsedSection
-from grimoire_beholder.structure.chunks import PieceLimit, chunk_section
+from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS, PieceLimit, chunk_section
 from helpers import BENCH, fake_config, open_with_ollama
 
 CODE = ("x <- c(10.4, 5.6, 3.1, 6.4, 21.7); assign(\"x\", c(10.4, 5.6)); "
@@ -33,6 +33,8 @@ TEXTS = {
     "cjk": "灯塔守护者在黄昏时修剪灯芯，并在日志中记下时间。" * 120,  # no spaces at all
     "blob": "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo" * 150,  # one 5,000-character word
     "mixed": (PROSE + "naïve café – “quoted” ½ ² ™ 😀 " + CODE) * 15,
+    # one piece a long word: 254 pieces would be 3,500 characters
+    "long words": "International representatives characteristically understand. " * 90,
 }
 
 
@@ -60,11 +62,13 @@ def test_no_chunk_exceeds_its_pieces(embedder: EmbeddedEmbedder, kind: str, most
     limit = PieceLimit(embedder.count_pieces, most)
     drafts = chunk_section(_section(text), 256, 40, limit=limit)
     assert drafts and all(embedder.count_pieces(d.text) <= most for d in drafts)
+    assert all(len(d.text) <= MAX_CHUNK_CHARS for d in drafts)  # what a hit returns
     assert all(text[d.char_start:d.char_end] == d.text for d in drafts)
     assert _covered(text, [(d.char_start, d.char_end) for d in drafts])
     # without the limit the same text makes chunks over it (the limit is what bounds them;
-    # a word of over 100 characters is one [UNK] piece whole, though many when cut)
-    if most <= 120 and kind != "blob":
+    # a word of over 100 characters is one [UNK] piece whole, though many when cut; 1,200
+    # characters of long words are fewer than 120 pieces)
+    if most <= 120 and kind not in ("blob", "long words"):
         free = chunk_section(_section(text), 256, 40)
         assert max(embedder.count_pieces(d.text) for d in free) > most
 
@@ -84,6 +88,7 @@ def test_random_texts_never_overflow_the_window(embedder: EmbeddedEmbedder) -> N
                                    paragraphs=paragraphs, limit=limit)
             assert all(embedder.token_count(d.text) <= embedder.max_seq_length for d in drafts)
             assert all(embedder.count_pieces(d.text) <= limit.most for d in drafts)
+            assert all(len(d.text) <= MAX_CHUNK_CHARS for d in drafts)
 
 
 def test_a_model_without_a_known_tokenizer_chunks_as_before(tmp_path: Path,

@@ -6,7 +6,9 @@ but an answer often starts a sentence before the chunk or ends a sentence after 
 reader (or an assistant) needs a little surrounding text to trust it. The widening is
 shared between both sides, ends on sentence (else word) boundaries, never leaves the
 section, and the cited pages or lines grow to cover the text actually returned. The text
-stays an exact slice of the section, so it can be quoted and located.
+stays an exact slice of the section, so it can be quoted and located, and never holds more
+than ``structure.chunks.MAX_CHUNK_CHARS`` characters: a chunk stored before chunks were
+bounded by it returns its first part, up to a sentence (else word) end.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import ChunkSpan
+from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS
 
 PASSAGE_CHARS = 1150  # 0: return the chunk as it is
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s")
@@ -53,7 +56,11 @@ def _extend_right(text: str, end: int, room: int) -> int:
 
 
 def window(text: str, start: int, end: int, target: int) -> tuple[int, int]:
-    """``[start, end)`` widened towards ``target`` characters, shared between both sides."""
+    """``[start, end)`` widened towards ``target`` characters, shared between both sides;
+    cut back to its first ``MAX_CHUNK_CHARS`` characters when it is longer than that."""
+    if end - start > MAX_CHUNK_CHARS:
+        half = MAX_CHUNK_CHARS // 2
+        return start, _extend_right(text, start + half, MAX_CHUNK_CHARS - half)
     room = target - (end - start)
     if room <= 0:
         return start, end

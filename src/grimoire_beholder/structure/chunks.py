@@ -15,6 +15,11 @@ chunk may hold, see ``ingest.build.piece_limit``) no chunk holds more pieces tha
 window is cut back word by word before a boundary is chosen, and the chosen chunk is
 counted again, so the bound holds for any text, code and CJK included. Without one (a model
 whose tokenizer is unknown, e.g. through Ollama) chunks are sized in approximate tokens only.
+
+Whatever the sizes, no chunk holds more than :data:`MAX_CHUNK_CHARS` characters: a chunk is
+what a search hit returns (``search.passages`` widens a shorter one, never past that), so a
+chunk cut longer — long words or URLs, tables, code, no piece limit, a large ``chunk_size``
+— is cut again inside that many characters; every other chunk is cut as it would be anyway.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ _MIN_FILL = 0.5
 _RUNT_SHARE = 0.25
 _MERGE_LIMIT = 1.25
 _COUNT_PIECE = 1 << 20
+# The most characters of one chunk, and so of what one search hit returns (issue 26's bound).
+MAX_CHUNK_CHARS = 1200
 
 _SPACE = re.compile(r"\s")
 _NON_SPACE = re.compile(r"\S")
@@ -113,10 +120,11 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
     return start + lead, start + lead + len(stripped)
 
 
-def _window_end(text: str, start: int, chunk_size: int) -> int:
-    """End of the longest stretch from ``start`` holding about ``chunk_size`` tokens."""
+def _window_end(text: str, start: int, chunk_size: int, most_chars: int) -> int:
+    """End of the longest stretch from ``start`` holding about ``chunk_size`` tokens and at
+    most ``most_chars`` characters."""
     words = max(1, int(chunk_size * _WORDS_PER_TOKEN))
-    cap = min(len(text), start + chunk_size * _MAX_CHARS_PER_TOKEN)
+    cap = min(len(text), start + most_chars)
     piece = text[start:cap]
     # split() stops after ``words`` words and hands back the untouched rest: C speed, no regex.
     parts = piece.split(None, words)
@@ -324,18 +332,30 @@ def _overlap_within_share(text: str, start: int, end: int, nxt: int, chunk_size:
     return _skip_space(text, space.start()) if space is not None else end
 
 
-def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool = True,
-           limit: PieceLimit | None = None) -> list[tuple[int, int]]:
+def _chunk_end(text: str, pos: int, chunk_size: int, paragraphs: bool,
+               limit: PieceLimit | None, most_chars: int) -> int:
+    """Where the chunk starting at ``pos`` ends: its window (``most_chars`` at most), cut
+    back to the piece limit, then to the preferred boundary (``_best_break``)."""
+    end = _window_end(text, pos, chunk_size, most_chars)
+    if limit is not None:
+        end = _fit_end(text, pos, end, limit)
+    at_tail = _skip_space(text, end) >= len(text)
+    end = len(text) if at_tail else _best_break(text, pos, end, paragraphs)
+    if limit is not None:
+        end = _within(text, pos, end, limit)
+    return end
+
+
+def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool,
+           limit: PieceLimit | None, most_chars: int) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     pos = _skip_space(text, 0)
     while pos < len(text):
-        end = _window_end(text, pos, chunk_size)
-        if limit is not None:
-            end = _fit_end(text, pos, end, limit)
-        at_tail = _skip_space(text, end) >= len(text)
-        end = len(text) if at_tail else _best_break(text, pos, end, paragraphs)
-        if limit is not None:
-            end = _within(text, pos, end, limit)
+        end = _chunk_end(text, pos, chunk_size, paragraphs, limit,
+                         chunk_size * _MAX_CHARS_PER_TOKEN)
+        first, last = _trim(text, pos, end)
+        if last - first > most_chars:  # cut again inside the bound (module docstring)
+            end = _chunk_end(text, pos, chunk_size, paragraphs, limit, most_chars)
         spans.append(_trim(text, pos, end))
         if end >= len(text):
             break
@@ -350,7 +370,7 @@ def _spans(text: str, chunk_size: int, chunk_overlap: int, paragraphs: bool = Tr
 
 
 def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int,
-                limit: PieceLimit | None) -> None:
+                limit: PieceLimit | None, most_chars: int) -> None:
     """Fold a tiny last chunk into its predecessor when the result stays near target size
     (and within the piece limit)."""
     if len(spans) < 2:
@@ -359,8 +379,8 @@ def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int,
     if count_tokens(text[last_start:last_end]) >= chunk_size * _RUNT_SHARE:
         return
     prev_start = spans[-2][0]
-    if last_end - prev_start > chunk_size * _MAX_CHARS_PER_TOKEN:
-        return  # hard-cut text (no spaces): keep the character cap
+    if last_end - prev_start > min(chunk_size * _MAX_CHARS_PER_TOKEN, most_chars):
+        return  # hard-cut text (no spaces), or over the bound: keep the character cap
     if count_tokens(text[prev_start:last_end]) > chunk_size * _MERGE_LIMIT:
         return
     if limit is None or limit.count(text[prev_start:last_end]) <= limit.most:
@@ -368,12 +388,15 @@ def _merge_runt(text: str, spans: list[tuple[int, int]], chunk_size: int,
 
 
 def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int, *,
-                  paragraphs: bool = True, limit: PieceLimit | None = None) -> list[ChunkDraft]:
+                  paragraphs: bool = True, limit: PieceLimit | None = None,
+                  most_chars: int | None = MAX_CHUNK_CHARS) -> list[ChunkDraft]:
     """Chunks of ``section.text`` covering every non-space character, in order.
 
     ``paragraphs=False`` is window mode (see ``structure.modes``): the same overlapping
     windows, but cut at sentence ends rather than at paragraph or line breaks. ``limit``
-    bounds every chunk in the embedding model's pieces as well (module docstring).
+    bounds every chunk in the embedding model's pieces as well, ``most_chars`` in characters
+    (module docstring; None: only ``chunk_size`` bounds them, for pieces that are not
+    chunks, such as the synthetic sections of ``structure.sections``).
     """
     text = section.text
     if not text.strip():
@@ -382,12 +405,15 @@ def chunk_section(section: ParsedSection, chunk_size: int, chunk_overlap: int, *
     chunk_overlap = max(0, min(chunk_overlap, chunk_size - 1))
     if limit is not None:
         limit = PieceLimit(limit.count, max(1, limit.most))
+    chars = chunk_size * _MAX_CHARS_PER_TOKEN
+    chars = chars if most_chars is None else max(1, min(chars, most_chars))
     if (len(text) <= chunk_size * _MAX_CHARS_PER_TOKEN and approx_tokens(text) <= chunk_size
+            and len(text.strip()) <= chars
             and (limit is None or limit.count(text.strip()) <= limit.most)):
         spans = [_trim(text, 0, len(text))]
     else:
-        spans = _spans(text, chunk_size, chunk_overlap, paragraphs, limit)
-        _merge_runt(text, spans, chunk_size, limit)
+        spans = _spans(text, chunk_size, chunk_overlap, paragraphs, limit, chars)
+        _merge_runt(text, spans, chunk_size, limit, chars)
     offsets: list[int] = []
     cursor = 0
     for block in section.blocks:

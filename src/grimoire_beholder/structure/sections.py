@@ -59,7 +59,7 @@ def _split_blocks(blocks: list[Block], counts: list[int], target: int) -> list[l
 def _split_giant_block(block: Block, target: int) -> list[Block]:
     """Cut one paragraph longer than a section (a 50 MB one-line file, a transcript) at
     sentence or word boundaries, so no section — and no LLM context prompt — is unbounded."""
-    pieces = chunk_section(ParsedSection(title="", blocks=[block]), target, 0)
+    pieces = chunk_section(ParsedSection(title="", blocks=[block]), target, 0, most_chars=None)
     return [Block(text=p.text, page=p.page_start, page_end=p.page_end,
                   line_start=p.line_start, line_end=p.line_end) for p in pieces] or [block]
 
