@@ -285,9 +285,9 @@ def test_a_file_ingested_by_name_while_a_sync_plans_is_not_added_twice(
 
 def test_a_changed_file_replaced_by_name_while_a_sync_plans_is_left_as_replaced(
         twins: tuple[Library, Library, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    """x-pg2 F2: another process's ``ingest --force`` replaced a changed file's book after
-    the sync planned to update it: the sync finds the new book (it wrote the old one back
-    beside it, or failed with 'SlugConflictError: … use --name')."""
+    """x-pg2 F2: another process's ``ingest --force`` re-cut a changed file's book in place
+    after the sync planned to update it: the sync finds it up to date (it once wrote the old
+    one back beside it, or failed with 'SlugConflictError: … use --name')."""
     from grimoire_beholder.ingest import sync as sync_module
 
     _, server, wiki = twins
@@ -308,7 +308,7 @@ def test_a_changed_file_replaced_by_name_while_a_sync_plans_is_left_as_replaced(
     monkeypatch.setattr(sync_module, "plan", plan_then_other_replaces)
     report = server.sync()
     assert [f.action for f in report.files] == ["unchanged"]
-    assert [b.slug for b in server.list_books()] == ["deploys"]  # the forced ingest's
+    assert [b.slug for b in server.list_books()] == ["runbook"]  # a folder's book keeps it
     assert server.check().ok
 
 

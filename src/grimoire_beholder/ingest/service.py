@@ -9,7 +9,7 @@ stages checkpoint as they go, so an interrupted ingest is resumed by running it 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 
 from grimoire_beholder import faults
@@ -21,7 +21,7 @@ from grimoire_beholder.ingest.folder import group_of
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.parse.document import one_line_name
 from grimoire_beholder.parse.source import stat_source
-from grimoire_beholder.store import book_rows, folders
+from grimoire_beholder.store import book_rows, folders, source_rows
 from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import BookRow, NewBook
 from grimoire_beholder.store.server_engine import Store
@@ -79,6 +79,14 @@ def _slug_owner(conn: Store, slug: str, source_hash: str,
 
 def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
                 progress: Progress) -> IngestReport:
+    """Ingest one file: its book, new or resumed (the same bytes are never two books).
+
+    ``force`` replaces what stands in the way: another book holding the slug, a copy's book,
+    and the file's own book (edited or not), which is cut again *in place* — same id,
+    unchanged chunks' work kept, as sync replaces a changed file — keeping its folder and
+    group, and, for a book of a folder or a Calibre/Zotero library, its slug and name (and
+    that library's origin, see :func:`_keep_origin`).
+    """
     stat_source(path)
     info = file_info(path)
     conn = deps.conn
@@ -105,21 +113,46 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
                 same.source_path)
             return report
 
+        own = next(iter(book_rows.books_of_file(conn, info.path)), None)
+        origin = source_rows.origins(conn, [own.id]).get(own.id) if own else None
+
         def naming(suggested: str) -> tuple[str, str]:
             if not name:
+                if own is not None and (own.source_root or origin):
+                    return own.slug, own.name  # a folder's or library's book: as sync does
                 return book_slug(suggested, path, info.sha256), suggested
             assert wanted_slug is not None
             return wanted_slug, one_line_name(name) or one_line_name(path.stem)
 
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
-                                naming=naming, limit=deps.chunk_limit)
+                                naming=naming, limit=deps.chunk_limit,
+                                root=own.source_root if own else None,
+                                group=own.source_group if own else "")
+        if origin is not None and own is not None:  # the library's author, not the file's
+            prepared.book.author = own.author
         with deps.book_writer(slug=prepared.book.slug):  # a server's other writers
             replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
             removing = {b.id for b in (replaced, same, *edited) if b is not None}
-            book_id, _ = write_book(deps, prepared.book, removing=sorted(removing))
+            in_place = own.id if own is not None else None
+            removing.discard(in_place)
+            book_id, _ = write_book(deps, prepared.book, in_place_of=in_place,
+                                    removing=sorted(removing),
+                                    then=_keep_origin(conn, origin))
         stages = deps.run_stages(book_id, progress)
-        return _report(conn, book_id, created=True, replaced=bool(removing), stages=stages,
-                       warnings=links + prepared.warnings)
+        return _report(conn, book_id, created=True, replaced=bool(removing) or in_place is not None,
+                       stages=stages, warnings=links + prepared.warnings)
+
+
+def _keep_origin(conn: Store, origin: source_rows.Origin | None
+                 ) -> Callable[[int], None] | None:
+    """Writes back the Calibre or Zotero origin of a book re-cut in place by ``ingest
+    --force``, marked as changed (no content key), so the next sync of that library
+    ingests the item again as its own (with the reader's annotations, which the file
+    alone does not hold); None for a book of no such library."""
+    if origin is None:
+        return None
+    stale = replace(origin, metadata={**origin.metadata, "content_key": ""})
+    return lambda book_id: source_rows.save_origin(conn, book_id, stale)
 
 
 def _edited_books(conn: Store, info: FileInfo, path: Path,

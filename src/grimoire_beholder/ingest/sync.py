@@ -172,9 +172,13 @@ class Syncer:
         assert path is not None
         info = step.info or file_info(path)
         # Another process may have ingested it by name since the plan (a new file, or a
-        # changed one with --force, which replaced the planned book): its file lock is held
-        # here, so that writer is done; its book stands, never a second one beside it.
-        if stored is None or book_rows.find_book(self.conn, stored.book_id) is None:
+        # changed one with --force, which re-cut the planned book in place or replaced it):
+        # its file lock is held here, so that writer is done; its book stands, never a
+        # second one beside it.
+        current = book_rows.find_book(self.conn, stored.book_id) if stored is not None else None
+        if current is not None and current.source_hash == info.sha256:
+            return FileOutcome("unchanged", step.display, slug=current.slug)
+        if current is None:
             there = [b for b in book_rows.books_of_file(self.conn, info.path)
                      if b.source_hash == info.sha256]
             if there:
