@@ -45,6 +45,25 @@ def test_names_missing_counts_the_questions_names_and_numbers_no_hit_mentions() 
     assert named["names_unmatched"] == 0.0
 
 
+@pytest.mark.parametrize("query", [
+    "Where did Stevenson work on lenses?",  # a name in no piece
+    "Where did Fresnel work on lenses?",  # a name in a later piece only
+    "Did Fresnel meet Arago in 1819?",  # names spread over the pieces and the book line
+    "Where did Stevenson cook?",  # a name missing, but the top hit covers nothing
+    "What did Ὀδυσσεύς and ΟΔΥΣΣΕΥΣ say?",  # Greek capitals: sigma's final form
+    "How does the 灯塔 work?",  # a script without spaces
+])
+def test_the_names_check_reads_pieces_as_their_joined_text(query: str) -> None:
+    """Hits given one by one (as the engine gives them) make the same features as the text
+    they make joined by spaces: stemming stops early, it never answers otherwise."""
+    arms = {"vector": [(1, 0.5)], "keyword": [(1, 3.0), (2, 1.0)]}
+    top = "lenses work at the lamp"
+    for pieces in ([top, "Fresnel worked on lenses in Paris", "Optics (Arago 1819)"],
+                   [top, "", "ΟΔΥΣΣΕΥΣ said ὈΔΥΣΣΕΎΣ", "灯塔守护人"], [""], [], [top]):
+        joined = confidence.features(query, arms, [0.5], top, all_text=" ".join(pieces))
+        assert confidence.features(query, arms, [0.5], top, all_text=pieces) == joined
+
+
 def test_names_are_what_a_reader_marks_as_names() -> None:
     """A developer's question names its platform, not every capitalised word: a word that
     starts a sentence, an acronym and a one-letter word are not names; accents do not make

@@ -9,6 +9,7 @@ from pathlib import Path
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import passages, proximity
+from grimoire_beholder.store import hit_queries, role_rows, text_spans
 from helpers import fake_config, write_markdown_book
 
 FILLER = ("The harbour master logged every arrival in the ledger by the window. ") * 3
@@ -86,3 +87,28 @@ def test_passages_past_many_skipped_neighbours_are_still_found(tmp_path: Path) -
     assert list(chosen) == sorted(chosen) and list(chosen)[-1] > ranked[6]
     texts = [p.text or "" for p in chosen.values()]
     assert all(t and t not in other for t in texts for other in texts if other is not t)
+
+
+def test_passages_from_spans_in_hand_are_the_passages_read(tmp_path: Path) -> None:
+    """A search hands over the spans it read with its candidates (``candidate_facts``):
+    the passages are the ones select reads itself, and a chunk missing from them (deleted
+    meanwhile) is skipped as if it were not ranked."""
+    book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": "\n\n".join(
+        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(150))}})
+    config = fake_config(tmp_path, chunk_size=20, chunk_overlap=0)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        ids = [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]
+        ranked = ids[::-7]  # far apart and near, last first: some are dropped as repeats
+        facts = text_spans.candidate_facts(lib.conn, ranked)
+        read = passages.select(lib.conn, ranked, 6)
+        given = passages.select(lib.conn, ranked, 6, spans={c: f.span for c, f in facts.items()})
+        gone = passages.select(lib.conn, ranked, 6, spans={c: f.span for c, f in facts.items()
+                                                           if c != ranked[0]})
+        assert gone == passages.select(lib.conn, ranked[1:], 6)
+        spans = text_spans.chunk_spans(lib.conn, ranked)
+        places = hit_queries.chunk_positions(lib.conn, ranked)
+        roles = role_rows.roles_and_texts(lib.conn, ranked)
+    assert len(read) == 6 and given == read and ranked[0] in read and ranked[0] not in gone
+    assert {c: (f.role, f.text, f.span, f.chunk_index) for c, f in facts.items()} == {
+        c: (roles[c][0], roles[c][1], spans[c], places[c].chunk_index) for c in ranked}

@@ -70,12 +70,26 @@ _TITLES = frozenset({"mr", "mrs", "ms", "mme", "mlle", "dr", "prof", "rev", "fr"
                      "jr", "sr", "gen", "col", "capt", "lt", "sgt", "sir", "messrs", "vs"})
 
 
+class _Marks(dict[int, int | None]):
+    """For ``str.translate``: a combining character's code point → None (dropped), any
+    other → itself; filled as characters are met (the table is only as big as the
+    characters the library's texts use)."""
+
+    def __missing__(self, key: int) -> int | None:
+        value = None if unicodedata.combining(chr(key)) else key
+        self[key] = value
+        return value
+
+
+_MARKS = _Marks()
+
+
 def _folded(text: str) -> str:
     """Lower case, accents dropped ("Tzŭ" ~ "tzu"); ASCII text is only lower-cased."""
     low = text.lower()
     if low.isascii():
         return low
-    return "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKD", low).translate(_MARKS)
 
 
 def _bigrams(text: str) -> tuple[str, set[str]]:
@@ -164,21 +178,44 @@ def _missing(names: set[str], stems: set[str]) -> float:
     return len(names - stems) / len(names) if names else 0.0
 
 
+def _any_missing(names: set[str], pieces: Sequence[str], top_text: str,
+                 top_stems: set[str]) -> bool:
+    """Whether a name is absent from the text the ``pieces`` make joined by spaces (the top
+    hit's text when they are empty), stemming piece by piece until every name is found (a
+    word never spans a space, so the stems of the whole are those of its pieces)."""
+    left = set(names)
+    if not pieces or (len(pieces) == 1 and not pieces[0]):
+        pieces = [top_text]
+    for piece in pieces:
+        if not left:
+            break
+        left -= top_stems if piece == top_text else _stems(piece)
+    return bool(left)
+
+
 def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
              fused_scores: Sequence[float], top_text: str,
-             rerank_top: float | None = None, all_text: str = "") -> dict[str, float]:
+             rerank_top: float | None = None,
+             all_text: str | Sequence[str] = "") -> dict[str, float]:
     """The feature vector of one search (see the module docstring); arms best first,
-    ``all_text`` the text of every hit returned (the top one's alone when empty)."""
+    ``all_text`` the text of every hit returned (the top one's alone when empty), whole or
+    in pieces that joined by spaces make it.
+
+    Only as much of ``all_text`` is stemmed as the answer needs: none when the query names
+    nothing or the top hit covers none of its words (the feature is 0 either way), and
+    pieces only until every name is found."""
     vector = arms.get("vector") or []
     keyword = arms.get("keyword") or []
     words = _content(query)
-    top_coverage = _covered(words, _stems(top_text))
-    missing = _missing(_names(query), _stems(all_text or top_text))
+    top_stems = _stems(top_text)
+    top_coverage = _covered(words, top_stems)
     out = {
         "cos_top": float(vector[0][1]) if vector else 0.0,
         "fused_top": float(fused_scores[0]) if fused_scores else 0.0,
         "coverage": top_coverage,
-        "names_unmatched": top_coverage ** 2 if missing > 0 else 0.0,
+        "names_unmatched": (top_coverage ** 2 if top_coverage > 0 and _any_missing(
+            _names(query), [all_text] if isinstance(all_text, str) else all_text,
+            top_text, top_stems) else 0.0),
         # A lone keyword match has no lead to measure: it is the one passage holding a word
         # of the question, which off-topic questions find too (counted as no lead, not 1).
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])

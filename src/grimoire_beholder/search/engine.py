@@ -50,7 +50,7 @@ from grimoire_beholder.search import (
 )
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
-from grimoire_beholder.store import hit_queries, role_rows
+from grimoire_beholder.store import hit_queries, role_rows, text_spans
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.structure.roles import ROLES
 from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
@@ -264,13 +264,17 @@ class SearchEngine:
                 clock.lap("fill")
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
-            fused = ranking.adjust(self._conn, result.query, fused, allowed)
+            # one read of what ranking, diversifying and passages need of every candidate
+            facts = text_spans.candidate_facts(self._conn, [f.chunk_id for f in fused])
+            fused = ranking.adjust(self._conn, result.query, fused, allowed, facts)
             clock.lap("ranking")
-            positions = hit_queries.chunk_positions(self._conn, [f.chunk_id for f in fused])
-            kept = fusion.diversify(fused, positions, len(fused))
+            kept = fusion.diversify(fused, {c: (f.span.book_id, f.span.chapter_index,
+                                                f.span.section_index, f.chunk_index)
+                                            for c, f in facts.items()}, len(fused))
             clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], rerank.depth(
-                k, self._config.rerank_candidates, self._reranker))
+                k, self._config.rerank_candidates, self._reranker),
+                spans={c: f.span for c, f in facts.items()})
             clock.lap("passages")
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
@@ -296,12 +300,10 @@ class SearchEngine:
         if not result.hits:
             result.low_confidence = True
             return
-        top = result.hits[0]
-        shown = " ".join(f"{h.text} {h.context or ''} {h.section}" for h in result.hits)
-        cited = " ".join(dict.fromkeys(f"{h.book} {h.author or ''}" for h in result.hits))
-        feats = confidence.features(
-            result.query, arms, fused_scores, f"{top.text} {top.context or ''} {top.section}",
-            rerank_top, f"{shown} {cited}")
+        shown = [f"{h.text} {h.context or ''} {h.section}" for h in result.hits]
+        cited = list(dict.fromkeys(f"{h.book} {h.author or ''}" for h in result.hits))
+        feats = confidence.features(result.query, arms, fused_scores, shown[0], rerank_top,
+                                    shown + cited)
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)

@@ -84,16 +84,12 @@ class Passage:
     line_end: int | None = None
 
 
-def _passage(conn: Store, own: ChunkSpan, spans: list[ChunkSpan],
-             target: int) -> tuple[Passage, int, int]:
-    """The chunk's passage and its character span in the section.
-
-    Only the part of the section the window can reach is read (a slice of ``target``
-    characters on each side), never the whole section.
-    """
-    key = (own.book_id, own.chapter_index, own.section_index)
-    low = max(0, own.char_start - target)
-    text = text_spans.section_slice(conn, *key, low, own.char_end + target)
+def _passage(own: ChunkSpan, spans: list[ChunkSpan], target: int, low: int, text: str
+             ) -> tuple[Passage, int, int]:
+    """The chunk's passage and its character span in the section, from ``text``: the
+    section's characters from ``low`` (what the window can reach, never the whole
+    section: ``target`` characters on each side); ``spans`` hold at least the section's
+    chunk spans within that text."""
     start, end = window(text, own.char_start - low, own.char_end - low, target)
     start, end = start + low, end + low
     touched = [s for s in spans if s.char_start < end and s.char_end > start]
@@ -104,40 +100,49 @@ def _passage(conn: Store, own: ChunkSpan, spans: list[ChunkSpan],
                    max(lines, default=None)), start, end
 
 
-def select(conn: Store, ranked: Sequence[int], limit: int,
-           target: int | None = None) -> dict[int, Passage]:
+def _section(span: ChunkSpan) -> text_spans.Section:
+    return span.book_id, span.chapter_index, span.section_index
+
+
+def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = None,
+           spans: Mapping[int, ChunkSpan] | None = None) -> dict[int, Passage]:
     """The passages of the first ``limit`` chunks of ``ranked`` whose passage is not mostly
     text of a better one's, in rank order.
 
     That happens when chunks are much shorter than a passage (a small ``chunk_size``, or a
     section's short last chunk): the lower-ranked hit would mostly repeat what is returned.
+    ``spans`` are the chunks' spans when the caller has them (a chunk missing there was
+    deleted meanwhile), else they are read. Reads go a batch at a time — as many chunks as
+    passages are still wanted: the slices of text their windows can reach and the chunk
+    spans within them, one read each — so most searches read once.
     """
     size = PASSAGE_CHARS if target is None else target
     if size <= 0:
         return {chunk_id: Passage(None) for chunk_id in ranked[:limit]}
-    spans: dict[int, ChunkSpan] = {}
-    read = 0  # spans are read a batch at a time: most searches stop within the first
-    sections: dict[tuple[int, int, int], list[ChunkSpan]] = {}
+    known: Mapping[int, ChunkSpan] = {} if spans is None else spans
     chosen: dict[int, Passage] = {}
-    taken: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
-    for at, chunk_id in enumerate(ranked):
-        if len(chosen) >= limit:
-            break
-        if at == read:
-            read = min(len(ranked), read + 2 * limit)
-            spans.update(text_spans.chunk_spans(conn, ranked[at:read]))
-        own = spans.get(chunk_id)
-        if own is None:
-            continue  # deleted meanwhile
-        key = (own.book_id, own.chapter_index, own.section_index)
-        if key not in sections:
-            sections[key] = text_spans.section_spans(conn, *key)
-        passage, start, end = _passage(conn, own, sections[key], size)
-        shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
-        if shared * 2 > end - start:
-            continue  # mostly text a better hit already returns
-        taken.setdefault(key, []).append((start, end))
-        chosen[chunk_id] = passage
+    taken: dict[text_spans.Section, list[tuple[int, int]]] = {}
+    at = 0
+    while at < len(ranked) and len(chosen) < limit:
+        batch = ranked[at:at + limit - len(chosen)]
+        at += len(batch)
+        if spans is None:
+            known = text_spans.chunk_spans(conn, batch)
+        owns = [known[c] for c in batch if c in known]  # a missing chunk: deleted meanwhile
+        if not owns:
+            continue
+        # what each window can reach: ``size`` characters on each side of its chunk
+        reach = [(_section(own), max(0, own.char_start - size), own.char_end + size)
+                 for own in owns]
+        texts = text_spans.section_slices(conn, reach)
+        near = text_spans.spans_within(conn, reach)
+        for own, (key, low, _), text, spans_near in zip(owns, reach, texts, near, strict=True):
+            passage, start, end = _passage(own, spans_near, size, low, text)
+            shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
+            if shared * 2 > end - start:
+                continue  # mostly text a better hit already returns
+            taken.setdefault(key, []).append((start, end))
+            chosen[own.chunk_id] = passage
     return chosen
 
 

@@ -21,11 +21,11 @@ of the fused list; every candidate keeps its per-arm trace.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from grimoire_beholder.search import proximity
 from grimoire_beholder.search.fusion import Fused
-from grimoire_beholder.store import index_entries, role_rows
+from grimoire_beholder.store import index_entries, text_spans
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import normalize_term
 
@@ -76,19 +76,24 @@ def index_lifts(conn: Store, query: str,
 
 
 def adjust(conn: Store, query: str, fused: Sequence[Fused],
-           book_ids: Collection[int] | None) -> list[Fused]:
-    """The fused list re-scored by the role prior, the index lift and term proximity."""
+           book_ids: Collection[int] | None,
+           facts: Mapping[int, text_spans.CandidateFacts] | None = None) -> list[Fused]:
+    """The fused list re-scored by the role prior, the index lift and term proximity;
+    ``facts`` are the candidates' (``text_spans.candidate_facts``) when the caller has
+    read them, else they are read here."""
     if not fused:
         return []
-    facts = role_rows.roles_and_texts(conn, [f.chunk_id for f in fused])
+    if facts is None:
+        facts = text_spans.candidate_facts(conn, [f.chunk_id for f in fused])
     lifts = index_lifts(conn, query, book_ids)
     near: dict[int, float] = {}
     if PROXIMITY_WEIGHT > 0:
         head = [f.chunk_id for f in fused[:PROXIMITY_DEPTH] if f.chunk_id in facts]
-        near = proximity.scores(query, {c: facts[c][1] for c in head})
+        near = proximity.scores(query, {c: facts[c].text for c in head})
     out = []
     for candidate in fused:
-        role = facts.get(candidate.chunk_id, ("body", ""))[0]
+        known = facts.get(candidate.chunk_id)
+        role = "body" if known is None else known.role
         factor = (ROLE_PRIOR.get(role, 1.0)
                   * (1.0 + INDEX_LIFT * lifts.get(candidate.chunk_id, 0.0))
                   * (1.0 + PROXIMITY_WEIGHT * near.get(candidate.chunk_id, 0.0)))

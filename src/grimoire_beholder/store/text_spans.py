@@ -6,12 +6,15 @@ All values arrive as bound parameters; id lists travel as one JSON parameter.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from grimoire_beholder.store.db import ids_param
+from grimoire_beholder.store.hit_queries import ChunkPosition
+from grimoire_beholder.store.role_rows import RoleStore
 
 
 class SpanStore(Protocol):
@@ -26,6 +29,12 @@ class SpanStore(Protocol):
                      ) -> SectionHead | None: ...
     def book_sections(self, book_id: int) -> list[tuple[SectionHead, str, int, str]]: ...
     def book_spans(self, book_id: int) -> list[tuple[ChunkSpan, str]]: ...
+
+
+class FactStore(SpanStore, RoleStore, Protocol):
+    """What a server engine answers for :func:`candidate_facts`."""
+
+    def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]: ...
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,79 @@ def chunk_spans(conn: sqlite3.Connection | SpanStore, chunk_ids: Iterable[int]
                         "WHERE c.id IN (SELECT value FROM json_each(?))",
                         (ids_param(chunk_ids),)).fetchall()
     return {int(r[0]): _span(tuple(r)) for r in rows}
+
+
+class CandidateFacts(NamedTuple):
+    """What search reads of one fused candidate: its section's role, its text (both for
+    ranking), its span (passages) and its index in the section (spotting neighbours)."""
+
+    role: str
+    text: str
+    span: ChunkSpan
+    chunk_index: int
+
+
+def candidate_facts(conn: sqlite3.Connection | FactStore, chunk_ids: Iterable[int]
+                    ) -> dict[int, CandidateFacts]:
+    """The facts of these chunks, keyed by id (missing ids are left out), in one read.
+
+    The role comes from the covering index ``sections_role`` (in the row it is stored
+    after the section's whole text, which SQLite would read through for every chunk)."""
+    ids = [int(i) for i in chunk_ids]
+    if not isinstance(conn, sqlite3.Connection):
+        texts, spans = conn.roles_and_texts(ids), conn.chunk_spans(ids)
+        places = conn.chunk_positions(ids)
+        return {i: CandidateFacts(texts[i][0], texts[i][1], spans[i], places[i].chunk_index)
+                for i in ids if i in texts and i in spans and i in places}
+    rows = conn.execute(
+        f"SELECT {_SPAN_COLUMNS}, c.chunk_index, s.role, c.text FROM chunks c "
+        "JOIN sections s INDEXED BY sections_role ON s.id = c.section_id "
+        "WHERE c.id IN (SELECT value FROM json_each(?))", (ids_param(ids),)).fetchall()
+    return {int(r[0]): CandidateFacts(r[11], r[12], ChunkSpan(*r[:10]), r[10]) for r in rows}
+
+
+Section = tuple[int, int, int]  # (book id, chapter index, section index)
+# Rows of ``t`` whose section is the one a ``json_each`` row ``j`` names as [book, chapter,
+# section, ...]: the (book_id, chapter_index, section_index) indexes serve each ``j``.
+_SECTION_JOIN = ("{t}.book_id = json_extract(j.value, '$[0]') "
+                 "AND {t}.chapter_index = json_extract(j.value, '$[1]') "
+                 "AND {t}.section_index = json_extract(j.value, '$[2]')")
+
+
+def spans_within(conn: sqlite3.Connection | SpanStore,
+                 wanted: Sequence[tuple[Section, int, int]]) -> list[list[ChunkSpan]]:
+    """For each (section, start, end): the spans of the section's chunks overlapping
+    characters ``[start, end)``, in order, in one read."""
+    if not isinstance(conn, sqlite3.Connection):
+        return [[s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start]
+                for key, start, end in wanted]
+    rows = conn.execute(
+        f"SELECT j.key, {_SPAN_COLUMNS} FROM json_each(?) j JOIN chunks c "
+        f"ON {_SECTION_JOIN.format(t='c')} AND c.char_start < json_extract(j.value, '$[4]') "
+        "AND c.char_end > json_extract(j.value, '$[3]') ORDER BY j.key, c.chunk_index",
+        (json.dumps([[*(int(v) for v in key), int(start), int(end)]
+                     for key, start, end in wanted]),)).fetchall()
+    out: list[list[ChunkSpan]] = [[] for _ in wanted]
+    for r in rows:
+        out[int(r[0])].append(ChunkSpan(*r[1:]))
+    return out
+
+
+def section_slices(conn: sqlite3.Connection | SpanStore,
+                   wanted: Sequence[tuple[Section, int, int]]) -> list[str]:
+    """:func:`section_slice` of several (section, start, end) in one read, in order."""
+    if not isinstance(conn, sqlite3.Connection):
+        return [conn.section_slice(*key, start, end) for key, start, end in wanted]
+    args = [[*(int(v) for v in key), max(start, 0) + 1, max(end - max(start, 0), 0)]
+            for key, start, end in wanted]
+    rows = conn.execute(
+        "SELECT j.key, substr(s.text, json_extract(j.value, '$[3]'), "
+        f"json_extract(j.value, '$[4]')) FROM json_each(?) j JOIN sections s "
+        f"ON {_SECTION_JOIN.format(t='s')}", (json.dumps(args),)).fetchall()
+    out = [""] * len(wanted)
+    for r in rows:
+        out[int(r[0])] = str(r[1])
+    return out
 
 
 def section_spans(conn: sqlite3.Connection | SpanStore, book_id: int, chapter_index: int,
