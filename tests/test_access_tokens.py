@@ -88,7 +88,7 @@ async def test_the_verifier_gives_the_sdk_the_name_and_rights_never_the_secret(
         assert isinstance(verified, AccessToken)
         assert verified.client_id == "keeper"
         assert verified.scopes == ["library:read", "upkeep:sync", "upkeep:add"]
-        assert token.rsplit("_", 1)[1] not in verified.model_dump_json()
+        assert token.split("_", 2)[2] not in verified.model_dump_json()
         assert await LibraryTokens(checker).verify_token(token + "x") is None
     finally:
         checker.close()
