@@ -58,7 +58,10 @@ STAGES: dict[str, list[tuple[str, str]]] = {  # stage → (module or Module.Clas
     "fusion": [("grimoire_beholder.search.engine.SearchEngine", "_fuse"),
                ("grimoire_beholder.search.fusion", "diversify")],
     "facts": [("grimoire_beholder.store.text_spans", "candidate_facts")],
-    "ranking": [("grimoire_beholder.search.ranking", "adjust")],
+    "ranking": [("grimoire_beholder.search.ranking", "adjust"),
+                ("grimoire_beholder.search.ranking", "index_lifts"),
+                ("grimoire_beholder.search.ranking", "proximity_head"),
+                ("grimoire_beholder.search.ranking", "ceiling")],
     "positions": [("grimoire_beholder.store.hit_queries", "chunk_positions")],
     "passages": [("grimoire_beholder.search.passages", "select"),
                  ("grimoire_beholder.search.passages", "apply")],
@@ -88,13 +91,18 @@ class Timers:
     def __init__(self) -> None:
         self.cpu: dict[str, float] = {}
         self.wall: dict[str, float] = {}
+        self.depth = 0  # only the outermost timed call counts (a stage may call another)
 
     def wrap(self, stage: str, func: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
+            if self.depth:
+                return func(*args, **kwargs)
+            self.depth += 1
             cpu, wall = time.thread_time(), time.perf_counter()
             try:
                 return func(*args, **kwargs)
             finally:
+                self.depth -= 1
                 self.cpu[stage] = self.cpu.get(stage, 0.0) + time.thread_time() - cpu
                 self.wall[stage] = self.wall.get(stage, 0.0) + time.perf_counter() - wall
         return timed

@@ -264,18 +264,8 @@ class SearchEngine:
                 clock.lap("fill")
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
-            # one read of what ranking, diversifying and passages need of every candidate
-            facts = text_spans.candidate_facts(self._conn, [f.chunk_id for f in fused])
-            fused = ranking.adjust(self._conn, result.query, fused, allowed, facts)
-            clock.lap("ranking")
-            kept = fusion.diversify(fused, {c: (f.span.book_id, f.span.chapter_index,
-                                                f.span.section_index, f.chunk_index)
-                                            for c, f in facts.items()}, len(fused))
-            clock.lap("fusion")
-            chosen = passages.select(self._conn, [f.chunk_id for f in kept], rerank.depth(
-                k, self._config.rerank_candidates, self._reranker),
-                spans={c: f.span for c, f in facts.items()})
-            clock.lap("passages")
+            kept, chosen = self._choose(result.query, fused, allowed, clock, rerank.depth(
+                k, self._config.rerank_candidates, self._reranker))
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
@@ -309,6 +299,46 @@ class SearchEngine:
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
         result.low_confidence = (result.confidence is not None
                                  and result.confidence < self._config.min_confidence)
+
+    def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
+                clock: _Clock, depth: int
+                ) -> tuple[list[fusion.Fused], dict[int, passages.Passage]]:
+        """The fused list re-ranked (``ranking.adjust``) and diversified, and the passages
+        of its best ``depth`` candidates.
+
+        The candidates' facts (role, text, span: ``text_spans.candidate_facts``) are read
+        only as far down the fused list as the answer can reach: no candidate past the
+        first ``read`` can score above ``ranking.ceiling`` of them, so when ``depth``
+        passages come from candidates re-ranked above it, the rest cannot change them and
+        is never read — the answer of reading them all, at a third of the rows.
+        """
+        ids = [f.chunk_id for f in fused]
+        lifts = ranking.index_lifts(self._conn, query, allowed)
+        facts: dict[int, text_spans.CandidateFacts] = {}
+        near: dict[int, float] | None = None
+        read = 0
+        while True:
+            upto = min(len(ids), max(ranking.PROXIMITY_DEPTH, 3 * depth, 2 * read))
+            facts.update(text_spans.candidate_facts(self._conn, ids[read:upto]))
+            read = upto
+            if near is None:
+                near = ranking.proximity_head(query, fused, facts)
+            adjusted = ranking.adjust(self._conn, query, fused[:read], allowed, facts, lifts,
+                                      near)
+            if read < len(ids):  # those certainly above every candidate not read
+                bound = ranking.ceiling(fused[read:], lifts)
+                adjusted = adjusted[:next((i for i, f in enumerate(adjusted)
+                                           if not f.score > bound), len(adjusted))]
+            clock.lap("ranking")
+            kept = fusion.diversify(adjusted, {c: (f.span.book_id, f.span.chapter_index,
+                                                   f.span.section_index, f.chunk_index)
+                                               for c, f in facts.items()}, len(adjusted))
+            clock.lap("fusion")
+            chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,
+                                     spans={c: f.span for c, f in facts.items()})
+            clock.lap("passages")
+            if len(chosen) >= depth or read == len(ids):
+                return kept, chosen
 
     def _cosines_missed(self, arms: dict[str, list[tuple[int, float]]],
                         query_vec: np.ndarray, pool: int, allowed: list[int] | None

@@ -15,6 +15,7 @@ from grimoire_beholder.store.hit_queries import HitRow
 ARMS: tuple[str, ...] = ("vector", "keyword")
 # Row fields that locate a chunk inside the store; the wire format leaves them out.
 _STORE_ONLY = frozenset({"chunk_id", "chunk_index", "page_labels", "source_root"})
+_ROW_FIELDS = tuple(f.name for f in fields(HitRow))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,7 +40,7 @@ class SearchHit(HitRow):
         source = Source.of(row.book, row.source_type, row.source_path, row.source_root,
                            row.page_labels)
         citation = source.cite_span(row.section, row)
-        values = {f.name: getattr(row, f.name) for f in fields(HitRow)}
+        values = {name: getattr(row, name) for name in _ROW_FIELDS}
         values["context"] = row.context or None
         return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
                    citation=citation, rerank_score=rerank_score)
@@ -56,8 +57,7 @@ class SearchHit(HitRow):
 
     def to_dict(self) -> dict[str, Any]:
         """The row's public fields, the ranking and the citation, as JSON-ready values."""
-        row = {f.name: getattr(self, f.name) for f in fields(HitRow)
-               if f.name not in _STORE_ONLY}
+        row = {name: getattr(self, name) for name in _ROW_FIELDS if name not in _STORE_ONLY}
         out = {"rank": self.rank, "score": round(self.score, 6), "ranks": dict(self.ranks),
                **row, "relative_path": self.relative_path,
                **self.citation.to_dict()}

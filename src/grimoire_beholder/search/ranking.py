@@ -21,6 +21,7 @@ of the fused list; every candidate keeps its per-arm trace.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping, Sequence
 
 from grimoire_beholder.search import proximity
@@ -75,21 +76,33 @@ def index_lifts(conn: Store, query: str,
     return lifts
 
 
+def proximity_head(query: str, fused: Sequence[Fused],
+                   facts: Mapping[int, text_spans.CandidateFacts]) -> dict[int, float]:
+    """Term proximity (chunk id → share) of the head of the fused list: its first
+    :data:`PROXIMITY_DEPTH` candidates, whose facts must be in ``facts``."""
+    if PROXIMITY_WEIGHT <= 0:
+        return {}
+    head = [f.chunk_id for f in fused[:PROXIMITY_DEPTH] if f.chunk_id in facts]
+    return proximity.scores(query, {c: facts[c].text for c in head})
+
+
 def adjust(conn: Store, query: str, fused: Sequence[Fused],
            book_ids: Collection[int] | None,
-           facts: Mapping[int, text_spans.CandidateFacts] | None = None) -> list[Fused]:
+           facts: Mapping[int, text_spans.CandidateFacts] | None = None,
+           lifts: Mapping[int, float] | None = None,
+           near: Mapping[int, float] | None = None) -> list[Fused]:
     """The fused list re-scored by the role prior, the index lift and term proximity;
-    ``facts`` are the candidates' (``text_spans.candidate_facts``) when the caller has
-    read them, else they are read here."""
+    ``facts`` (``text_spans.candidate_facts``), ``lifts`` (:func:`index_lifts`) and
+    ``near`` (:func:`proximity_head`) when the caller has them, else they are read and
+    computed here."""
     if not fused:
         return []
     if facts is None:
         facts = text_spans.candidate_facts(conn, [f.chunk_id for f in fused])
-    lifts = index_lifts(conn, query, book_ids)
-    near: dict[int, float] = {}
-    if PROXIMITY_WEIGHT > 0:
-        head = [f.chunk_id for f in fused[:PROXIMITY_DEPTH] if f.chunk_id in facts]
-        near = proximity.scores(query, {c: facts[c].text for c in head})
+    if lifts is None:
+        lifts = index_lifts(conn, query, book_ids)
+    if near is None:
+        near = proximity_head(query, fused, facts)
     out = []
     for candidate in fused:
         known = facts.get(candidate.chunk_id)
@@ -100,6 +113,20 @@ def adjust(conn: Store, query: str, fused: Sequence[Fused],
         out.append(Fused(candidate.chunk_id, candidate.score * factor, candidate.ranks,
                          candidate.scores) if factor != 1.0 else candidate)
     return sorted(out, key=lambda f: (-f.score, _best_rank(f), f.chunk_id))
+
+
+def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
+    """The highest score :func:`adjust` can give any of ``rest``, candidates past the
+    proximity head whose roles are not known: each score times the factor of the role
+    prior that raises it most (the least for a negative score) and its index lift, the
+    same product in the same order as ``adjust`` computes (rounding is monotonic)."""
+    best = -math.inf
+    priors = (min(1.0, *ROLE_PRIOR.values()), max(1.0, *ROLE_PRIOR.values()))
+    for f in rest:
+        lift = 1.0 + INDEX_LIFT * lifts.get(f.chunk_id, 0.0)
+        for prior in priors:
+            best = max(best, f.score * (prior * lift * (1.0 + PROXIMITY_WEIGHT * 0.0)))
+    return best
 
 
 def _best_rank(f: Fused) -> int:
