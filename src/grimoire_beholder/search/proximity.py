@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import AnyStr
 
 from grimoire_beholder.search.keyword import STOP_WORDS
@@ -65,7 +65,61 @@ def best_window(text: str, term_weights: Mapping[str, float], window: int = WIND
 
 def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
                  window: int = WINDOW) -> float:
-    positions = [(i, s) for i, s in enumerate(stemmed) if term_weights.get(s, 0.0) > 0]
+    return _share([(i, s) for i, s in enumerate(stemmed) if term_weights.get(s, 0.0) > 0],
+                  term_weights, window)
+
+
+Needle = tuple[str, bytes | None, str]
+
+
+def _needles(stems: Sequence[str]) -> list[Needle]:
+    """(what to find in ``_SEP``-framed text, the same in ASCII bytes or None, stem): a
+    full-length stem starts a word, a shorter one is the whole word."""
+    out = []
+    for stem in stems:
+        needle = _SEP + stem + ("" if len(stem) >= STEM else _SEP)
+        out.append((needle, needle.encode("ascii") if needle.isascii() else None, stem))
+    return out
+
+
+def _occurrences(text: str, needles: Sequence[Needle]) -> list[tuple[int, str]]:
+    """(word index, stem) of every word of ``text`` whose stem is wanted, in word order —
+    what ``[(i, s) for i, s in enumerate(_stems(text)) if s in stems]`` gives, in C: each
+    word is lower-cased on its own (joined by a separator no word contains, so
+    ``str.lower``'s context rules see the same word boundaries) and found by its start.
+    ASCII text (most of it) is split into words as bytes, without the regex."""
+    if text.isascii():
+        raw = b"\0" + b"\0".join(text.encode("ascii").translate(_ASCII_WORDS).lower()
+                                 .split()) + b"\0"
+        return _indexed(raw, b"\0", [(at, stem) for _, needle, stem in needles
+                                     if needle is not None for at in _starts(raw, needle)])
+    hay = _SEP + _SEP.join(_WORD.findall(text)).lower() + _SEP
+    return _indexed(hay, _SEP, [(at, stem) for needle, _, stem in needles
+                                for at in _starts(hay, needle)])
+
+
+def _starts(hay: AnyStr, needle: AnyStr) -> Iterator[int]:
+    at = hay.find(needle)
+    while at != -1:
+        yield at
+        at = hay.find(needle, at + 1)
+
+
+def _indexed(hay: AnyStr, sep: AnyStr, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(offset, stem) in framed text → (word index, stem) in word order: a word's index is
+    the number of separators before its own."""
+    found.sort()
+    out, index, last = [], 0, 0
+    for at, stem in found:
+        index += hay.count(sep, last, at)
+        last = at
+        out.append((index, stem))
+    return out
+
+
+def _share(positions: Sequence[tuple[int, str]], term_weights: Mapping[str, float],
+           window: int = WINDOW) -> float:
+    """:func:`_best_window` over the (word index, stem) positions of weighted stems."""
     total = sum(term_weights.values())
     if total <= 0:
         return 0.0
@@ -84,82 +138,13 @@ def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
     return best / total
 
 
-def _finder(stems: Sequence[str]) -> tuple[re.Pattern[str], re.Pattern[bytes] | None]:
-    """One pattern finding every word of ``_SEP``-framed text whose stem is wanted (a
-    full-length stem starts a word, a shorter one is the whole word), as str and, when
-    every stem is ASCII, as bytes. At most one stem matches at a word's start, so the
-    matches, in order, are every wanted word."""
-    parts = [re.escape(stem) + ("" if len(stem) >= STEM else f"(?={_SEP})") for stem in stems]
-    text = re.compile(f"{_SEP}(?:{'|'.join(parts)})")
-    ascii_parts = [p for p, stem in zip(parts, stems, strict=True) if stem.isascii()]
-    raw = re.compile(f"{_SEP}(?:{'|'.join(ascii_parts)})".encode("ascii")) if ascii_parts \
-        else None
-    return text, raw
-
-
-def _occurrences(text: str, finder: tuple[re.Pattern[str], re.Pattern[bytes] | None]
-                 ) -> list[tuple[int, str]]:
-    """(word index, stem) of every word of ``text`` whose stem is wanted, in word order —
-    what ``[(i, s) for i, s in enumerate(_stems(text)) if s in stems]`` gives, in C: each
-    word is lower-cased on its own (joined by a separator no word contains, so
-    ``str.lower``'s context rules see the same word boundaries) and found by its start.
-    ASCII text (most of it) is split into words as bytes, without the word regex."""
-    if text.isascii():
-        if finder[1] is None:
-            return []  # no ASCII stem: none is in ASCII text
-        raw = b"\0" + b"\0".join(text.encode("ascii").translate(_ASCII_WORDS).lower()
-                                  .split()) + b"\0"
-        return _indexed(raw, b"\0", [(m.start(), m.group()[1:].decode("ascii"))
-                                     for m in finder[1].finditer(raw)])
-    hay = _SEP + _SEP.join(_WORD.findall(text)).lower() + _SEP
-    return _indexed(hay, _SEP, [(m.start(), m.group()[1:]) for m in finder[0].finditer(hay)])
-
-
-def _indexed(hay: AnyStr, sep: AnyStr, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """(offset, stem) in framed text, in order → (word index, stem): a word's index is the
-    number of separators before its own."""
-    out, index, last = [], 0, 0
-    for at, stem in found:
-        index += hay.count(sep, last, at)
-        last = at
-        out.append((index, stem))
-    return out
-
-
-def _share(positions: Sequence[tuple[int, str]], term_weights: Mapping[str, float],
-           window: int = WINDOW) -> float:
-    """:func:`_best_window` over the (word index, stem) positions of weighted stems (the
-    same floats: a window's weight is summed in the same order, and summed again only
-    when a stem entered or left it)."""
-    total = sum(term_weights.values())
-    if total <= 0:
-        return 0.0
-    best = 0.0
-    start = 0
-    counts: dict[str, int] = {}
-    for end in range(len(positions)):
-        stem = positions[end][1]
-        changed = stem not in counts
-        counts[stem] = counts.get(stem, 0) + 1
-        while positions[end][0] - positions[start][0] >= window:
-            gone = positions[start][1]
-            counts[gone] -= 1
-            if not counts[gone]:
-                del counts[gone]
-                changed = True
-            start += 1
-        if changed:
-            best = max(best, sum(term_weights[s] for s in counts))
-    return best / total
-
-
 def scores(query: str, texts: Mapping[int, str]) -> dict[int, float]:
     """Chunk id → best-window share (0..1) for the candidate chunks' texts."""
     stems = query_stems(query)
     if not stems or not texts:
         return {}
-    finder = _finder(stems)
-    found = {chunk_id: _occurrences(text, finder) for chunk_id, text in texts.items()}
+    needles = _needles(stems)
+    found = {chunk_id: _occurrences(text, needles) for chunk_id, text in texts.items()}
     present = [{s for _, s in hits} for hits in found.values()]
     n = len(present)
     term_weights = {}
