@@ -168,15 +168,10 @@ class Segment:
         out = np.empty((len(rows), dim), dtype=np.float32)
         breaks = np.flatnonzero(np.diff(rows) != 1) + 1
         starts, ends = np.concatenate([[0], breaks]), np.append(breaks, len(rows))
-        pread = getattr(os, "pread", None)  # one call a run where there is one (not Windows)
         with open(str(vectors.filename), "rb", buffering=0) as handle:
             for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-                at, size = vectors.offset + int(rows[a]) * row_bytes, (b - a) * row_bytes
-                if pread is not None:
-                    data = pread(handle.fileno(), size, at)
-                else:
-                    handle.seek(at)
-                    data = handle.read(size)
+                handle.seek(vectors.offset + int(rows[a]) * row_bytes)
+                data = handle.read((b - a) * row_bytes)
                 out[a:b] = np.frombuffer(data, dtype="<f4").reshape(b - a, dim)
         return out
 
