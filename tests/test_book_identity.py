@@ -271,3 +271,33 @@ def test_an_edited_file_never_becomes_a_second_book(tmp_path: Path) -> None:
         books = lib.list_books()
         assert [b.slug for b in books] == ["field-notes-revised"]
         assert "weir" in lib.section(books[0].id, 0, 0).text
+
+
+def test_force_on_a_file_keeps_its_copy_in_another_folder_and_follows_a_move(
+        tmp_path: Path) -> None:
+    """``ingest --force`` re-cuts only the named file's own book: the same bytes followed in
+    a second folder stay that folder's book (id and slug), and a file moved since is re-cut
+    where it now is, keeping its id, as sync and a plain ingest follow a move."""
+    config = write_config(tmp_path)
+    first, second = tmp_path / "first", tmp_path / "second"
+    (first / "ops").mkdir(parents=True)
+    second.mkdir()
+    text = "# Runbook\n\nPage the on-call engineer through the pager rota.\n"
+    (first / "ops" / "runbook.md").write_text(text)
+    (second / "runbook.md").write_text(text)
+    with Library.open(config) as lib:
+        lib.ingest_folder(first)
+        lib.ingest_folder(second)
+        before = {b.source_path: (b.id, b.slug) for b in lib.list_books()}
+        assert len(before) == 2
+        lib.ingest(second / "runbook.md", force=True)
+        lib.ingest(first / "ops" / "runbook.md", force=True)
+        assert {b.source_path: (b.id, b.slug) for b in lib.list_books()} == before
+        moved = first / "archive" / "runbook.md"
+        moved.parent.mkdir()
+        (first / "ops" / "runbook.md").rename(moved)
+        old_id = before[str(first / "ops" / "runbook.md")][0]
+        assert lib.ingest(moved, force=True).book_id == old_id
+        book = lib.book(old_id)
+        assert (book.source_path, book.source_root, book.source_group) == (
+            str(moved), str(first), "archive")

@@ -114,6 +114,9 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             return report
 
         own = next(iter(book_rows.books_of_file(conn, info.path)), None)
+        moved_from = _follow_if_moved(conn, same, info) if own is None and same else None
+        if moved_from is not None:  # re-cut where it now is, as a plain ingest follows it
+            own = book_rows.find_book(conn, same.id) if same else None
         origin = source_rows.origins(conn, [own.id]).get(own.id) if own else None
 
         def naming(suggested: str) -> tuple[str, str]:
@@ -132,15 +135,21 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             prepared.book.author = own.author
         with deps.book_writer(slug=prepared.book.slug):  # a server's other writers
             replaced = _slug_owner(conn, prepared.book.slug, info.sha256, force)
-            removing = {b.id for b in (replaced, same, *edited) if b is not None}
+            # a copy's book, unless the file has its own: then the copy is another
+            # folder's book (sync follows the same bytes in two folders) and stays
+            copy = same if own is None or (same is not None and same.id == own.id) else None
+            removing = {b.id for b in (replaced, copy, *edited) if b is not None}
             in_place = own.id if own is not None else None
             removing.discard(in_place)
             book_id, _ = write_book(deps, prepared.book, in_place_of=in_place,
                                     removing=sorted(removing),
                                     then=_keep_origin(conn, origin))
         stages = deps.run_stages(book_id, progress)
-        return _report(conn, book_id, created=True, replaced=bool(removing) or in_place is not None,
-                       stages=stages, warnings=links + prepared.warnings)
+        report = _report(conn, book_id, created=True,
+                         replaced=bool(removing) or in_place is not None,
+                         stages=stages, warnings=links + prepared.warnings)
+        report.moved_from = moved_from
+        return report
 
 
 def _keep_origin(conn: Store, origin: source_rows.Origin | None
