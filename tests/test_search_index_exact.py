@@ -33,7 +33,7 @@ PARAGRAPH = (
     "and the fishing boats of the harbour waited for the beam to guide them past the reef "
     "where so many ships had broken in the years before the tower was built by the men of "
     "the northern coast who carried every stone up from the shore on their backs. "
-) * 5  # one long paragraph: one changed word moves a copy by ~1e-4 of cosine, as observed
+) * 2  # one chunk (a chunk holds <= 1,200 characters); one changed word moves ~5e-4 of cosine
 COPIES = 2400
 
 
