@@ -3,7 +3,9 @@ the question's words come together ranked first."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 from fakes import FakeEmbedder
@@ -72,14 +74,22 @@ def test_passages_do_not_mostly_repeat_text_a_better_hit_returned(tmp_path: Path
         assert max(0, a_end - b_start) * 2 <= min(a_end - a_start, b_end - b_start)
 
 
-def test_passages_past_many_skipped_neighbours_are_still_found(tmp_path: Path) -> None:
-    """Chunks much shorter than a passage, ranked in reading order: most are skipped as
-    repeats of the one before, and the passages asked for still come from further on."""
+@contextlib.contextmanager
+def _cures_library(tmp_path: Path, steps: int) -> Iterator[Library]:
+    """A library of one section of ``steps`` short paragraphs, cut into chunks much shorter
+    than a passage (fake models)."""
     book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": "\n\n".join(
-        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(90))}})
+        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(steps))}})
     config = fake_config(tmp_path, chunk_size=20, chunk_overlap=0)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(book)
+        yield lib
+
+
+def test_passages_past_many_skipped_neighbours_are_still_found(tmp_path: Path) -> None:
+    """Chunks much shorter than a passage, ranked in reading order: most are skipped as
+    repeats of the one before, and the passages asked for still come from further on."""
+    with _cures_library(tmp_path, steps=90) as lib:
         ranked = [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]
         chosen = passages.select(lib.conn, ranked, 3)
     assert len(ranked) > 30
@@ -93,11 +103,7 @@ def test_passages_from_spans_in_hand_are_the_passages_read(tmp_path: Path) -> No
     """A search hands over the spans it read with its candidates (``candidate_facts``):
     the passages are the ones select reads itself, and a chunk missing from them (deleted
     meanwhile) is skipped as if it were not ranked."""
-    book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": "\n\n".join(
-        f"Basilisk venom cure, step {n}: boil the roots for {n} minutes." for n in range(150))}})
-    config = fake_config(tmp_path, chunk_size=20, chunk_overlap=0)
-    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
-        lib.ingest(book)
+    with _cures_library(tmp_path, steps=150) as lib:
         ids = [r[0] for r in lib.conn.execute("SELECT id FROM chunks ORDER BY id")]
         ranked = ids[::-7]  # far apart and near, last first: some are dropped as repeats
         facts = text_spans.candidate_facts(lib.conn, ranked)
