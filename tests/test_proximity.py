@@ -9,6 +9,7 @@ from grimoire_beholder.search import proximity
 WORDS = ("İstanbul", "ΟΔΟΣ", "straße", "Stranger", "strangers", "silver", "Silverware", "sil",
          "abc", "ABCD", "abcde", "x_y", "naïve", "ǅemal", "ﬁre", "Fire", "ΣΑΣ", "ß",
          "lighthouse", "the", "and", "paid", "room", "rooms", "日本語", "２０２６", "1999", "a")
+BREAKS = ("...", ",", "-", "\n", "_", "\x1f", "’", "—", "\ud800")  # none of them a word
 
 
 def _by_definition(query: str, texts: dict[int, str]) -> dict[int, float]:
@@ -20,13 +21,14 @@ def _by_definition(query: str, texts: dict[int, str]) -> dict[int, float]:
 
 
 def test_scores_equal_the_word_by_word_definition_on_mixed_scripts() -> None:
-    """Half the texts are ASCII (split as bytes), half mixed scripts (the regex path)."""
+    """Half the texts' words are ASCII (read together as bytes, curly quotes and dashes
+    breaking words like spaces), half mixed scripts (the regex path)."""
     rng = random.Random(3)
     ascii_words = tuple(w for w in WORDS if w.isascii())
     for trial in range(400):
         pool = ascii_words if trial % 2 else WORDS
         query = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 8)))
-        texts = {i: " ".join(rng.choice((*pool, "...", ",", "-", "\n", "_", "\x1f"))
+        texts = {i: " ".join(rng.choice((*pool, *BREAKS))
                              for _ in range(rng.randint(0, 120)))
                  for i in range(rng.randint(1, 6))}
         assert proximity.scores(query, texts) == _by_definition(query, texts), query

@@ -10,9 +10,15 @@ stem: the first :data:`STEM` letters) are weighted by how rare they are among th
 candidates (a term in every candidate tells them apart not at all), and each chunk gets the
 best weighted share of those terms found within any :data:`WINDOW` consecutive words.
 
-Cost: a chunk is not stemmed word by word in Python. Its words are found, joined and
-lower-cased in C, and the query's stems are found in that text by ``str.find``
-(:func:`_occurrences`), so the Python work grows with the matches, not with the text.
+Cost: no chunk is stemmed word by word in Python. The head's chunks are read together:
+those whose letters and digits are all ASCII (most text; curly quotes and dashes are not
+letters) as one byte string, lower-cased with every other byte a space, whose words numpy
+finds and reads eight bytes at a time, matching a word's first :data:`STEM` bytes (or a short
+stem and the space ending it) as one integer (:func:`_ascii_occurrences`); a chunk holding
+other letters has its words found, joined and lower-cased in C and the query's stems found
+in it by ``str.find`` (:func:`_text_occurrences`). Either way the Python work grows with the
+matches, not with the text; ``tests/test_proximity.py`` holds both to the word-by-word
+definition.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import AnyStr
+
+import numpy as np
 
 from grimoire_beholder.search.keyword import STOP_WORDS
 
@@ -28,8 +35,10 @@ WINDOW = 40  # words
 STEM = 5
 _WORD = re.compile(r"[^\W_]+")
 _SEP = "\x00"  # never part of a word (``_WORD`` matches letters and digits only)
-# ASCII text: letters and digits kept, everything else a space (``_WORD`` on ASCII).
-_ASCII_WORDS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
+# ASCII text: letters and digits kept and lower-cased, every other byte a space.
+_LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else 32
+                     for c in range(256))
+assert STEM < 8  # a full stem and the byte after a shorter one fit in eight bytes
 
 
 def _stems(text: str) -> list[str]:
@@ -69,43 +78,98 @@ def _best_window(stemmed: Sequence[str], term_weights: Mapping[str, float],
                   term_weights, window)
 
 
-Needle = tuple[str, bytes | None, str]
+Needle = tuple[str, str]
 
 
 def _needles(stems: Sequence[str]) -> list[Needle]:
-    """(what to find in ``_SEP``-framed text, the same in ASCII bytes or None, stem): a
-    full-length stem starts a word, a shorter one is the whole word."""
-    out = []
-    for stem in stems:
-        needle = _SEP + stem + ("" if len(stem) >= STEM else _SEP)
-        out.append((needle, needle.encode("ascii") if needle.isascii() else None, stem))
-    return out
+    """(what to find in ``_SEP``-framed text, stem): a full-length stem starts a word, a
+    shorter one is the whole word."""
+    return [(_SEP + stem + ("" if len(stem) >= STEM else _SEP), stem) for stem in stems]
 
 
-def _occurrences(text: str, needles: Sequence[Needle]) -> list[tuple[int, str]]:
+def _text_occurrences(text: str, needles: Sequence[Needle]) -> list[tuple[int, str]]:
     """(word index, stem) of every word of ``text`` whose stem is wanted, in word order —
     what ``[(i, s) for i, s in enumerate(_stems(text)) if s in stems]`` gives, in C: each
     word is lower-cased on its own (joined by a separator no word contains, so
-    ``str.lower``'s context rules see the same word boundaries) and found by its start.
-    ASCII text (most of it) is split into words as bytes, without the regex."""
-    if text.isascii():
-        raw = b"\0" + b"\0".join(text.encode("ascii").translate(_ASCII_WORDS).lower()
-                                 .split()) + b"\0"
-        return _indexed(raw, b"\0", [(at, stem) for _, needle, stem in needles
-                                     if needle is not None for at in _starts(raw, needle)])
+    ``str.lower``'s context rules see the same word boundaries) and found by its start."""
     hay = _SEP + _SEP.join(_WORD.findall(text)).lower() + _SEP
-    return _indexed(hay, _SEP, [(at, stem) for needle, _, stem in needles
+    return _indexed(hay, _SEP, [(at, stem) for needle, stem in needles
                                 for at in _starts(hay, needle)])
 
 
-def _starts(hay: AnyStr, needle: AnyStr) -> Iterator[int]:
+def _occurrences(texts: Sequence[str], stems: Sequence[str]) -> list[list[tuple[int, str]]]:
+    """:func:`_text_occurrences` of each text: the texts whose letters and digits are all
+    ASCII at once (:func:`_ascii_occurrences`), the others one by one."""
+    joined = " ".join(texts)
+    other = set() if joined.isascii() else _non_ascii_words(texts, joined)
+    out: list[list[tuple[int, str]]] = [[] for _ in texts]
+    if other:
+        needles = _needles(stems)
+        for n in other:
+            out[n] = _text_occurrences(texts[n], needles)
+        texts = ["" if n in other else text for n, text in enumerate(texts)]
+    _ascii_occurrences(texts, stems, out)
+    return out
+
+
+def _non_ascii_words(texts: Sequence[str], joined: str) -> set[int]:
+    """Indexes of the ``texts`` (``joined`` by one space) holding a non-ASCII letter or
+    digit (what ``_WORD`` matches: ``str.isalnum``)."""
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    at = np.flatnonzero(points > 127)
+    values, inverse = np.unique(points[at], return_inverse=True)
+    word = np.array([chr(v).isalnum() for v in values.tolist()], dtype=bool)
+    at = at[word[inverse.reshape(-1)]]
+    ends = np.cumsum([len(text) + 1 for text in texts])
+    return set(np.searchsorted(ends, at, side="right").tolist())
+
+
+def _ascii_occurrences(texts: Sequence[str], stems: Sequence[str],
+                       out: list[list[tuple[int, str]]]) -> None:
+    """Add to ``out[n]`` the (word index, stem) of each word of ``texts[n]`` whose stem is
+    wanted, for texts whose letters and digits are all ASCII (other characters are word
+    breaks, as in ``_WORD``). Each word's first eight bytes (the text padded with spaces)
+    are one little-endian integer: a full-length stem is its first :data:`STEM` bytes, a
+    shorter one the whole word and the space after it."""
+    by_width: dict[int, dict[int, str]] = {}
+    for stem in stems:
+        if stem.isascii():
+            key = (stem + ("" if len(stem) >= STEM else " ")).encode("ascii")
+            by_width.setdefault(len(key), {})[int.from_bytes(key, "little")] = stem
+    if not by_width:
+        return
+    raw = (b" " + " ".join(texts).encode("ascii", "replace") + b" " * 8).translate(_LOWER_WORDS)
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    space = buf == 32
+    starts = np.flatnonzero(space[:-8] & ~space[1:-7]) + 1  # the first byte of each word
+    heads = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))[starts]
+    which = np.full(len(starts), -1, dtype=np.int64)
+    names: list[str] = []
+    for width, keys in by_width.items():
+        wanted = np.array(sorted(keys), dtype=np.uint64)
+        masked = heads & np.uint64((1 << (8 * width)) - 1)
+        at = np.minimum(np.searchsorted(wanted, masked), len(wanted) - 1)
+        which = np.where(wanted[at] == masked, at + len(names), which)
+        names += [keys[int(k)] for k in wanted.tolist()]
+    hits = np.flatnonzero(which >= 0)
+    if not hits.size:
+        return
+    bounds = np.cumsum([1, *(len(text) + 1 for text in texts)])  # where each text starts
+    text_of = np.searchsorted(bounds, starts[hits], side="right") - 1
+    first_word = np.searchsorted(starts, bounds[:-1])
+    for n, index, name in zip(text_of.tolist(), (hits - first_word[text_of]).tolist(),
+                              which[hits].tolist(), strict=True):
+        out[n].append((index, names[name]))
+
+
+def _starts(hay: str, needle: str) -> Iterator[int]:
     at = hay.find(needle)
     while at != -1:
         yield at
         at = hay.find(needle, at + 1)
 
 
-def _indexed(hay: AnyStr, sep: AnyStr, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def _indexed(hay: str, sep: str, found: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """(offset, stem) in framed text → (word index, stem) in word order: a word's index is
     the number of separators before its own."""
     found.sort()
@@ -127,14 +191,18 @@ def _share(positions: Sequence[tuple[int, str]], term_weights: Mapping[str, floa
     start = 0
     counts: dict[str, int] = {}
     for end in range(len(positions)):
-        counts[positions[end][1]] = counts.get(positions[end][1], 0) + 1
+        stem = positions[end][1]
+        changed = stem not in counts
+        counts[stem] = counts.get(stem, 0) + 1
         while positions[end][0] - positions[start][0] >= window:
-            stem = positions[start][1]
-            counts[stem] -= 1
-            if not counts[stem]:
-                del counts[stem]
+            gone = positions[start][1]
+            counts[gone] -= 1
+            if not counts[gone]:
+                del counts[gone]
+                changed = True
             start += 1
-        best = max(best, sum(term_weights[s] for s in counts))
+        if changed:  # else the same stems in the same order: the same sum
+            best = max(best, sum(map(term_weights.__getitem__, counts)))
     return best / total
 
 
@@ -143,8 +211,7 @@ def scores(query: str, texts: Mapping[int, str]) -> dict[int, float]:
     stems = query_stems(query)
     if not stems or not texts:
         return {}
-    needles = _needles(stems)
-    found = {chunk_id: _occurrences(text, needles) for chunk_id, text in texts.items()}
+    found = dict(zip(texts, _occurrences(list(texts.values()), stems), strict=True))
     present = [{s for _, s in hits} for hits in found.values()]
     n = len(present)
     term_weights = {}
