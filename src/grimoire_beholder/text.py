@@ -156,8 +156,10 @@ def normalize_term(text: str) -> str:
     a plural "s" dropped ("Missing values" ~ "missing value", "read.fwf" ~ "read fwf").
     How printed back-of-book index entries are stored (``parse.backindex``) and matched
     (``search.lookup``, ``search.ranking``)."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    folded = text.casefold()
+    if not folded.isascii():  # no ASCII character is a combining mark
+        folded = unicodedata.normalize("NFKD", folded)
+        folded = "".join(ch for ch in folded if not unicodedata.combining(ch))
     words = re.sub(r"[\W_]+", " ", folded).split()
     return " ".join(w[:-1] if len(w) > 3 and w.endswith("s")
                     and not w.endswith(_PLURAL_EXCEPTIONS) else w for w in words)

@@ -126,6 +126,7 @@ class SearchEngine:
         self._query_embedder = query_embedder
         self._embed: EmbedQuery | None = None
         self._seen: tuple[int, int] | None = None  # change token of the last data look
+        self._state: tuple[int, bool] | None = None  # library_state at that token (SQLite)
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = SearchIndex(None if config.database_url else config.database_path)
@@ -143,8 +144,16 @@ class SearchEngine:
         """
         token = hit_queries.change_token(self._conn)
         if token != self._seen:
+            self._state = None
             self._embed = self._query_embedder()
             self._seen = token
+
+    def _library_state(self) -> tuple[int, bool]:
+        """``hit_queries.library_state``, read once per change token on SQLite (whose token
+        moves with every commit; a server's token does not move when chunks are embedded)."""
+        if self._state is None or not isinstance(self._conn, sqlite3.Connection):
+            self._state = hit_queries.library_state(self._conn)
+        return self._state
 
     def _resolve(self, query: str, top_k: int | None, mode: str | None
                  ) -> tuple[str, int, str, str | None]:
@@ -204,7 +213,7 @@ class SearchEngine:
             if wanted_roles is not None:
                 scope = _narrow(scope, role_rows.chunk_ids_with_roles(
                     self._conn, allowed, wanted_roles))
-            books, searchable = hit_queries.library_state(self._conn)
+            books, searchable = self._library_state()
             clock.lap("filters")
             if not searchable:
                 result.note = ("the library is empty" if books == 0 else

@@ -7,6 +7,7 @@ their keys are fixed; adding one is an interface change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from grimoire_beholder.citation import Citation, Source, relative_path
@@ -16,6 +17,7 @@ ARMS: tuple[str, ...] = ("vector", "keyword")
 # Row fields that locate a chunk inside the store; the wire format leaves them out.
 _STORE_ONLY = frozenset({"chunk_id", "chunk_index", "page_labels", "source_root"})
 _ROW_FIELDS = tuple(f.name for f in fields(HitRow))
+_ROW_VALUES = attrgetter(*_ROW_FIELDS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +42,7 @@ class SearchHit(HitRow):
         source = Source.of(row.book, row.source_type, row.source_path, row.source_root,
                            row.page_labels)
         citation = source.cite_span(row.section, row)
-        values = {name: getattr(row, name) for name in _ROW_FIELDS}
+        values = dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True))
         values["context"] = row.context or None
         return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
                    citation=citation, rerank_score=rerank_score)

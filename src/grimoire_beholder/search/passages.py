@@ -32,9 +32,9 @@ def _extend_left(text: str, start: int, room: int) -> int:
     if room <= 0 or start <= 0:
         return start
     floor = max(0, start - room)
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, floor, start)]
-    if ends:
-        return ends[0]
+    first = _SENTENCE_END.search(text, floor, start)
+    if first is not None:
+        return first.end()
     if floor == 0:
         return 0
     space = text.find(" ", floor, start)

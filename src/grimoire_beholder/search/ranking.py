@@ -46,9 +46,9 @@ _MIN_TERM_CHARS = 3
 def query_terms(query: str) -> list[str]:
     """Every run of 1..MAX_TERM_WORDS consecutive normalised words of the query."""
     words = normalize_term(query).split()
-    return [" ".join(words[i:j]) for i in range(len(words))
-            for j in range(i + 1, min(len(words), i + MAX_TERM_WORDS) + 1)
-            if len(" ".join(words[i:j])) >= _MIN_TERM_CHARS]
+    runs = (" ".join(words[i:j]) for i in range(len(words))
+            for j in range(i + 1, min(len(words), i + MAX_TERM_WORDS) + 1))
+    return [run for run in runs if len(run) >= _MIN_TERM_CHARS]
 
 
 def index_lifts(conn: Store, query: str,

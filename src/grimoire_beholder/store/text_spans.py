@@ -6,7 +6,6 @@ All values arrive as bound parameters; id lists travel as one JSON parameter.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -115,11 +114,16 @@ def candidate_facts(conn: sqlite3.Connection | FactStore, chunk_ids: Iterable[in
 
 
 Section = tuple[int, int, int]  # (book id, chapter index, section index)
-# Rows of ``t`` whose section is the one a ``json_each`` row ``j`` names as [book, chapter,
-# section, ...]: the (book_id, chapter_index, section_index) indexes serve each ``j``.
-_SECTION_JOIN = ("{t}.book_id = json_extract(j.value, '$[0]') "
-                 "AND {t}.chapter_index = json_extract(j.value, '$[1]') "
-                 "AND {t}.section_index = json_extract(j.value, '$[2]')")
+
+
+def _wanted(rows: Sequence[tuple[int, ...]]) -> tuple[str, list[int]]:
+    """A ``w(k, b, ch, s, lo, hi)`` table of bound integers, one row per wanted (section,
+    two numbers), ``k`` its index; and its parameters. Bound, not parsed from JSON row by
+    row: the (book_id, chapter_index, section_index) index serves each row (one cached
+    statement per number of rows)."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
+    return (f"WITH w(k, b, ch, s, lo, hi) AS (VALUES {values}) ",
+            [int(v) for n, row in enumerate(rows) for v in (n, *row)])
 
 
 def spans_within(conn: sqlite3.Connection | SpanStore,
@@ -129,12 +133,13 @@ def spans_within(conn: sqlite3.Connection | SpanStore,
     if not isinstance(conn, sqlite3.Connection):
         return [[s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start]
                 for key, start, end in wanted]
+    if not wanted:
+        return []
+    table, args = _wanted([(*key, start, end) for key, start, end in wanted])
     rows = conn.execute(
-        f"SELECT j.key, {_SPAN_COLUMNS} FROM json_each(?) j JOIN chunks c "
-        f"ON {_SECTION_JOIN.format(t='c')} AND c.char_start < json_extract(j.value, '$[4]') "
-        "AND c.char_end > json_extract(j.value, '$[3]') ORDER BY j.key, c.chunk_index",
-        (json.dumps([[*(int(v) for v in key), int(start), int(end)]
-                     for key, start, end in wanted]),)).fetchall()
+        f"{table}SELECT w.k, {_SPAN_COLUMNS} FROM w JOIN chunks c ON c.book_id = w.b "
+        "AND c.chapter_index = w.ch AND c.section_index = w.s AND c.char_start < w.hi "
+        "AND c.char_end > w.lo ORDER BY w.k, c.chunk_index", args).fetchall()
     out: list[list[ChunkSpan]] = [[] for _ in wanted]
     for r in rows:
         out[int(r[0])].append(ChunkSpan(*r[1:]))
@@ -146,12 +151,14 @@ def section_slices(conn: sqlite3.Connection | SpanStore,
     """:func:`section_slice` of several (section, start, end) in one read, in order."""
     if not isinstance(conn, sqlite3.Connection):
         return [conn.section_slice(*key, start, end) for key, start, end in wanted]
-    args = [[*(int(v) for v in key), max(start, 0) + 1, max(end - max(start, 0), 0)]
-            for key, start, end in wanted]
+    if not wanted:
+        return []
+    table, args = _wanted([(*key, max(start, 0) + 1, max(end - max(start, 0), 0))
+                           for key, start, end in wanted])
     rows = conn.execute(
-        "SELECT j.key, substr(s.text, json_extract(j.value, '$[3]'), "
-        f"json_extract(j.value, '$[4]')) FROM json_each(?) j JOIN sections s "
-        f"ON {_SECTION_JOIN.format(t='s')}", (json.dumps(args),)).fetchall()
+        f"{table}SELECT w.k, substr(s.text, w.lo, w.hi) FROM w JOIN sections s "
+        "ON s.book_id = w.b AND s.chapter_index = w.ch AND s.section_index = w.s",
+        args).fetchall()
     out = [""] * len(wanted)
     for r in rows:
         out[int(r[0])] = str(r[1])
