@@ -10,7 +10,10 @@ scale into FusedMatMul) into its CPU kernels.
 The graph takes ``input_ids`` and ``attention_mask`` (int64, ``[batch, seq]``) and returns
 ``last_hidden_state`` (float32, ``[batch, seq, hidden]``); pooling stays in numpy so the caller
 can pool windows of one long text however it needs. Token types are always 0 (single
-sentences), so the type-0 embedding is folded into the position table.
+sentences), so the type-0 embedding is folded into the position table. The query graph
+(``word_input``) takes the word-table rows of the tokens (``word_embeddings``, float32
+``[batch, seq, hidden]``, read by :mod:`.word_table`) instead of ``input_ids`` and holds no
+word table: the rest of the graph, and so every vector, is the same.
 
 Only this module imports onnxruntime / safetensors, and only inside functions, so that
 importing the package stays cheap.
@@ -140,10 +143,16 @@ def _qkv(w: dict[str, np.ndarray], prefix: str) -> tuple[np.ndarray, np.ndarray]
     return _f32(weight), _f32(bias)
 
 
+WORD_INPUT = "word_embeddings"
+"""The query graph's input: the word-table rows of the tokens, float32 ``[batch, seq, hidden]``."""
+
+
 def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape, *,
-                     int8: bool = False) -> bytes:
+                     int8: bool = False, word_input: bool = False) -> bytes:
     """The serialized ONNX model of the BERT encoder whose weights are ``weights``; with
-    ``int8`` its projections are int8 GEMMs (see :meth:`_GraphBuilder.linear`).
+    ``int8`` its projections are int8 GEMMs (see :meth:`_GraphBuilder.linear`); with
+    ``word_input`` it takes :data:`WORD_INPUT` instead of ``input_ids`` and holds no word
+    table (the query graph: 11 MB instead of 35 with int8).
 
     ``weights`` uses the Hugging Face ``BertModel`` names (``embeddings.*``,
     ``encoder.layer.N.*``), optionally prefixed with ``bert.``. Linear weights are stored
@@ -158,10 +167,15 @@ def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape, *,
     g = _GraphBuilder(int8)
 
     # Embeddings: word + (position + token-type-0), then LayerNorm.
-    word = _word_embeddings(g, w["embeddings.word_embeddings.weight"])
+    if word_input:
+        word = WORD_INPUT
+        first = onnx_proto.value_info(WORD_INPUT, onnx_proto.FLOAT, ["batch", "seq", shape.hidden])
+    else:
+        word = _word_embeddings(g, w["embeddings.word_embeddings.weight"])
+        first = onnx_proto.value_info("input_ids", onnx_proto.INT64, ["batch", "seq"])
     pos_table = (w["embeddings.position_embeddings.weight"]
                  + w["embeddings.token_type_embeddings.weight"][0])
-    seq_len = g.op("Slice", [g.op("Shape", ["input_ids"]),
+    seq_len = g.op("Slice", [g.op("Shape", [WORD_INPUT if word_input else "input_ids"]),
                              g.const("one", np.array([1], np.int64)),
                              g.const("two", np.array([2], np.int64))], "seq_len")
     pos = g.op("Slice", [g.const("pos_emb", _f32(pos_table)),
@@ -178,8 +192,7 @@ def build_bert_graph(weights: dict[str, np.ndarray], shape: BertShape, *,
     return onnx_proto.model(
         g.nodes,
         "bert_encoder",
-        [onnx_proto.value_info("input_ids", onnx_proto.INT64, ["batch", "seq"]),
-         onnx_proto.value_info("attention_mask", onnx_proto.INT64, ["batch", "seq"])],
+        [first, onnx_proto.value_info("attention_mask", onnx_proto.INT64, ["batch", "seq"])],
         [onnx_proto.value_info(x, onnx_proto.FLOAT, ["batch", "seq", shape.hidden])],
         g.initializers,
         opset=OPSET,
@@ -264,9 +277,10 @@ def default_threads() -> int:
     return portable.cpu_count()
 
 
-def load_session(model_dir: Path, threads: int | None = None, *, int8: bool = False) -> Any:
+def load_session(model_dir: Path, threads: int | None = None, *, int8: bool = False,
+                 word_input: bool = False) -> Any:
     """An onnxruntime CPU ``InferenceSession`` for the BERT encoder in ``model_dir`` (its
-    projections int8 GEMMs with ``int8``).
+    projections int8 GEMMs with ``int8``; the query graph with ``word_input``).
 
     The graph comes from the per-user cache (:mod:`.graph_cache`) when a current copy is
     there, else it is built from the weights (a few tenths of a CPU-second) and cached for
@@ -282,9 +296,11 @@ def load_session(model_dir: Path, threads: int | None = None, *, int8: bool = Fa
         config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
         shape = BertShape.from_config(config)
         return build_bert_graph(load_file(str(model_dir / "model.safetensors")), shape,
-                                int8=int8)
+                                int8=int8, word_input=word_input)
 
-    serialized = graph_cache.cached_graph(model_dir, "int8" if int8 else "float32", build)
+    # "query-…", not "…-query": a variant's eviction globs "<variant>-*"
+    variant = ("query-" if word_input else "") + ("int8" if int8 else "float32")
+    serialized = graph_cache.cached_graph(model_dir, variant, build)
     return cpu_session(serialized, threads)
 
 

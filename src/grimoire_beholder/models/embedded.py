@@ -19,6 +19,11 @@ Why this shape:
   against committed reference vectors.
 * Heavy imports (onnxruntime, safetensors) happen in :meth:`_load`, on the
   first embed or :meth:`check`, so building an ``EmbeddedEmbedder`` costs nothing.
+* A query runs the *query graph*: the same encoder without its word table (11 MB with int8
+  instead of 35), fed the rows of the query's tokens read from the weights file
+  (:mod:`.word_table`). It gives the documents' graph's vectors, and a search (a cold
+  ``query``, the prompt hook, a server's first answer) loads a third of the bytes and builds
+  a smaller session; ingest loads the documents' graph.
 
 Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate policy:
 
@@ -139,6 +144,8 @@ class EmbeddedEmbedder(LoadsOnce):
         self._int8 = INT8 if int8 is None else int8
         self._max_seq_length = DEFAULT_MAX_SEQ_LENGTH
         self._session: Any = None
+        self._query_session: Any = None
+        self._word_table: Any = None
         self._workers = 1
         self._tokenizer: Any = None
         self._cls_id = 0
@@ -173,8 +180,9 @@ class EmbeddedEmbedder(LoadsOnce):
         return self._max_seq_length
 
     def check(self) -> None:
-        """Load the model and embed one word, raising ModelError with a fix if that fails."""
-        vector = self.embed_query("check")
+        """Load the model and embed one word as a document (what ingest runs), raising
+        ModelError with a fix if that fails."""
+        vector = self.embed_documents(["check"])[0]
         if vector.shape != (DIMENSION,):
             raise ModelError(f"the embedded model returned shape {vector.shape}, not (384,)")
 
@@ -208,10 +216,21 @@ class EmbeddedEmbedder(LoadsOnce):
         return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Unit vector for a query, truncated to the first 256 tokens like sentence-transformers."""
-        self._ensure_loaded()
+        """Unit vector for a query, truncated to the first 256 tokens like sentence-transformers;
+        run by the query graph (see the module docstring)."""
+        session, table = self._ensure_query_graph()
         content = self._content_ids([text])[0]
-        return self._encode([self._wrap(content[: self._max_seq_length - 2])])[0]
+        ids = self._wrap(content[: self._max_seq_length - 2])
+        mask = np.ones((1, len(ids)), dtype=np.int64)
+        try:
+            rows = table.rows(ids)[None]
+            hidden = session.run(None, {"word_embeddings": rows, "attention_mask": mask})[0]
+        except Exception as exc:  # the weights file changed under us; onnxruntime's errors
+            raise ModelError(f"the embedded model failed to run: {exc}") from exc
+        vector = _normalise(_mean_pool(hidden, mask))[0]
+        if not np.isfinite(vector).all():
+            raise ModelError("the embedded model produced a non-finite vector")
+        return vector
 
     @property
     def window_pieces(self) -> int:
@@ -359,8 +378,24 @@ class EmbeddedEmbedder(LoadsOnce):
         self._cls_id, self._sep_id = cls_id, sep_id
         self._tokenizer = tokenizer
 
-    def _load(self) -> None:
-        """Import the runtime, read the tokenizer and configs, build the ONNX session."""
+    def _ensure_query_graph(self) -> tuple[Any, Any]:
+        """The query graph's session and the word table it is fed from, loaded once."""
+        if self._query_session is None:
+            with self._lock:
+                if self._query_session is None:
+                    self._load(query=True)
+        return self._query_session, self._word_table
+
+    def _preload(self) -> None:
+        """What a command about to search loads ahead: the query graph."""
+        self._ensure_query_graph()
+
+    def _preloaded(self) -> bool:
+        return self._query_session is not None
+
+    def _load(self, query: bool = False) -> None:
+        """Import the runtime, read the tokenizer and configs, build the ONNX session (of
+        the query graph, and open the word table, with ``query``)."""
         import time
 
         started = time.perf_counter()
@@ -374,12 +409,19 @@ class EmbeddedEmbedder(LoadsOnce):
         if self._tokenizer is None:  # already under the lock (LoadsOnce)
             self._read_tokenizer(model_dir)
         try:
-            session = load_session(model_dir, 1, int8=self._int8)
+            if query:
+                from grimoire_beholder.models.word_table import WordTable
+
+                table = WordTable.open(model_dir / "model.safetensors")
+            session = load_session(model_dir, 1, int8=self._int8, word_input=query)
             self._workers = self._threads or default_threads()
         except ModelError:
             raise
         except Exception as exc:  # corrupt weights/graph: ort, safetensors
             raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
+        if query:
+            self._word_table, self._query_session = table, session
+            return
         self._session = session
         self.load_seconds = time.perf_counter() - started
 

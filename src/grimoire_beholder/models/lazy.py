@@ -36,14 +36,21 @@ class LoadsOnce:
 
         def load() -> None:
             with contextlib.suppress(Exception):
-                self._ensure_loaded()
+                self._preload()
 
-        if self._session is None:
+        if not self._preloaded():
             thread = threading.Thread(target=load, name="model-load", daemon=True)
             thread.start()
             # a process that ends (an error right after) while the thread is inside the model
             # library would abort: exit waits for the load, for a bounded time
             atexit.register(thread.join, timeout=60)
+
+    def _preload(self) -> None:
+        """What :meth:`load_in_background` loads: the session, unless a subclass says."""
+        self._ensure_loaded()
+
+    def _preloaded(self) -> bool:
+        return self._session is not None
 
     def _load(self) -> None:
         raise NotImplementedError

@@ -1,0 +1,84 @@
+"""A query runs the query graph (the encoder without its word table, fed the rows of the
+query's tokens from the weights file): its vector must be the one the documents' graph gives
+the same text, whatever the text, and a search must load only that smaller graph."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir
+
+SAMPLE = Path(__file__).parents[1] / "samples" / "lighthouse-keepers-handbook.md"
+ODD = [
+    "", "   ", "\n\t", "?", "a", "x" * 300, "[SEP] [CLS] [MASK] [UNK]", "\u200b\x00\ufffd",
+    "Ünïcödé façade naïve café — “quotes”", "日本語のテキストを検索する", "😀🔦🌊 emoji only",
+    "مرحبا بالعالم", "Ελληνικά κείμενα και ερωτήσεις", "e = mc^2; 3.14159 ≈ π, 1,234,567.89",
+    "def beam(range_km: float) -> float: return range_km ** 0.5  # code?",
+    "HOW FAR CAN A LIGHTHOUSE BEAM REACH AT NIGHT?!",
+]
+
+
+def _queries() -> list[str]:
+    """Odd texts, sentences of the sample book and random runs of its words."""
+    text = SAMPLE.read_text(encoding="utf-8")
+    sentences = [s.strip() for s in text.replace("\n", " ").split(". ") if s.strip()]
+    words = text.split()
+    rng = random.Random(7)
+    runs = [" ".join(rng.sample(words, rng.randint(1, 120))) for _ in range(25)]
+    return ODD + sentences[:25] + runs
+
+
+@pytest.mark.parametrize("int8", [True, False], ids=["int8", "float32"])
+def test_query_vectors_are_the_documents_graph_vectors(int8: bool) -> None:
+    embedder = EmbeddedEmbedder(int8=int8, threads=1)
+    queries = [q for q in _queries() if embedder.token_count(q) <= embedder.max_seq_length]
+    assert len(queries) >= 60
+    reference = embedder.embed_documents(queries)  # the full graph, one window each
+    for query, expected in zip(queries, reference, strict=True):
+        vector = embedder.embed_query(query)
+        assert vector.shape == (384,) and vector.dtype == np.float32
+        assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+        assert float(vector @ expected) >= 0.9999, query
+
+
+def test_a_long_query_is_its_first_window() -> None:
+    """Truncated at 256 pieces: the vector the documents' graph gives its first 254 words
+    (each one word piece) alone."""
+    embedder = EmbeddedEmbedder(int8=True, threads=1)
+    vocab = [w for w in ("lighthouse", "keeper", "lamp", "oil", "night", "sea", "storm",
+                         "ship", "light", "tower", "harbour", "coast", "wind", "rock")
+             if embedder.count_pieces(w) == 1]
+    assert len(vocab) >= 8
+    rng = random.Random(3)
+    words = [rng.choice(vocab) for _ in range(400)]
+    first = embedder.embed_documents([" ".join(words[:254])])[0]
+    assert float(embedder.embed_query(" ".join(words)) @ first) >= 0.9999
+
+
+@pytest.mark.slow  # a fresh interpreter builds the query graph
+def test_a_search_loads_only_the_query_graph(tmp_path: Path) -> None:
+    code = ("from grimoire_beholder.models.embedded import EmbeddedEmbedder as E; "
+            "E(int8=True).embed_query('how far can a lighthouse beam reach?')")
+    env = {**os.environ, "GRIMOIRE_BEHOLDER_CACHE": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
+    [graph] = (tmp_path / "models").iterdir()
+    assert graph.name.startswith("query-int8-")
+    assert graph.stat().st_size < 15_000_000  # no word table: the documents' graph is 35 MB
+
+
+def test_damaged_weights_are_a_model_error(tmp_path: Path) -> None:
+    source = find_model_dir()
+    for item in source.iterdir():
+        if item.is_file() and item.name != "model.safetensors":
+            (tmp_path / item.name).write_bytes(item.read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
+    with pytest.raises(ModelError, match="cannot load the embedded model"):
+        EmbeddedEmbedder(model_dir=tmp_path).embed_query("a question")
