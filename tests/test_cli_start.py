@@ -97,6 +97,9 @@ def test_query_loads_no_mcp_or_web_adapter(small_library: dict[str, str]) -> Non
     assert _command_modules(modules) == set()
     assert not {m for m in modules if m.startswith(("grimoire_beholder.mcp_server",
                                                     "grimoire_beholder.web"))}
+    # a search cuts no chunk and parses no file
+    assert not {m for m in modules if m.startswith(("grimoire_beholder.parse",
+                                                    "grimoire_beholder.structure.chunks"))}
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ reader (or an assistant) needs a little surrounding text to trust it. The wideni
 shared between both sides, ends on sentence (else word) boundaries, never leaves the
 section, and the cited pages or lines grow to cover the text actually returned. The text
 stays an exact slice of the section, so it can be quoted and located, and never holds more
-than ``structure.chunks.MAX_CHUNK_CHARS`` characters: a chunk stored before chunks were
+than ``structure.MAX_CHUNK_CHARS`` characters: a chunk stored before chunks were
 bounded by it returns its first part, up to a sentence (else word) end.
 """
 
@@ -21,7 +21,7 @@ from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import ChunkSpan
-from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS
+from grimoire_beholder.structure import MAX_CHUNK_CHARS
 
 PASSAGE_CHARS = 1150  # 0: return the chunk as it is
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s")

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from grimoire_beholder.parse.document import Block, ParsedSection
+from grimoire_beholder.structure import MAX_CHUNK_CHARS as MAX_CHUNK_CHARS  # re-exported
 from grimoire_beholder.structure.tokens import approx_tokens
 
 # One approximate token is 3/4 of a whitespace-separated word (see tokens.py).
@@ -43,8 +44,6 @@ _MIN_FILL = 0.5
 _RUNT_SHARE = 0.25
 _MERGE_LIMIT = 1.25
 _COUNT_PIECE = 1 << 20
-# The most characters of one chunk, and so of what one search hit returns (issue 26's bound).
-MAX_CHUNK_CHARS = 1200
 
 _SPACE = re.compile(r"\s")
 _NON_SPACE = re.compile(r"\S")
