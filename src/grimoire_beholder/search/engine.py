@@ -254,8 +254,8 @@ class SearchEngine:
                                                      index=self._index if local else None)
                     clock.lap("keyword")
             finally:
-                if vector_arm is not None:
-                    futures.wait([vector_arm])  # never leave the snapshot with it running
+                if vector_arm is not None:  # never leave the snapshot with it running
+                    vector_arm.exception()  # waits; the arm's own error is raised below
             if vector_arm is not None:
                 try:
                     arms["vector"], stage_ms, query_vec = vector_arm.result()

@@ -48,24 +48,31 @@ def _traces(arms: Mapping[str, ArmList], pool: int | None
             ) -> dict[int, tuple[dict[str, int | None], dict[str, float | None]]]:
     """Per chunk: rank and score in every arm (None where absent), pools truncated."""
     out: dict[int, tuple[dict[str, int | None], dict[str, float | None]]] = {}
+    names = list(arms)
     for arm, ranked in arms.items():
         head = ranked if pool is None else ranked[:pool]
         for rank, (chunk_id, score) in enumerate(head, start=1):
-            if chunk_id not in out:
-                out[chunk_id] = ({a: None for a in arms}, {a: None for a in arms})
-            ranks, scores = out[chunk_id]
+            trace = out.get(chunk_id)
+            if trace is None:
+                trace = out[chunk_id] = (dict.fromkeys(names), dict.fromkeys(names))
+            ranks, scores = trace
             if ranks[arm] is None:  # a duplicate within one arm keeps its best rank
                 ranks[arm] = rank
                 scores[arm] = float(score)
     return out
 
 
-def _sorted(fused: list[Fused]) -> list[Fused]:
-    def key(f: Fused) -> tuple[float, int, int]:
-        best = min((r for r in f.ranks.values() if r is not None), default=1 << 30)
-        return (-f.score, best, f.chunk_id)
+def best_rank(ranks: Mapping[str, int | None]) -> int:
+    """The best (lowest) rank any arm gave a candidate; 2**30 when none did."""
+    best = 1 << 30
+    for rank in ranks.values():
+        if rank is not None and rank < best:
+            best = rank
+    return best
 
-    return sorted(fused, key=key)
+
+def _sorted(fused: list[Fused]) -> list[Fused]:
+    return sorted(fused, key=lambda f: (-f.score, best_rank(f.ranks), f.chunk_id))
 
 
 def rrf(arms: Mapping[str, ArmList], k: int = 60, pool: int | None = None) -> list[Fused]:

@@ -25,7 +25,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 
 from grimoire_beholder.search import proximity
-from grimoire_beholder.search.fusion import Fused
+from grimoire_beholder.search.fusion import Fused, best_rank
 from grimoire_beholder.store import index_entries, text_spans
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import normalize_term
@@ -112,7 +112,7 @@ def adjust(conn: Store, query: str, fused: Sequence[Fused],
                   * (1.0 + PROXIMITY_WEIGHT * near.get(candidate.chunk_id, 0.0)))
         out.append(Fused(candidate.chunk_id, candidate.score * factor, candidate.ranks,
                          candidate.scores) if factor != 1.0 else candidate)
-    return sorted(out, key=lambda f: (-f.score, _best_rank(f), f.chunk_id))
+    return sorted(out, key=lambda f: (-f.score, best_rank(f.ranks), f.chunk_id))
 
 
 def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
@@ -128,6 +128,3 @@ def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
             best = max(best, f.score * (prior * lift * (1.0 + PROXIMITY_WEIGHT * 0.0)))
     return best
 
-
-def _best_rank(f: Fused) -> int:
-    return min((r for r in f.ranks.values() if r is not None), default=1 << 30)
