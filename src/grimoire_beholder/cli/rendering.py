@@ -16,7 +16,6 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 from rich.text import Text
 
 from grimoire_beholder.citation import extent
@@ -213,6 +212,8 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
             break
         if column in columns:
             columns.remove(column)
+    from rich.table import Table  # only `list` draws a table; a query's import skips it
+
     table = Table(box=None, pad_edge=False, padding=(0, COLUMN_GAP // 2))
     for column in columns:
         table.add_column(column, no_wrap=column != "name",
