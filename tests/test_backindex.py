@@ -133,6 +133,25 @@ def test_an_index_page_does_not_outrank_the_page_it_points_at(r_data: Library) -
     assert top.role == "body" and top.section.endswith("Package RODBC")
 
 
+@needs_bench
+def test_a_printed_index_ingested_after_a_search_lifts_its_pages(tmp_path: Path) -> None:
+    """A search remembers that the library had no printed index only until it changes: the
+    same question then finds what a newly opened library finds."""
+    question = "How do I open a connection with odbcConnect?"
+    note = tmp_path / "note.md"
+    note.write_text("# Notes\n\nNothing about connections here.\n", encoding="utf-8")
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        lib.ingest(note)
+        lib.search(question, mode="keyword")  # no printed index in the library yet
+        lib.ingest(R_DATA)
+        later = lib.search(question, mode="keyword")
+        with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as fresh:
+            again = fresh.search(question, mode="keyword")
+    assert [(h.chunk_id, h.score) for h in later.hits] == [(h.chunk_id, h.score)
+                                                          for h in again.hits]
+    assert later.hits[0].section.endswith("Package RODBC")
+
+
 def test_entries_without_pages_keep_their_see_references() -> None:
     [entry] = parse_index("recursion. See iteration; loops\n")
     assert entry == IndexEntry("recursion", [], None, ["iteration", "loops"])

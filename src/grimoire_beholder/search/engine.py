@@ -50,7 +50,7 @@ from grimoire_beholder.search import (
 )
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
-from grimoire_beholder.store import hit_queries, role_rows, text_spans
+from grimoire_beholder.store import hit_queries, index_entries, role_rows, text_spans
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.structure.roles import ROLES
 from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
@@ -127,6 +127,7 @@ class SearchEngine:
         self._embed: EmbedQuery | None = None
         self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._state: tuple[int, bool] | None = None  # library_state at that token (SQLite)
+        self._indexed: bool | None = None  # any printed-index entry at that token
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = SearchIndex(None if config.database_url else config.database_path)
@@ -144,7 +145,7 @@ class SearchEngine:
         """
         token = hit_queries.change_token(self._conn)
         if token != self._seen:
-            self._state = None
+            self._state = self._indexed = None
             self._embed = self._query_embedder()
             self._seen = token
 
@@ -154,6 +155,13 @@ class SearchEngine:
         if self._state is None or not isinstance(self._conn, sqlite3.Connection):
             self._state = hit_queries.library_state(self._conn)
         return self._state
+
+    def _index_lifts(self, query: str, allowed: list[int] | None) -> dict[int, float]:
+        """``ranking.index_lifts``, not looked up in a library without any printed-index
+        entry (asked once per change token)."""
+        if self._indexed is None:
+            self._indexed = index_entries.any_entries(self._conn)
+        return ranking.index_lifts(self._conn, query, allowed) if self._indexed else {}
 
     def _resolve(self, query: str, top_k: int | None, mode: str | None
                  ) -> tuple[str, int, str, str | None]:
@@ -322,7 +330,7 @@ class SearchEngine:
         is never read — the answer of reading them all, at a third of the rows.
         """
         ids = [f.chunk_id for f in fused]
-        lifts = ranking.index_lifts(self._conn, query, allowed)
+        lifts = self._index_lifts(query, allowed)
         facts: dict[int, text_spans.CandidateFacts] = {}
         near: dict[int, float] | None = None
         read = 0

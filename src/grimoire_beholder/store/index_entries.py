@@ -87,6 +87,13 @@ def _book_filter(book_ids: Collection[int] | None, args: list[object]) -> str:
     return " AND e.book_id IN (SELECT value FROM json_each(?))"
 
 
+def any_entries(conn: sqlite3.Connection | IndexEntryStore) -> bool:
+    """Whether the library holds any printed-index entry (a server: assumed so)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return True
+    return conn.execute("SELECT 1 FROM index_entries LIMIT 1").fetchone() is not None
+
+
 def exact(conn: sqlite3.Connection | IndexEntryStore, norms: Collection[str],
           book_ids: Collection[int] | None = None) -> list[IndexRow]:
     """Entries whose normalised term is one of ``norms`` (an indexed lookup)."""
