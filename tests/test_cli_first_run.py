@@ -6,7 +6,11 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from mcp_helpers import cli_command
+
+pytestmark = pytest.mark.slow  # each test starts the CLI two or three times
 
 
 def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -39,6 +39,7 @@ def lib(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow  # CLI subprocesses
 def test_a_name_that_is_not_utf8_is_refused_clearly(lib: Path) -> None:
     """It can be neither stored nor cited: skipped with a warning naming it; the rest of
     the folder is ingested and synced, and ``ingest FILE`` refuses it in one line."""
@@ -61,6 +62,7 @@ def test_a_name_that_is_not_utf8_is_refused_clearly(lib: Path) -> None:
     assert (lib / "book.db").read_bytes() == before
 
 
+@pytest.mark.slow  # CLI subprocesses
 @pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "ascii"},
                                  {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}])
 def test_a_stdout_that_cannot_write_the_middle_dot(lib: Path, env: dict[str, str]) -> None:
@@ -75,6 +77,7 @@ def test_a_stdout_that_cannot_write_the_middle_dot(lib: Path, env: dict[str, str
     assert hits.returncode == 0 and "caf" in hits.stdout, hits.stderr
 
 
+@pytest.mark.slow  # CLI subprocesses
 def test_nfd_and_case_only_renames_keep_the_book(lib: Path) -> None:
     nfc = unicodedata.normalize("NFC", "Café.txt")
     (lib / "books" / nfc).write_text(TEXT, encoding="utf-8")

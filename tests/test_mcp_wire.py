@@ -54,6 +54,7 @@ def _exchange(cwd: Path, lines: list[bytes]) -> list[dict[str, Any]]:
     return replies
 
 
+@pytest.mark.slow  # serve-mcp as a real subprocess, every kind of line
 @pytest.mark.timeout(90)
 def test_every_line_is_answered(library_dir: Path) -> None:
     huge = "9" * 5000

@@ -342,6 +342,9 @@ def test_a_500_page_book_keeps_its_outline_and_text(tmp_path: Path) -> None:
 # --- the real books in the shared bench ---------------------------------------------------
 
 REAL = ["books/R-intro.pdf", "books/live-manual.en.pdf", "books-dev/R-data.pdf"]
+# The live manual's outline is the longest of the bench books (tens of seconds to parse).
+REAL_TIMED = [pytest.param(rel, marks=pytest.mark.slow) if "live-manual" in rel else rel
+              for rel in REAL]
 
 
 def bench_file(rel: str) -> Path:
@@ -351,7 +354,7 @@ def bench_file(rel: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("rel", REAL)
+@pytest.mark.parametrize("rel", REAL_TIMED)
 def test_real_book_structure_follows_the_outline(rel: str) -> None:
     path = bench_file(rel)
     book = parse_pdf(path)

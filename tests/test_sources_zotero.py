@@ -26,7 +26,7 @@ PAPER = "Tidal Friction and the Length of the Day"
 
 def _data_folder(tmp_path: Path) -> Path:
     folder = tmp_path / "Zotero"
-    shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("*.py", "*.md"))
+    shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("*.py", "*.md", "__pycache__"))
     return folder
 
 

@@ -42,6 +42,7 @@ def mounted(tmp_path: Path) -> tuple[Path, Path, Path]:
     return tmp_path, drive, away
 
 
+@pytest.mark.slow  # several CLI runs, a dry run and a sync
 def test_sync_and_dry_run_keep_the_books_of_an_empty_mount_point(
         mounted: tuple[Path, Path, Path]) -> None:
     lib, drive, away = mounted
@@ -78,6 +79,7 @@ async def test_mcp_sync_library_keeps_them_too(mounted: tuple[Path, Path, Path])
     assert snapshot(lib / "book.db") == before
 
 
+@pytest.mark.slow  # several CLI runs
 def test_a_drive_mounted_inside_a_synced_folder_keeps_its_books(tmp_path: Path) -> None:
     # ~/Books synced, a USB stick mounted at ~/Books/stick and unplugged: its books stay
     write_config(tmp_path)
