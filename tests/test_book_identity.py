@@ -277,7 +277,8 @@ def test_force_on_a_file_keeps_its_copy_in_another_folder_and_follows_a_move(
         tmp_path: Path) -> None:
     """``ingest --force`` re-cuts only the named file's own book: the same bytes followed in
     a second folder stay that folder's book (id and slug), and a file moved since is re-cut
-    where it now is, keeping its id, as sync and a plain ingest follow a move."""
+    where it now is, keeping its id, as sync and a plain ingest follow a move — even when
+    the live copy is the older book (that copy's book was once deleted in its place)."""
     config = write_config(tmp_path)
     first, second = tmp_path / "first", tmp_path / "second"
     (first / "ops").mkdir(parents=True)
@@ -286,8 +287,8 @@ def test_force_on_a_file_keeps_its_copy_in_another_folder_and_follows_a_move(
     (first / "ops" / "runbook.md").write_text(text)
     (second / "runbook.md").write_text(text)
     with Library.open(config) as lib:
-        lib.ingest_folder(first)
         lib.ingest_folder(second)
+        lib.ingest_folder(first)
         before = {b.source_path: (b.id, b.slug) for b in lib.list_books()}
         assert len(before) == 2
         lib.ingest(second / "runbook.md", force=True)
@@ -298,6 +299,7 @@ def test_force_on_a_file_keeps_its_copy_in_another_folder_and_follows_a_move(
         (first / "ops" / "runbook.md").rename(moved)
         old_id = before[str(first / "ops" / "runbook.md")][0]
         assert lib.ingest(moved, force=True).book_id == old_id
+        assert {b.id: b.slug for b in lib.list_books()} == dict(before.values())
         book = lib.book(old_id)
         assert (book.source_path, book.source_root, book.source_group) == (
             str(moved), str(first), "archive")

@@ -97,7 +97,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
     with deps.file_writer(info.sha256):
         deps.check_models()
         edited = _edited_books(conn, info, path, force)
-        same = book_rows.find_book_by_hash(conn, info.sha256)
+        same = _same_bytes(conn, info)
         wanted_slug = book_slug(name, path, info.sha256) if name else None
         if same is not None and not force:
             if wanted_slug and wanted_slug != same.slug:
@@ -177,6 +177,17 @@ def _edited_books(conn: Store, info: FileInfo, path: Path,
             f"`grimoire-beholder sync {path}` to update that book in place (same id, only "
             "changed chunks re-embedded), or add --force to replace it")
     return edited
+
+
+def _same_bytes(conn: Store, info: FileInfo) -> BookRow | None:
+    """The book these bytes already are: this file's own; else one whose file is gone (it
+    moved here, and is followed); else the first by id, whose file this one copies. Never
+    a live book of another file when the moved one is there too (sync keeps the same bytes
+    in two folders as two books), so ``--force`` re-cuts only the book it is about."""
+    books = book_rows.books_with_hash(conn, info.sha256)
+    return (next((b for b in books if b.source_path == info.path), None)
+            or next((b for b in books if not Path(b.source_path).is_file()), None)
+            or next(iter(books), None))
 
 
 def _follow_if_moved(conn: Store, book: BookRow, info: FileInfo) -> str | None:

@@ -26,6 +26,7 @@ class BookStore(Protocol):
                    ) -> SectionRow: ...
     def insert_book(self, book: NewBook, book_id: int | None = None) -> int: ...
     def books_of_file(self, source_path: str) -> list[BookRow]: ...
+    def books_with_hash(self, source_hash: str) -> list[BookRow]: ...
     def slugs(self) -> set[str]: ...
     def relocate_book(self, book_id: int, *, source_path: str, source_mtime: float,
                       source_root: str | None, source_group: str) -> None: ...
@@ -203,6 +204,15 @@ def books_of_file(conn: sqlite3.Connection | BookStore, source_path: str) -> lis
         return conn.books_of_file(source_path)
     rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_path = ? ORDER BY id",
                         (source_path,)).fetchall()
+    return [_book_from_row(r) for r in rows]
+
+
+def books_with_hash(conn: sqlite3.Connection | BookStore, source_hash: str) -> list[BookRow]:
+    """Every book whose source file had exactly these bytes (by id), without counts."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.books_with_hash(source_hash)
+    rows = conn.execute(f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = ? ORDER BY id",
+                        (source_hash,)).fetchall()
     return [_book_from_row(r) for r in rows]
 
 

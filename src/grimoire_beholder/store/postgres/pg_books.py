@@ -133,6 +133,11 @@ class BookRowsMixin(PgBase):
             f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_path = %s ORDER BY id",
             (source_path,))]
 
+    def books_with_hash(self, source_hash: str) -> list[BookRow]:
+        return [_book(r) for r in self.rows(
+            f"SELECT {_BOOK_COLUMNS} FROM books WHERE source_hash = %s ORDER BY id",
+            (source_hash,))]
+
     def slugs(self) -> set[str]:
         return {str(r[0]) for r in self.rows("SELECT slug FROM books")}
 
