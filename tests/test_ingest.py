@@ -84,9 +84,26 @@ def test_different_file_same_slug_needs_force(library: Library, tmp_path: Path,
         library.ingest(other)
     assert _snapshot(library.config.database_path) == before
     report = library.ingest(other, force=True)
-    assert report.replaced
+    assert report.replaced and report.warnings == [
+        f"replaced 'the-garden-book' (id 1), the book of {sample_book.resolve()}, which held "
+        "that slug"]  # never silently
     (book,) = library.list_books()
     assert book.source_path == str(other.resolve()) and book.chapters == 1
+
+
+def test_force_recut_never_takes_another_books_slug(library: Library, tmp_path: Path,
+                                                    sample_book: Path) -> None:
+    """``ingest --force --name SLUG`` of a file with its own book, SLUG another file's book:
+    the re-cut is refused naming the clash (that other book was once deleted silently)."""
+    library.ingest(sample_book)
+    other = write_markdown_book(tmp_path / "other.md", "Orchard",
+                                {"Trees": {"Oaks": "Oaks live for centuries. " * 30}})
+    library.ingest(other)
+    before = _snapshot(library.config.database_path)
+    with pytest.raises(SlugConflictError, match=f"'the-garden-book' is taken by another "
+                       f"book, of {sample_book.resolve()}.*'orchard'"):
+        library.ingest(other, name="The Garden Book", force=True)
+    assert _snapshot(library.config.database_path) == before
 
 
 def test_name_option_sets_display_name_and_slug(library: Library, sample_book: Path) -> None:

@@ -138,6 +138,9 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             # a copy's book, unless the file has its own: then the copy is another
             # folder's book (sync follows the same bytes in two folders) and stays
             copy = same if own is None or (same is not None and same.id == own.id) else None
+            other = _other_files_book(replaced, own, copy, edited, path)
+            if other:
+                progress.message(f"warning: {other}")
             removing = {b.id for b in (replaced, copy, *edited) if b is not None}
             in_place = own.id if own is not None else None
             removing.discard(in_place)
@@ -147,9 +150,27 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
         stages = deps.run_stages(book_id, progress)
         report = _report(conn, book_id, created=True,
                          replaced=bool(removing) or in_place is not None,
-                         stages=stages, warnings=links + prepared.warnings)
+                         stages=stages,
+                         warnings=links + ([other] if other else []) + prepared.warnings)
         report.moved_from = moved_from
         return report
+
+
+def _other_files_book(replaced: BookRow | None, own: BookRow | None, copy: BookRow | None,
+                      edited: list[BookRow], path: Path) -> str | None:
+    """What replacing ``replaced``, the book holding the new slug, costs when it is another
+    file's book: a warning naming it (the README's "``--force`` replaces it" for a new file),
+    or a refusal when this file already has a book of its own — re-cutting that book must not
+    delete another (``--name`` naming a taken slug). None when it is this file's own book."""
+    if replaced is None or replaced.id in {b.id for b in (own, copy, *edited) if b}:
+        return None
+    if own is not None:
+        raise SlugConflictError(
+            f"slug '{replaced.slug}' is taken by another book, of {replaced.source_path}; "
+            f"--force re-cuts {path}'s own book '{own.slug}' and replaces no other: give "
+            "--name another name")
+    return (f"replaced '{replaced.slug}' (id {replaced.id}), the book of "
+            f"{replaced.source_path}, which held that slug")
 
 
 def _keep_origin(conn: Store, origin: source_rows.Origin | None
