@@ -30,7 +30,8 @@ def verify(
 ) -> None:
     """Check a quotation: where it is (book, chapter, section, page or lines), the book's own
     words, and what differs. Exit code 1 when it is not found."""
-    from grimoire_beholder.cli.rendering import out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import out
 
     data = with_library(config, lambda lib: lib.verify_quote(quote, book=book).to_dict(),
                         library=library, read_only=True)
@@ -77,7 +78,8 @@ def page(
 ) -> None:
     """Write a PDF page as a PNG with the cited words highlighted (the library is only read).
     Exit code 1 when the --highlight text is not on the page (the page is still written)."""
-    from grimoire_beholder.cli.rendering import err, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import err
 
     image = with_library(config, lambda lib: lib.page_image(book, page_, highlight,
                                                              printed=printed),
@@ -133,7 +135,8 @@ def health(
     """Per book: how much of it retrieval finds from its own text, and what looks wrong
     (pages without text, empty sections, contents pages, garbled text). The summary is kept
     for the MCP book_status."""
-    from grimoire_beholder.cli.rendering import out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import out
 
     reports = with_library(config, lambda lib: [r.to_dict() for r in lib.health(book)],
                            library=library)
@@ -180,7 +183,8 @@ def lookup(
     """Look a term up in the books' printed back-of-book indexes: each entry's pages (the
     file's page and the printed one) and the sections there. Exit code 1 when no index
     names it."""
-    from grimoire_beholder.cli.rendering import err, out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import err, out
     from grimoire_beholder.text import clip
 
     entries = with_library(config, lambda lib: [e.to_dict() for e in lib.lookup(term, book)],

@@ -61,7 +61,8 @@ def ingest(
     """Parse a file (or every file under a folder) into chapters, sections and chunks, then
     contextualize and embed them. A folder is remembered for `sync`; a Calibre library or
     Zotero data folder is read as such, one book per item with its metadata."""
-    from grimoire_beholder.cli.rendering import RichProgress, err, fit, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import RichProgress, err, fit
 
     if path.is_dir():
         if name or force:
@@ -118,7 +119,8 @@ def _print_problems(data: dict[str, Any]) -> None:
 
 def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
     """Print a folder ingest/sync report; exit 1 when any file failed."""
-    from grimoire_beholder.cli.rendering import fit, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import fit
     from grimoire_beholder.views import sync_summary
 
     if json_out:
@@ -258,7 +260,8 @@ def unfollow(
 def status(json_out: JsonOpt = False, config: ConfigOpt = None,
            library: LibraryOpt = None) -> None:
     """Configured models, database path, and per-book counts by status."""
-    from grimoire_beholder.cli.rendering import fit, out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import fit, out
 
     info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
     if json_out:
@@ -290,7 +293,8 @@ def status(json_out: JsonOpt = False, config: ConfigOpt = None,
 def check(json_out: JsonOpt = False, config: ConfigOpt = None,
           library: LibraryOpt = None) -> None:
     """Check the library file: SQLite's integrity check and the index consistency rules."""
-    from grimoire_beholder.cli.rendering import out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import out
 
     result = with_library(config, lambda lib: lib.check(), library=library, read_only=True)
     if json_out:

@@ -51,11 +51,11 @@ def run_query(question: str, *, book: str | None = None, author: str | None = No
 
     data = with_library(config, run, library=library, read_only=True)
     if json_out:
-        from grimoire_beholder.cli.rendering import print_json
+        from grimoire_beholder.cli.plain_output import print_json
 
         print_json(data)
         return
-    from grimoire_beholder.cli.rendering import print_hits
+    from grimoire_beholder.cli.hit_lines import print_hits
 
     print_hits(data, explain=explain, expand=expand)
 
@@ -67,7 +67,8 @@ def run_list(*, json_out: bool = False, config: Path | None = None,
 
     books = with_library(config, lambda lib: [book_dict(b) for b in lib.list_books()],
                          library=library, read_only=True)
-    from grimoire_beholder.cli.rendering import books_table, err, out, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import books_table, err, out
 
     if json_out:
         print_json(books)

@@ -46,7 +46,8 @@ def _outline_dict(outline: Outline) -> dict[str, Any]:
 def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
             library: LibraryOpt = None) -> None:
     """A book's chapters and sections, with the CHAPTER and SECTION numbers `show` takes."""
-    from grimoire_beholder.cli.rendering import fit, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import fit
     from grimoire_beholder.text import plural
     from grimoire_beholder.views import show_command
 
@@ -85,7 +86,8 @@ def show(
     library: LibraryOpt = None,
 ) -> None:
     """A section's citation, summary and full text: what the assistant's get_section reads."""
-    from grimoire_beholder.cli.rendering import err, fit, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import err, fit
 
     sec, text, total = with_library(
         config, lambda lib: lib.section_part(book, chapter, section, part), library=library,

@@ -1,4 +1,5 @@
-"""Rendering for the CLI: rich tables and cited hits on stdout, progress bars on stderr.
+"""Rendering for the CLI: rich tables and text on stdout, progress bars on stderr (a query's
+hits: ``hit_lines.py``; JSON: ``plain_output.py``).
 
 Text from books and file names may hold terminal escape sequences: the consoles escape
 control characters in everything they print (``cli/terminal.py`` has the rule and the
@@ -8,19 +9,14 @@ plain-stream half of it).
 from __future__ import annotations
 
 import io
-import json
-import math
-import sys
 import time
 from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.text import Text
 
 from grimoire_beholder.citation import extent
 from grimoire_beholder.cli.terminal import terminal_safe
-from grimoire_beholder.text import clip, flat
 
 if TYPE_CHECKING:  # rich.progress costs ~80 ms to import; only ingest/sync draw bars
     from rich.progress import Progress, TaskID
@@ -46,29 +42,10 @@ class _SafeConsole(Console):
         return file
 
 
-out = _SafeConsole(highlight=False, soft_wrap=True)
-err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with every float that is not finite as null (JSON has no NaN)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def print_json(data: Any) -> None:
-    """JSON on stdout, unstyled, for scripts; always valid JSON (a NaN is written null)."""
-    try:
-        text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
-    except ValueError:
-        text = json.dumps(_finite(data), ensure_ascii=False, indent=2)
-    sys.stdout.write(text + "\n")
-    sys.stdout.flush()
+# No emoji codes: ``:fire:`` in a book or a file name is printed as written, as it is to a
+# pipe (plain_output.py) and in --json.
+out = _SafeConsole(highlight=False, soft_wrap=True, emoji=False)
+err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 class RichProgress:
@@ -225,7 +202,8 @@ def books_table(books: list[dict[str, Any]], width: int) -> str:
         table.add_row(*(row[c] for c in columns))
     # Too narrow even so: the lines overflow (the terminal wraps them) rather than cut slugs.
     buffer = io.StringIO()
-    _SafeConsole(file=buffer, width=max(width, needed()), color_system=None).print(table)
+    _SafeConsole(file=buffer, width=max(width, needed()), color_system=None,
+                emoji=False).print(table)
     return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
 
 
@@ -240,43 +218,3 @@ def fit(line: str, indent: int = 0, console: Console | None = None) -> str:
 
     return textwrap.fill(line, width=console.width, subsequent_indent=" " * indent,
                          break_long_words=False, break_on_hyphens=False)
-
-
-def excerpt(text: str, limit: int = 600) -> str:
-    """A hit's text on one line, clipped at a word boundary."""
-    return clip(flat(text), limit)
-
-
-def print_hits(data: dict[str, Any], *, explain: bool, expand: bool) -> None:
-    """The hits with their citations, the notes that qualify them on stderr."""
-    hits = data["results"]
-    if not hits:
-        err.print(data.get("note") or "No match in the library.", markup=False)
-        return
-    if data.get("low_confidence"):
-        err.print(f"The library probably does not cover this question (confidence "
-                  f"{data['confidence']:.2f}); these are only the best guesses.", markup=False)
-    if data.get("note"):
-        err.print(data["note"], markup=False)
-    wrap = not out.is_terminal  # rich wraps at words to the terminal's width
-    for hit in hits:
-        marked = f" [dim]({hit['role']})[/dim]" if hit.get("role", "body") != "body" else ""
-        out.print(f"[bold]{hit['rank']}. {escape(hit['citation'])}[/bold]{marked}",
-                  soft_wrap=wrap)
-        if hit.get("link"):
-            out.print(f"   [dim]{escape(hit['link'])}[/dim]", soft_wrap=wrap)
-        if explain:
-            ranks = ", ".join(f"{arm} #{r}" if r else f"{arm} —"
-                              for arm, r in hit["ranks"].items())
-            out.print(f"   [dim]score {hit['score']:.4f} ({ranks})[/dim]", soft_wrap=wrap)
-        number = hit["number"]
-        own = "" if not number else (f" (the book's §{number})" if number[0].isdigit()
-                                     else f" (the book's {number})")
-        out.print(fit(f"   read it: {hit['open']}{own}", 6), markup=False, style="dim")
-        body = hit.get("section_text") if expand else excerpt(hit["text"])
-        out.print(fit(indented(body or ""), 3), markup=False)
-        out.print()
-
-
-def indented(text: str) -> str:
-    return "\n".join("   " + line for line in text.splitlines())

@@ -67,7 +67,8 @@ def token_create(
     digest. Read-only unless an --allow-* option gives it the same upkeep serve-mcp's
     options give (over HTTP the rights are the token's)."""
     from grimoire_beholder.access import TokenRights, create_token, list_tokens
-    from grimoire_beholder.cli.rendering import err, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import err
 
     with reported_errors():
         upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
@@ -94,7 +95,8 @@ def token_list(json_out: JsonOpt = False, config: ConfigOpt = None,
                library: LibraryOpt = None) -> None:
     """List the library's tokens: name, rights, when made and last used (never a secret)."""
     from grimoire_beholder.access import list_tokens
-    from grimoire_beholder.cli.rendering import err, print_json
+    from grimoire_beholder.cli.plain_output import print_json
+    from grimoire_beholder.cli.rendering import err
 
     tokens = with_library(config, list_tokens, library=library, read_only=True)
     if json_out:
@@ -117,7 +119,7 @@ def token_revoke(name: NameArg, json_out: JsonOpt = False, config: ConfigOpt = N
     """Revoke a token: every request bearing it is refused from now on (401), by any server
     serving this library, without a restart."""
     from grimoire_beholder.access import revoke_token
-    from grimoire_beholder.cli.rendering import print_json
+    from grimoire_beholder.cli.plain_output import print_json
 
     info = with_library(config, lambda lib: revoke_token(lib, name), library=library)
     if json_out:

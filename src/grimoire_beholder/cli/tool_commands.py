@@ -101,7 +101,7 @@ def eval_(
         with Library.open(config=cfg, read_only=True) as lib:
             results = run(lib)
     if json_out:
-        from grimoire_beholder.cli.rendering import print_json
+        from grimoire_beholder.cli.plain_output import print_json
 
         print_json(results)
         return
@@ -128,7 +128,7 @@ def stats(json_out: JsonOpt = False, config: ConfigOpt = None,
     data = with_library(config, lambda lib: lib.savings(), library=library,
                         read_only=True)
     if json_out:
-        from grimoire_beholder.cli.rendering import print_json
+        from grimoire_beholder.cli.plain_output import print_json
 
         print_json(data.to_dict())
         return

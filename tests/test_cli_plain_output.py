@@ -1,0 +1,88 @@
+"""A query's hits written to a pipe without rich are the bytes rich would write there.
+
+``cli/plain_output.py`` skips rich only where rich changes nothing; these hits carry what
+rich treats specially (markup-like brackets, backslashes, emoji codes, wide and combining
+characters, control characters, lines longer than the console), and the lines rich would
+change (tabs, whitespace ending a long line) must go to rich.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from grimoire_beholder.cli import hit_lines, rendering
+from grimoire_beholder.cli.plain_output import lines_stay_plain
+
+TEXTS = [
+    "[bold]not bold[/bold] and [/] and [link=https://x.y]z[/link] \\[escaped] \\\\[both]",
+    "ends in a backslash \\",
+    "emoji codes stay words: :fire: :thumbs_up: :smiley-emoji: 12:30:45",
+    ("東京の灯台 🔥 e\u0301 ﬁ — wide, combining and ligature " * 4).strip(),
+    "escape \x1b[2J and bell \x07 and \u202eoverride\u202c and C1 \x9b made visible",
+    "a long line " + "word " * 60 + "end",
+]
+
+
+def _hit(rank: int, text: str, **extra: Any) -> dict[str, Any]:
+    return {"rank": rank, "citation": f"{text[:70]} · Chapter [1] › Section \\", "text": text,
+            "open": f"grimoire-beholder show {text[:8]!r} 0 {rank}", "number": None,
+            "role": "body", "ranks": {"vector": rank, "keyword": None}, "score": 0.5 / rank,
+            **extra}
+
+
+CASES: dict[str, dict[str, Any]] = {
+    "plain": {"results": [_hit(i + 1, t) for i, t in enumerate(TEXTS)]},
+    "roles, links, numbers, notes": {
+        "results": [_hit(1, TEXTS[0], role="notes", link="https://example.org/[x]?a=:fire:",
+                         number="5.7.2"),
+                    _hit(2, TEXTS[2], role="index", number="xii")],
+        "low_confidence": True, "confidence": 0.125, "note": "a [note] :fire: \x1b[31m"},
+    "expanded sections": {"results": [
+        _hit(1, TEXTS[1], section_text="first line\nthird [b]line[/b]\n" + TEXTS[3]),
+        _hit(2, TEXTS[4], section_text=TEXTS[5])]},
+    "no hit": {"results": [], "note": "nothing [here] :fire:"},
+}
+
+
+def _printed(capsys: pytest.CaptureFixture[str], data: dict[str, Any], **kw: bool
+             ) -> tuple[str, str]:
+    hit_lines.print_hits(data, explain=kw["explain"], expand=kw["expand"])
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("explain", [False, True])
+def test_a_pipe_gets_what_rich_would_write(name: str, explain: bool,
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    data, expand = CASES[name], name == "expanded sections"
+    lines = [line.text for line in hit_lines.hit_lines(data, explain=explain, expand=expand)]
+    assert lines_stay_plain(lines) and lines_stay_plain(hit_lines.notes(data))
+    plain = _printed(capsys, data, explain=explain, expand=expand)
+    monkeypatch.setattr(hit_lines, "plain_stream", lambda stderr=False: None)
+    for width in (80, 30):  # rich's width, when it is not a terminal, cuts nothing
+        for console in ("out", "err"):
+            monkeypatch.setattr(rendering, console, rendering._SafeConsole(
+                stderr=console == "err", highlight=False, soft_wrap=True, emoji=False,
+                width=width))
+        assert _printed(capsys, data, explain=explain, expand=expand) == plain
+    assert "\x1b" not in plain[0] + plain[1]
+
+
+@pytest.mark.parametrize("text", ["a\ttab", "ends in a space ", "ends in a no-break\xa0",
+                                  "blank then   \nmore"])
+def test_what_rich_would_change_goes_to_rich(text: str, capsys: pytest.CaptureFixture[str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    data = {"results": [_hit(1, "x", section_text=text + " " * 90)]}
+    lines = [line.text for line in hit_lines.hit_lines(data, explain=False, expand=True)]
+    assert not lines_stay_plain(lines)
+    monkeypatch.setattr(rendering, "out", rendering._SafeConsole(
+        highlight=False, soft_wrap=True, emoji=False, width=40))
+    printed = _printed(capsys, data, explain=False, expand=True)
+    if "\t" in text:  # rich expands tabs (and some versions cut the whitespace ending a line)
+        assert printed[0] != "".join(f"{line}\n" for line in lines)
+    monkeypatch.setattr(hit_lines, "plain_stream", lambda stderr=False: None)
+    assert _printed(capsys, data, explain=False, expand=True) == printed
