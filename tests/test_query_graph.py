@@ -4,17 +4,21 @@ the same text, whatever the text, and a search must load only that smaller graph
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from grimoire_beholder.errors import ModelError
 from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir
+from grimoire_beholder.models.word_table import TABLE
 
 SAMPLE = Path(__file__).parents[1] / "samples" / "lighthouse-keepers-handbook.md"
 ODD = [
@@ -74,11 +78,72 @@ def test_a_search_loads_only_the_query_graph(tmp_path: Path) -> None:
     assert graph.stat().st_size < 15_000_000  # no word table: the documents' graph is 35 MB
 
 
+def _model_copy(folder: Path) -> tuple[Path, bytes]:
+    """A copy of the embedded model in ``folder`` and its weights' bytes."""
+    folder.mkdir()
+    for item in find_model_dir().iterdir():
+        if item.is_file():
+            (folder / item.name).write_bytes(item.read_bytes())
+    return folder, (folder / "model.safetensors").read_bytes()
+
+
+def _split(weights: bytes) -> tuple[dict[str, Any], int, bytes]:
+    """A safetensors file's header, the header's length and the data after it."""
+    (size,) = struct.unpack("<Q", weights[:8])
+    return json.loads(weights[8:8 + size]), size, weights[8 + size:]
+
+
+def _join(header: dict[str, Any], data: bytes, size: int | None = None) -> bytes:
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((size or len(text) + 7 & ~7) - len(text))
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def _damaged(weights: bytes) -> list[bytes]:
+    header, _, data = _split(weights)
+    no_table = {k: v for k, v in header.items() if k != TABLE}
+    return [b"\x10\x00\x00\x00\x00\x00\x00\x00{not json", weights[:len(weights) // 2],
+            _join({**header, TABLE: {**header[TABLE], "dtype": "I8"}}, data),
+            _join(no_table, data)]
+
+
 def test_damaged_weights_are_a_model_error(tmp_path: Path) -> None:
-    source = find_model_dir()
-    for item in source.iterdir():
-        if item.is_file() and item.name != "model.safetensors":
-            (tmp_path / item.name).write_bytes(item.read_bytes())
-    (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
-    with pytest.raises(ModelError, match="cannot load the embedded model"):
-        EmbeddedEmbedder(model_dir=tmp_path).embed_query("a question")
+    """Truncated, not safetensors, another dtype, no word table: one clear error."""
+    folder, weights = _model_copy(tmp_path / "model")
+    for damaged in _damaged(weights):
+        (folder / "model.safetensors").write_bytes(damaged)
+        with pytest.raises(ModelError, match="cannot load the embedded model"):
+            EmbeddedEmbedder(model_dir=folder).embed_query("a question")
+
+
+def test_weights_replaced_or_lying_under_a_cached_graph(tmp_path: Path) -> None:
+    """A weights file replaced while a process runs (a reinstall under a server) is read
+    as the new file, whatever its header's length; a header edited in place to point the
+    word table elsewhere, size and time kept (so the cached graph is reused), is refused."""
+    folder, weights = _model_copy(tmp_path / "model")
+    path = folder / "model.safetensors"
+    embedder = EmbeddedEmbedder(model_dir=folder, int8=False, threads=1)
+    vocab = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"]["vocab"]
+    ids = [vocab["lamp"], vocab["oil"]]
+    oil = embedder.embed_query("oil")
+    header, size, data = _split(weights)
+    start, _ = header[TABLE]["data_offsets"]
+    table = np.frombuffer(data, "<f2", count=header[TABLE]["shape"][0] * 384,
+                          offset=start).reshape(-1, 384).copy()
+    table[ids] = table[ids[::-1]]  # "lamp" now reads "oil"'s row
+    swapped = bytearray(data)
+    swapped[start:start + table.nbytes] = table.tobytes()
+    (folder / "new").write_bytes(_join(header, bytes(swapped), size + 8))  # offsets move
+    os.replace(folder / "new", path)
+    assert float(embedder.embed_query("lamp") @ oil) > 0.9999
+    fresh = EmbeddedEmbedder(model_dir=folder, int8=False, threads=1)  # its graph is cached
+    assert float(fresh.embed_query("lamp") @ oil) > 0.9999
+
+    stat = path.stat()
+    header, size, data = _split(path.read_bytes())
+    header[TABLE]["data_offsets"] = [n + 768 for n in header[TABLE]["data_offsets"]]
+    with path.open("r+b") as file:
+        file.write(_join(header, b"", size))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(ModelError, match="not a whole safetensors file"):
+        EmbeddedEmbedder(model_dir=folder, int8=False, threads=1).embed_query("lamp")

@@ -219,6 +219,8 @@ class EmbeddedEmbedder(LoadsOnce):
         """Unit vector for a query, truncated to the first 256 tokens like sentence-transformers;
         run by the query graph (see the module docstring)."""
         session, table = self._ensure_query_graph()
+        if table.changed():  # the weights were replaced since: their graph and offsets too
+            session, table = self._ensure_query_graph(stale=table)
         content = self._content_ids([text])[0]
         ids = self._wrap(content[: self._max_seq_length - 2])
         mask = np.ones((1, len(ids)), dtype=np.int64)
@@ -378,11 +380,12 @@ class EmbeddedEmbedder(LoadsOnce):
         self._cls_id, self._sep_id = cls_id, sep_id
         self._tokenizer = tokenizer
 
-    def _ensure_query_graph(self) -> tuple[Any, Any]:
-        """The query graph's session and the word table it is fed from, loaded once."""
-        if self._query_session is None:
+    def _ensure_query_graph(self, stale: Any = None) -> tuple[Any, Any]:
+        """The query graph's session and the word table it is fed from, loaded once (again
+        when the loaded table is ``stale``)."""
+        if self._query_session is None or self._word_table is stale:
             with self._lock:
-                if self._query_session is None:
+                if self._query_session is None or self._word_table is stale:
                     self._load(query=True)
         return self._query_session, self._word_table
 
