@@ -98,9 +98,12 @@ def test_query_loads_no_mcp_or_web_adapter(small_library: dict[str, str]) -> Non
     assert _command_modules(modules) == set()
     assert not {m for m in modules if m.startswith(("grimoire_beholder.mcp_server",
                                                     "grimoire_beholder.web"))}
-    # a search cuts no chunk and parses no file
+    # a search cuts no chunk, parses no file and writes nothing: none of ingest's code, nor
+    # the results of other commands (views)
     assert not {m for m in modules if m.startswith(("grimoire_beholder.parse",
-                                                    "grimoire_beholder.structure.chunks"))}
+                                                    "grimoire_beholder.structure.chunks",
+                                                    "grimoire_beholder.ingest",
+                                                    "grimoire_beholder.views"))}
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grimoire_beholder.views import own_number
+from grimoire_beholder.citation import own_number
 from helpers import run_cli
 from mcp_helpers import write_config
 

@@ -11,6 +11,9 @@ the span fields, so one section is cited the same way everywhere. The rules, per
 * Markdown and text: the file and its lines, the way an editor jumps:
   ``notes/runbook.md:120-148`` (relative to the ingested folder, else absolute).
 
+Also the book's own number a hit's heading prints (``own_number``) and the command that
+prints a section (``show_command``), which every hit and outline line name.
+
 Core module: imports nothing from the adapters.
 """
 
@@ -159,3 +162,28 @@ class Source:
     def cite_span(self, breadcrumb: str, span: Spanned) -> Citation:
         return self.cite(breadcrumb, span.page_start, span.page_end, span.line_start,
                          span.line_end)
+
+
+# A heading's own number: "5.7.2 Title", "§ 4.1", "IV. Title", "Chapter 5: Title", "Part II";
+# a lone number of four digits or more starts a heading as a year ("2024 in review"), not as
+# a section.
+_OWN_NUMBER = re.compile(
+    r"^\s*(?:§\s*)?(?P<n>\d+(?:\.\d+)+|\d{1,3}|[IVXLC]+(?=\.))\.?\s+\S"
+    r"|^\s*(?P<word>(?:chapter|part|book|section|appendix|lecture|lesson)\s+"
+    r"(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])\b)", re.IGNORECASE)
+
+
+def own_number(breadcrumb: str) -> str | None:
+    """The book's own number of a section, from the deepest heading of ``breadcrumb``
+    ("A › B › C") that prints one: ``5.7.2``, ``IV``, ``Chapter 5``; None when none does.
+    It differs from the chapter and section indices (positions in the outline, from 0)."""
+    for title in reversed(breadcrumb.split(" › ")):
+        match = _OWN_NUMBER.match(title)
+        if match:
+            return match.group("n") or " ".join(match.group("word").split())
+    return None
+
+
+def show_command(slug: str, chapter_index: int | str, section_index: int | str) -> str:
+    """The command that prints a section: what every hit and outline line points to."""
+    return f"grimoire-beholder show {slug} {chapter_index} {section_index}"

@@ -20,8 +20,6 @@ from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store import book_rows, chunk_progress, source_rows, vectors
 from grimoire_beholder.store.db import connect, transaction
 from grimoire_beholder.store.records import BookRow, Integrity
-from grimoire_beholder.store.server_engine import ServerEngine, Store
-from grimoire_beholder.views import Outline, SectionText, status_view
 
 if TYPE_CHECKING:
     from grimoire_beholder.checks.health import BookHealth
@@ -33,7 +31,8 @@ if TYPE_CHECKING:
     from grimoire_beholder.search.lookup import IndexTerm
     from grimoire_beholder.search.savings import SavingsRecorder
     from grimoire_beholder.store.check import LibraryCheck
-    from grimoire_beholder.views import LibraryStatus, Savings
+    from grimoire_beholder.store.server_engine import ServerEngine, Store
+    from grimoire_beholder.views import LibraryStatus, Outline, Savings, SectionText
 
 
 class Library(LibraryWriting):
@@ -144,11 +143,15 @@ class Library(LibraryWriting):
         return source_rows.attach_origins(self.store, [found])[0]
 
     def outline(self, book: str | int) -> Outline:
+        from grimoire_beholder.views import Outline
+
         found = self.book(book)
         return Outline.from_rows(found, book_rows.outline(self.store, found.id))
 
     def section(self, book: str | int, chapter_index: int, section_index: int) -> SectionText:
         """A section's full text and summary; out-of-range indices say what exists."""
+        from grimoire_beholder.views import SectionText
+
         found = self.book(book)
         return SectionText.from_row(
             found, book_rows.section_of(self.store, found, chapter_index, section_index))
@@ -170,6 +173,7 @@ class Library(LibraryWriting):
     def status(self) -> LibraryStatus:
         """Configured models, database path, and per-book counts by status."""
         from grimoire_beholder.store.health_rows import saved_health
+        from grimoire_beholder.views import status_view
 
         return status_view(self.config, vectors.get_stamp(self.store),
                            chunk_progress.status_counts(self.store), self.list_books(),

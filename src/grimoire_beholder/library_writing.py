@@ -9,7 +9,6 @@ read-only library before it writes, and folds what it committed into the search 
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
@@ -17,22 +16,20 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from grimoire_beholder import faults
-from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError, ReadOnlyLibraryError
-from grimoire_beholder.ingest.progress import NullProgress, Progress
-from grimoire_beholder.models import Models
-from grimoire_beholder.store import book_rows, folders, fts, source_rows
+from grimoire_beholder.store import book_rows, source_rows
 from grimoire_beholder.store.db import transaction
-from grimoire_beholder.store.records import BookRow
-from grimoire_beholder.store.server_engine import ServerEngine, Store
-from grimoire_beholder.views import SyncReport
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the rest only when a command writes: a search imports none of it
+    from grimoire_beholder.config import Config
     from grimoire_beholder.ingest.deps import IngestDeps
+    from grimoire_beholder.ingest.progress import Progress
     from grimoire_beholder.ingest.watch import StopEvent
+    from grimoire_beholder.models import Models
     from grimoire_beholder.search.index_writer import UpdateResult
-    from grimoire_beholder.views import IngestReport, StageCounts
+    from grimoire_beholder.store.records import BookRow
+    from grimoire_beholder.store.server_engine import ServerEngine, Store
+    from grimoire_beholder.views import IngestReport, StageCounts, SyncReport
 
 
 class LibraryWriting:
@@ -94,8 +91,10 @@ class LibraryWriting:
         """Parse, store and run the model stages for one file; idempotent and resumable.
         ``follow_links=False``: ``path`` is a real path already checked (MCP ``add_book``);
         it is read through no link, so one swapped in after the check is refused."""
+        from grimoire_beholder.ingest.progress import NullProgress
         from grimoire_beholder.ingest.service import ingest_file
         from grimoire_beholder.parse.source import links_not_followed
+        from grimoire_beholder.store import folders
 
         with self._then_update_index(), (
                 links_not_followed() if not follow_links else contextlib.nullcontext()):
@@ -112,6 +111,7 @@ class LibraryWriting:
         for ``sync``; per-file failures are in the report, not raised. With ``within``,
         files whose real path (links followed) is outside those folders are skipped."""
         from grimoire_beholder.ingest.external import ingest_library, is_library
+        from grimoire_beholder.ingest.progress import NullProgress
         from grimoire_beholder.ingest.sync import ingest_folder
 
         if is_library(Path(folder)):  # a Calibre library or a Zotero data folder
@@ -135,6 +135,7 @@ class LibraryWriting:
         Calibre libraries and Zotero data folders ingested are followed too
         (ingest/external.py): added and removed items, replaced files, edited metadata."""
         from grimoire_beholder.ingest.external import sync_all
+        from grimoire_beholder.ingest.progress import NullProgress
 
         dirs = [Path(f) for f in folders] if folders else None
         with self._then_update_index(enabled=not dry_run):
@@ -155,6 +156,7 @@ class LibraryWriting:
     def resume(self, progress: Progress | None = None) -> StageCounts:
         """Finish the model stages for every book (after a crash or a dead daemon), each
         book under its lock (``ingest.service.resume``)."""
+        from grimoire_beholder.ingest.progress import NullProgress
         from grimoire_beholder.ingest.service import resume
 
         with self._then_update_index():
@@ -162,6 +164,9 @@ class LibraryWriting:
 
     def delete(self, book: str | int) -> BookRow:
         """Remove a book and everything under it in one transaction."""
+        from grimoire_beholder import faults
+        from grimoire_beholder.store import folders
+
         deps = self._ingest_deps()
         found = self.book(book)
         store = self.store
@@ -189,6 +194,9 @@ class LibraryWriting:
 
     def reindex_fts(self, book: str | int | None = None) -> int:
         """Drop and rebuild the keyword index (of one book, or all) from embedded chunks."""
+        from grimoire_beholder import faults
+        from grimoire_beholder.store import fts
+
         deps = self._ingest_deps()
         found = self.book(book) if book is not None else None
         with self._then_update_index(), deps.library_writer(), (
@@ -215,5 +223,7 @@ class LibraryWriting:
         try:
             return update(conn, self.config.database_path, force=force)
         except (OSError, sqlite3.Error, ValueError, GrimoireError) as exc:
+            import logging
+
             logging.getLogger(__name__).warning("search index not updated: %s", exc)
             return "failed"

@@ -15,31 +15,6 @@ if TYPE_CHECKING:
     from grimoire_beholder.config import Config
 
 
-# A heading's own number: "5.7.2 Title", "§ 4.1", "IV. Title", "Chapter 5: Title", "Part II";
-# a lone number of four digits or more starts a heading as a year ("2024 in review"), not as
-# a section.
-_OWN_NUMBER = re.compile(
-    r"^\s*(?:§\s*)?(?P<n>\d+(?:\.\d+)+|\d{1,3}|[IVXLC]+(?=\.))\.?\s+\S"
-    r"|^\s*(?P<word>(?:chapter|part|book|section|appendix|lecture|lesson)\s+"
-    r"(?:\d+(?:\.\d+)*|[IVXLC]+|[A-Z])\b)", re.IGNORECASE)
-
-
-def own_number(breadcrumb: str) -> str | None:
-    """The book's own number of a section, from the deepest heading of ``breadcrumb``
-    ("A › B › C") that prints one: ``5.7.2``, ``IV``, ``Chapter 5``; None when none does.
-    It differs from the chapter and section indices (positions in the outline, from 0)."""
-    for title in reversed(breadcrumb.split(" › ")):
-        match = _OWN_NUMBER.match(title)
-        if match:
-            return match.group("n") or " ".join(match.group("word").split())
-    return None
-
-
-def show_command(slug: str, chapter_index: int | str, section_index: int | str) -> str:
-    """The command that prints a section: what every hit and outline line points to."""
-    return f"grimoire-beholder show {slug} {chapter_index} {section_index}"
-
-
 def book_dict(book: BookRow) -> dict[str, Any]:
     """A book as scripts see it (``list --json``, MCP ``list_books``)."""
     return {

@@ -25,7 +25,7 @@ def run_query(question: str, *, book: str | None = None, author: str | None = No
               json_out: bool = False, config: Path | None = None,
               library: Path | None = None) -> None:
     """Search and print the hits (or ``--json``); see ``library_commands.query``."""
-    from grimoire_beholder.views import own_number, show_command
+    from grimoire_beholder.citation import own_number, show_command
 
     def run(lib: Library) -> dict[str, Any]:
         if book is not None:

@@ -46,10 +46,10 @@ def _outline_dict(outline: Outline) -> dict[str, Any]:
 def outline(book: BookArg, json_out: JsonOpt = False, config: ConfigOpt = None,
             library: LibraryOpt = None) -> None:
     """A book's chapters and sections, with the CHAPTER and SECTION numbers `show` takes."""
+    from grimoire_beholder.citation import show_command
     from grimoire_beholder.cli.plain_output import print_json
     from grimoire_beholder.cli.rendering import fit
     from grimoire_beholder.text import plural
-    from grimoire_beholder.views import show_command
 
     data = _outline_dict(with_library(config, lambda lib: lib.outline(book), library=library,
                                       read_only=True))

@@ -32,6 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from concurrent import futures
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,9 +52,11 @@ from grimoire_beholder.search import (
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import hit_queries, index_entries, role_rows, text_spans
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.structure.roles import ROLES
 from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.server_engine import Store
 
 MAX_TOP_K = 100
 EmbedQuery = Callable[[str], np.ndarray]

@@ -34,11 +34,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.store import hit_queries
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 if TYPE_CHECKING:
     from grimoire_beholder.search.index import SearchIndex
+    from grimoire_beholder.store.server_engine import Store
 
 MAX_TOKENS = 64
 MAX_TOKEN_CHARS = 100

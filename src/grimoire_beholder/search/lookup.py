@@ -12,14 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from grimoire_beholder.citation import Citation
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.store import index_entries
 from grimoire_beholder.store.index_entries import IndexRow, PageSection
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import normalize_term
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.server_engine import Store
 
 MAX_ENTRIES = 50
 

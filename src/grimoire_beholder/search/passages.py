@@ -16,12 +16,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.text_spans import ChunkSpan
 from grimoire_beholder.structure import MAX_CHUNK_CHARS
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.server_engine import Store
 
 PASSAGE_CHARS = 1150  # 0: return the chunk as it is
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s")

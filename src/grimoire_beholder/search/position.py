@@ -11,10 +11,13 @@ arms, which apply it before taking their top candidates, like the book filters.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from grimoire_beholder.errors import GrimoireError, NotFoundError
 from grimoire_beholder.store import reading_positions
-from grimoire_beholder.store.server_engine import Store
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.server_engine import Store
 
 
 def chapter_number(titles: list[str], until: int | str, slug: str) -> int:

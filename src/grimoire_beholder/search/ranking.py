@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from grimoire_beholder.search import proximity
 from grimoire_beholder.search.fusion import Fused, best_rank
 from grimoire_beholder.store import index_entries, text_spans
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.text import normalize_term
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.server_engine import Store
 
 ROLE_PRIOR: dict[str, float] = {
     "body": 1.0, "front_matter": 0.8, "contents": 0.6, "index": 0.6, "notes": 0.8,

@@ -16,10 +16,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grimoire_beholder.search.hits import SearchResults
 from grimoire_beholder.store import hit_queries, stat_queries
-from grimoire_beholder.views import Savings
+
+if TYPE_CHECKING:
+    from grimoire_beholder.views import Savings
 
 log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 4
@@ -61,6 +64,8 @@ class SavingsRecorder:
 
 def summary(database_path: Path) -> Savings:
     """Cumulative savings for ``stats`` and the MCP ``book_status`` tool."""
+    from grimoire_beholder.views import Savings
+
     path = stat_queries.stats_path(database_path)
     try:
         totals = stat_queries.totals(path)
