@@ -178,3 +178,8 @@ def test_extractive_context_drops_what_the_chunk_already_says() -> None:
     assert writer.chunk_context(book="Annelid", breadcrumb="annelid › Paragraph 1",
                                 summary="", section_text="", chunk_text="x") == (
         "Annelid › Paragraph 1")
+    # Long headings (up to 500 characters each, as names are bounded) make a long place.
+    path = " › ".join(["part " * 100, "verse " * 100])
+    long = writer.chunk_context(book="tome " * 100, breadcrumb=path,
+                                summary="", section_text="", chunk_text="x")
+    assert long.startswith("tome tome") and len(long) <= 700

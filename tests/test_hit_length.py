@@ -11,6 +11,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
+from grimoire_beholder.store import db
 from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS
 from helpers import add_book, engine_for, make_epub, open_library, run_cli
 
@@ -68,11 +69,17 @@ def test_no_hit_returns_more_than_the_bound(tmp_path: Path) -> None:
 
 def test_a_chunk_stored_longer_returns_its_first_part(tmp_path: Path) -> None:
     """A library cut before chunks were bounded keeps its long chunks; a hit on one returns
-    its first 1,200 characters at most, ending on a sentence."""
+    its first 1,200 characters at most, ending on a sentence — and so does its context (a
+    context of long headings came back whole, 2,007 characters through ``query --json``)."""
     text = "The keeper climbs the stair at dusk and lights the great lamp. " * 60
     conn = open_library(tmp_path)
     add_book(conn, "old-manual", [("Duties", "Evening", [text])])
+    with db.transaction(conn):
+        conn.execute("UPDATE chunks SET context = ?", (text,))
     hit = engine_for(conn).search("keeper lamp dusk", mode="keyword").hits[0]
     assert len(text) > 2 * MAX_CHUNK_CHARS
     assert MAX_CHUNK_CHARS // 2 < len(hit.text) <= MAX_CHUNK_CHARS
     assert text.startswith(hit.text) and hit.text.endswith("lamp.")
+    context = hit.to_dict()["context"]
+    assert len(context) <= MAX_CHUNK_CHARS and text.startswith(context)
+    assert context.endswith("lamp.")

@@ -78,7 +78,7 @@ def extractive_context(book: str, breadcrumb: str, summary: str, chunk_text: str
     place = location(book, breadcrumb)
     summary = new_to_chunk(summary, chunk_text).strip()
     if not summary:
-        return place
+        return clip(place, MAX_CONTEXT_CHARS)  # a heading path of long headings
     return clip(f"{place}. {summary}" if place else summary, MAX_CONTEXT_CHARS, at_sentence=True)
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from grimoire_beholder.citation import Citation, Source, relative_path
 from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.structure import MAX_CHUNK_CHARS
+from grimoire_beholder.text import clip
 
 ARMS: tuple[str, ...] = ("vector", "keyword")
 # Row fields that locate a chunk inside the store; the wire format leaves them out.
@@ -25,7 +27,8 @@ class SearchHit(HitRow):
     """One ranked passage: the store's row plus its rank, scores and citation.
 
     ``ranks`` holds each arm's rank (None when the arm did not find it); ``rerank_score``
-    the reranker's score, when one ran. ``section`` is the breadcrumb.
+    the reranker's score, when one ran. ``section`` is the breadcrumb. ``context`` holds at
+    most ``structure.MAX_CHUNK_CHARS`` characters, as the text does.
     """
 
     rank: int
@@ -43,7 +46,8 @@ class SearchHit(HitRow):
                            row.page_labels)
         citation = source.cite_span(row.section, row)
         values = dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True))
-        values["context"] = row.context or None
+        # bounded as the text is (issue 26): a context stored before contexts were
+        values["context"] = clip(row.context or "", MAX_CHUNK_CHARS, at_sentence=True) or None
         return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
                    citation=citation, rerank_score=rerank_score)
 
