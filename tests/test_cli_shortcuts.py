@@ -1,6 +1,6 @@
-"""The plain forms of ``query``, ``list`` and ``hook`` run without the option parser
-(cli/shortcuts.py) and must be indistinguishable from the parser's run: the same output, the
-same errors, the same exit code. Every other form goes through the parser."""
+"""The plain forms of ``query``, ``list``, ``hook`` and ``serve-mcp`` run without the option
+parser (cli/shortcuts.py) and must be indistinguishable from the parser's run: the same output,
+the same errors, the same exit code. Every other form goes through the parser."""
 
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ PARSED = [
     ["query", "a", "--no-expand"], ["query", "a", "--library", "/x"], ["list", "extra"],
     ["list", "--config", "c.toml"], ["hook"], ["hook", "prompt", "--budget", "many"],
     ["hook", "prompt", "--config", "c.toml"], ["status"], ["ingest", "a.md"], ["qurey", "a"],
+    ["serve-mcp", "--help"], ["serve-mcp", "--http", "8765"], ["serve-mcp", "--allow-add", "d"],
+    ["serve-mcp", "--library", "postgresql://h/db"], ["serve-mcp", "--config", " "],
+    ["serve-mcp", "--library", "C:\\lib"], ["serve-mcp", "extra"],
 ]
 PAYLOAD = json.dumps({"prompt": "how do I keep aphids off the new shoots?"})
 
@@ -85,13 +88,16 @@ def test_the_forms_give_output_worth_comparing(cli_env: dict[str, str | None]) -
     assert missing.stderr.startswith("error: no book 'no-such-book'")
 
 
-def test_a_missing_library_is_the_same_error(tmp_path: Path,
+@pytest.mark.parametrize("argv", [["query", "tea"], ["serve-mcp"],
+                                  ["serve-mcp", "--allow-sync", "-c", "none.toml"]], ids=" ".join)
+def test_a_missing_library_is_the_same_error(argv: list[str], tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     env: dict[str, str | None] = {"GRIMOIRE_BEHOLDER_CONFIG": None,
                                   "GRIMOIRE_BEHOLDER_LIBRARY": str(tmp_path / "none")}
-    fast = run_cli("query", "tea", env=env, cwd=tmp_path)
+    assert shortcuts.shortcut(argv) is not None
+    fast = run_cli(*argv, env=env, cwd=tmp_path)
     monkeypatch.setattr(shortcuts, "shortcut", lambda _argv: None)
-    parsed = run_cli("query", "tea", env=env, cwd=tmp_path)
+    parsed = run_cli(*argv, env=env, cwd=tmp_path)
     assert fast == parsed
     assert fast.returncode != 0 and fast.stderr.startswith("error: ")
 
@@ -104,6 +110,12 @@ def test_every_other_form_goes_through_the_parser(argv: list[str]) -> None:
 def test_shell_completion_goes_through_the_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_GRIMOIRE_BEHOLDER_COMPLETE", "bash_complete")
     assert shortcuts.shortcut(["list"]) is None
+
+
+def test_serve_mcp_with_rights_from_the_environment_goes_through_the_parser(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRIMOIRE_BEHOLDER_ALLOW_REMOVE", "true")
+    assert shortcuts.shortcut(["serve-mcp"]) is None
 
 
 @pytest.mark.parametrize("argv", [["query", "a", "-k"], ["hook", "prompt", "--budget"]],

@@ -1,15 +1,18 @@
-"""The plain forms of the commands run most often — ``query QUESTION``, ``list`` and Claude
-Code's ``hook prompt`` / ``hook session-start`` — run without the option parser.
+"""The plain forms of the commands run most often — ``query QUESTION``, ``list``, Claude
+Code's ``hook prompt`` / ``hook session-start`` and ``serve-mcp`` as an assistant starts it —
+run without the option parser.
 
 typer checks every option of the command it runs through a pydantic ``TypeAdapter``; importing
 pydantic for that is about a fifth of a cold ``query``'s CPU time, and more of the hooks'
-(bench/cli_latency.py). In the forms below no value needs more checking than "a plain word"
-or "digits", so ``entry.main`` calls what the typer command itself calls
-(``query_and_list``, ``assistant_hooks.print_hook``) with exactly what the parser would pass
-it, and neither typer nor pydantic is imported. Anything else — another option,
+(bench/cli_latency.py); ``serve-mcp``, whose MCP SDK imports pydantic anyway, saves typer's
+own import and parse (bench/mcp_latency.py --cold). In the forms below no value needs more
+checking than "a plain word", "a path" or "digits", so ``entry.main`` calls what the typer
+command itself calls (``query_and_list``, ``assistant_hooks.print_hook``,
+``mcp_server.server.serve``) with exactly what the parser would pass it, and typer is not
+imported (nor pydantic, but by serve-mcp's SDK). Anything else — another option,
 ``--name=value``, a value that starts with ``-``, an option given twice, ``--help``, a
-mistake, shell completion, Windows (where click expands wildcards in arguments) — goes
-through the parser as before.
+mistake, shell completion, Windows (where click expands wildcards in arguments), serve-mcp's
+rights set in the environment — goes through the parser as before.
 tests/test_cli_shortcuts.py runs every form both ways and compares what a person sees.
 """
 
@@ -30,6 +33,12 @@ _QUERY = ({"--json": "json_out", "--expand": "expand", "--explain": "explain"},
           {"--top-k": "top_k", "-k": "top_k"})
 _LIST: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({"--json": "json_out"}, {}, {})
 _HOOK: tuple[dict[str, str], dict[str, str], dict[str, str]] = ({}, {}, {"--budget": "budget"})
+_SERVE: tuple[dict[str, str], dict[str, str], dict[str, str]] = (
+    {"--allow-sync": "allow_sync", "--allow-remove": "allow_remove"},
+    {"--config": "config", "-c": "config", "--library": "library"}, {})
+# serve-mcp's options that the environment can set too: the parser reads those.
+_SERVE_ENV = ("GRIMOIRE_BEHOLDER_ALLOW_SYNC", "GRIMOIRE_BEHOLDER_ALLOW_ADD",
+              "GRIMOIRE_BEHOLDER_ALLOW_REMOVE")
 # More digits than int() takes (sys.get_int_max_str_digits, 4300 by default) raise ValueError;
 # no count or budget is anywhere near this long, so such a value goes to the parser's error.
 _MOST_DIGITS = 640
@@ -48,6 +57,11 @@ def shortcut(argv: Sequence[str]) -> Callable[[], int] | None:
     elif name == "hook" and rest and rest[0] in ("prompt", "session-start"):
         command, found = _hook, _plain(rest[1:], *_HOOK, arguments=())
         found = None if found is None else {**found, "hook": rest[0]}
+    elif name == "serve-mcp" and not any(os.environ.get(v) is not None for v in _SERVE_ENV):
+        command, found = _serve, _plain(rest, *_SERVE, arguments=())
+        if found is not None and not all(_plain_path(found[k]) for k in ("config", "library")
+                                         if k in found):
+            found = None
     else:
         return None
     return None if found is None else partial(_run, command, found)
@@ -103,6 +117,29 @@ def _hook(params: dict[str, Any]) -> None:
     from grimoire_beholder.cli.assistant_hooks import print_hook
 
     print_hook(params["hook"], params.get("budget"))
+
+
+def _plain_path(value: str) -> bool:
+    """A path the parser would take as it is: not blank, not a drive letter or ``\\\\server``
+    (refused off Windows), not a URL (``--library postgresql://…``)."""
+    text = value.strip()
+    return bool(text) and not text.startswith("\\\\") and "://" not in text and (
+        len(text) < 3 or text[1] != ":" or text[2] not in "\\/")
+
+
+def _serve(params: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from grimoire_beholder.cli.running import reported_errors
+    from grimoire_beholder.mcp_server.allowed import Upkeep
+    from grimoire_beholder.mcp_server.server import serve
+
+    upkeep = Upkeep(sync=params.get("allow_sync", False),
+                    remove=params.get("allow_remove", False), add=None)
+    with reported_errors():
+        serve(Path(params["config"]) if "config" in params else None,
+              upkeep if upkeep.any else None,
+              Path(params["library"]) if "library" in params else None)
 
 
 def _run(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> int:

@@ -173,7 +173,8 @@ class StrictServer(MCPServer[ServerState]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._strict: dict[str, type[BaseModel]] = {}
+        self._strict: dict[str, Callable[..., Any]] = {}  # each tool's function, and
+        self._models: dict[str, type[BaseModel]] = {}  # its strict model once first called
         # Over HTTP, the upkeep of the request's token: a tool it does not allow is neither
         # listed nor callable (called, it is as unknown as a misspelt one).
         self.grants: Callable[[], Upkeep] | None = None
@@ -186,7 +187,7 @@ class StrictServer(MCPServer[ServerState]):
         """Register ``fn``; its docstring, dedented, is what the model reads."""
         self.add_tool(fn, title=title, annotations=hints,
                       description=inspect.cleandoc(fn.__doc__ or ""))
-        self._strict[fn.__name__] = _strict_arguments(fn)
+        self._strict[fn.__name__] = fn  # its model is made on the first call, not at start
 
     async def list_tools(self) -> list[ListedTool]:
         listed = await super().list_tools()
@@ -199,8 +200,11 @@ class StrictServer(MCPServer[ServerState]):
                         ) -> CallToolResult | InputRequiredResult:
         if self._hidden(name):
             raise ToolError(f"Unknown tool: {name}")
-        model = self._strict.get(name)
-        if model is not None:
+        fn = self._strict.get(name)
+        if fn is not None:
+            model = self._models.get(name)
+            if model is None:
+                model = self._models.setdefault(name, _strict_arguments(fn))
             try:
                 model.model_validate(arguments)
             except ValidationError as exc:
