@@ -102,13 +102,16 @@ def _join(header: dict[str, Any], data: bytes, size: int | None = None) -> bytes
 def _damaged(weights: bytes) -> list[bytes]:
     header, _, data = _split(weights)
     no_table = {k: v for k, v in header.items() if k != TABLE}
+    start, end = header[TABLE]["data_offsets"]
+    only_table = {TABLE: {**header[TABLE], "data_offsets": [0, end - start]}}
     return [b"\x10\x00\x00\x00\x00\x00\x00\x00{not json", weights[:len(weights) // 2],
             _join({**header, TABLE: {**header[TABLE], "dtype": "I8"}}, data),
-            _join(no_table, data)]
+            _join(no_table, data), _join(only_table, data[start:end])]
 
 
 def test_damaged_weights_are_a_model_error(tmp_path: Path) -> None:
-    """Truncated, not safetensors, another dtype, no word table: one clear error."""
+    """Truncated, not safetensors, another dtype, no word table, nothing but a word table:
+    one clear error."""
     folder, weights = _model_copy(tmp_path / "model")
     for damaged in _damaged(weights):
         (folder / "model.safetensors").write_bytes(damaged)

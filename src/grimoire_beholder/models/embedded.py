@@ -420,8 +420,9 @@ class EmbeddedEmbedder(LoadsOnce):
             self._workers = self._threads or default_threads()
         except ModelError:
             raise
-        except Exception as exc:  # corrupt weights/graph: ort, safetensors
-            raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
+        except Exception as exc:  # corrupt weights/graph: ort, safetensors; another model's
+            why = f"no {exc} (another model's files?)" if isinstance(exc, KeyError) else exc
+            raise ModelError(f"cannot load the embedded model from {model_dir}: {why}") from exc
         if query:
             self._word_table, self._query_session = table, session
             return

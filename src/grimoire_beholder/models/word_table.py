@@ -56,11 +56,11 @@ class WordTable:
             name = TABLE if TABLE in names else "bert." + TABLE
             table = handle.get_slice(name) if name in names else None
         except SafetensorError as exc:
-            raise ValueError(f"{path} is not a whole safetensors file ({exc})") from exc
+            raise ValueError(f"{path.name} is not a whole safetensors file ({exc})") from exc
         if table is None or table.get_dtype() not in _DTYPES or len(table.get_shape()) != 2:
-            raise ValueError(f"{path} has no float16/float32 {TABLE}")
+            raise ValueError(f"{path.name} has no float16/float32 {TABLE}")
         if _identity(path) != before:
-            raise ValueError(f"{path} changed while it was being opened")
+            raise ValueError(f"{path.name} changed while it was being opened")
         return cls(path, handle, table, before)
 
     def changed(self) -> bool:
