@@ -150,6 +150,23 @@ def test_an_unwritable_or_disabled_cache_builds_in_memory(tmp_path: Path, model_
     assert build.calls == 3
 
 
+def test_a_cache_folder_given_from_home_is_there_not_a_folder_named_tilde(
+        tmp_path: Path, model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MCP client's config passes ``~/…`` unexpanded (no shell): it means the home folder,
+    not a folder named ``~`` in the server's working folder."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("USERPROFILE", str(home))
+    monkeypatch.chdir(work)
+    monkeypatch.setenv(graph_cache.ENV_VAR, "~/graphs")
+    graph_cache.cached_graph(model_dir, "float32", Builder())
+    [graph] = (home / "graphs" / "models").iterdir()
+    assert graph.name.startswith("float32-")
+    assert not (work / "~").exists()
+
+
 def test_the_real_model_from_the_cache_gives_the_same_vectors(
         cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     texts = ["The lamp is trimmed at dusk.", "Holmes looked at the hat for a long time. " * 40]

@@ -6,7 +6,8 @@ a few tenths of a CPU-second in every process that embeds — a cold ``query``, 
 each ``ingest`` — for the same bytes each time. The first process writes them to
 the user's cache folder; later ones read them back.
 
-* **Where:** ``GRIMOIRE_BEHOLDER_CACHE`` if set (an empty value turns the cache off), else
+* **Where:** ``GRIMOIRE_BEHOLDER_CACHE`` if set (an empty value turns the cache off; ``~``
+  is the home folder, as in ``GRIMOIRE_BEHOLDER_LIBRARY``, also where no shell expands it), else
   the platform's user cache folder (``~/.cache/grimoire-beholder`` on Linux), in ``models/``.
 * **Which file:** ``<variant>-<key>-<digest>.onnx``. ``key`` hashes what the graph is made
   from: the source of the modules that write it (so a new version of the builder never
@@ -54,7 +55,7 @@ def cache_folder() -> Path | None:
     """The folder the graphs are cached in, or None when caching is turned off."""
     override = os.environ.get(ENV_VAR)
     if override is not None:
-        return Path(override) / "models" if override.strip() else None
+        return Path(override).expanduser() / "models" if override.strip() else None
     try:
         import platformdirs
 
