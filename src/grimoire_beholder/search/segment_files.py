@@ -38,7 +38,6 @@ import math
 import os
 import re
 import stat
-import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,7 +272,7 @@ def combine(parts: list[tuple[dict[str, np.ndarray], np.ndarray]]
 
 def write_segment(folder: Path, arrays: dict[str, np.ndarray], scale: float) -> str:
     """Write a new segment (from :func:`segment_arrays`) and return its name."""
-    name = f"seg-{uuid.uuid4().hex[:12]}"
+    name = f"seg-{os.urandom(6).hex()}"
     path = folder / name
     path.mkdir(parents=True)
     checksums = {key: _save(path / f"{key}.npy", array) for key, array in arrays.items()}
@@ -403,7 +402,7 @@ def publish(folder: Path, manifest: Manifest) -> None:
 
 def dead_file(folder: Path, segment: str, ids: np.ndarray) -> str:
     """Write the sorted dead chunk ids of a segment; return the file name (in the segment)."""
-    name = f"dead-{uuid.uuid4().hex[:8]}.npy"
+    name = f"dead-{os.urandom(4).hex()}.npy"
     _save(folder / segment / name, np.unique(ids.astype(np.int64)))
     return name
 
