@@ -4,6 +4,8 @@ qualifies (CLI and MCP)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,3 +73,30 @@ async def test_mcp_low_confidence_notice_comes_before_the_hits(
         result = await client.call_tool("search_book", {"question": UNRELATED})
     lines = text(result).splitlines()
     assert lines[0].startswith("Low confidence") and lines[1].startswith("1 result for")
+
+
+@pytest.mark.parametrize(("stdout", "args"), [
+    ("closed", ["list"]), ("closed", ["query", "tides", "--json"]), ("closed", ["status"]),
+    ("/dev/full", ["query", "tides"])])
+def test_results_that_cannot_be_written_are_an_error(
+        shelf: list[str], args: list[str], stdout: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``query … >&-`` (Python then has no stdout) exited 0 with its results gone, and a
+    full disk ended in a traceback: one line on stderr (JSON under ``--json``), exit 1."""
+    if stdout != "closed" and not Path(stdout).exists():
+        pytest.skip("no /dev/full here")
+    from grimoire_beholder.cli.entry import main
+
+    sink = None if stdout == "closed" else open(stdout, "w")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", sink)
+    monkeypatch.setattr(sys, "stderr", sys.stderr)  # main wraps both; put them back after
+    monkeypatch.setattr(sys, "argv", ["grimoire-beholder", *args, *shelf])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    why = "standard output is closed" if sink is None else "No space left on device"
+    line = f"the results were not written: {why}"
+    if sink is not None:
+        sink.close()
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        json.dumps({"error": line, "exit_code": 1}) if "--json" in args else f"error: {line}")

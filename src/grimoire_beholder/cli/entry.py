@@ -26,13 +26,30 @@ def __getattr__(name: str) -> Any:
 def main() -> None:
     """Run the CLI: usage mistakes become one ``error:`` line, exit code 2; a module the
     command needs that cannot be imported (a broken or partial install) one line, exit 1;
-    Ctrl-C exit code 130, without a traceback."""
+    Ctrl-C exit code 130, without a traceback; results that could not be written (stdout
+    closed, a full disk) one line, exit 1."""
     try:
-        _main()
-    except ImportError as exc:
-        sys.exit(_missing(exc))
-    except KeyboardInterrupt:  # Ctrl-C before a command's own handling (while importing)
-        sys.exit(130)
+        try:
+            _main()
+        except ImportError as exc:
+            sys.exit(_missing(exc))
+        except KeyboardInterrupt:  # Ctrl-C before a command's own handling (while importing)
+            sys.exit(130)
+    except SystemExit as exc:
+        if exc.code in (0, None) and sys.argv[1:2] != ["hook"]:  # hooks never fail
+            _results_written()
+        raise
+
+
+def _results_written() -> None:
+    """Exit 1 with one line on stderr when what the command wrote to stdout was lost."""
+    from grimoire_beholder.cli.running import error_line
+    from grimoire_beholder.cli.terminal import results_lost
+
+    why = results_lost()
+    if why is not None:
+        print(error_line(f"the results were not written: {why}", 1), file=sys.stderr)
+        sys.exit(1)
 
 
 def _missing(exc: ImportError) -> int:

@@ -20,6 +20,8 @@ Imports nothing heavy: every command, ``--help`` included, goes through ``instal
 from __future__ import annotations
 
 import contextlib
+import io
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -38,7 +40,7 @@ def terminal_safe(text: str) -> str:
 class TerminalSafeStream:
     """A text stream that escapes control characters in everything written through it."""
 
-    def __init__(self, inner: TextIO) -> None:
+    def __init__(self, inner: TextIO | ResultsStream) -> None:
         self._inner = inner
 
     def write(self, text: str) -> int:
@@ -50,7 +52,7 @@ class TerminalSafeStream:
             self.write(line)
 
     @property
-    def rich_proxied_file(self) -> TextIO:
+    def rich_proxied_file(self) -> TextIO | ResultsStream:
         """Where rich writes (rich looks for this attribute): past the escaping, because
         rendering's consoles escape their text themselves and add styles after."""
         return self._inner
@@ -68,13 +70,86 @@ def _never_fail_encoding(stream: TextIO) -> None:
             reconfigure(errors="backslashreplace")
 
 
+class _Closed:
+    """What stands for a stdout closed before the CLI started (``>&-``: Python then has
+    no ``sys.stdout``, and ``print`` would drop the results without a word)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("standard output is closed")
+
+
+class ResultsStream:
+    """stdout under the escaping, remembering why results written to it were lost — it
+    was closed, or a write failed (a full disk) — instead of failing mid-command or not at
+    all; :func:`results_lost` tells ``entry.main``, which then exits 1 with one line. A
+    broken pipe (``… | head``) still raises, for the commands' own quiet exit."""
+
+    def __init__(self, inner: TextIO | _Closed) -> None:
+        self._inner = inner
+        self.lost: str | None = None
+
+    def write(self, text: str) -> int:
+        if isinstance(self._inner, _Closed):
+            self.lost = self.lost or ("standard output is closed" if text else None)
+        elif self.lost is None:
+            try:
+                return self._inner.write(text)
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self._failed(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if self.lost is None:
+            try:
+                self._inner.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: OSError) -> None:
+        self.lost = exc.strerror or str(exc)
+        with contextlib.suppress(OSError, ValueError):  # what is buffered would fail at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._inner.fileno())
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer …
+        return getattr(self._inner, name)
+
+
+def results_lost() -> str | None:
+    """Why what the command wrote to stdout did not get there (after flushing it), or
+    None: nothing was lost, or stdout is not the one :func:`install` set up."""
+    stream: Any = sys.stdout
+    while stream is not None and not isinstance(stream, ResultsStream):
+        stream = getattr(stream, "rich_proxied_file", None)
+    if stream is None:
+        return None
+    stream.flush()
+    return str(stream.lost) if stream.lost else None
+
+
 def install() -> None:
-    """Escape control characters in all further writes to stdout and stderr, and make
-    neither raise for a character its encoding cannot write."""
+    """Escape control characters in all further writes to stdout and stderr, make
+    neither raise for a character its encoding cannot write, and have stdout remember
+    results it lost (:class:`ResultsStream`)."""
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and not isinstance(stream, TerminalSafeStream):
             _never_fail_encoding(stream)
-    if sys.stdout is not None and not isinstance(sys.stdout, TerminalSafeStream):
-        sys.stdout = TerminalSafeStream(sys.stdout)
+    if not isinstance(sys.stdout, TerminalSafeStream):
+        sys.stdout = TerminalSafeStream(ResultsStream(sys.stdout or _Closed()))
     if sys.stderr is not None and not isinstance(sys.stderr, TerminalSafeStream):
         sys.stderr = TerminalSafeStream(sys.stderr)
