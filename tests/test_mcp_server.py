@@ -381,3 +381,27 @@ def test_serve_mcp_help_lists_the_command() -> None:
     proc = subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", "--help"],
                           capture_output=True, text=True, timeout=30, check=False)
     assert "serve-mcp" in proc.stdout
+
+
+async def test_a_missing_embedded_model_is_a_tool_error(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A broken install (the model package gone) fails the server's warm-up on its thread:
+    the server still answers, search_book says what to reinstall, the other tools work."""
+    import importlib.util
+
+    from grimoire_beholder.models.embedded import MODEL_PACKAGE
+
+    config = tmp_path / "config.toml"
+    config.write_text('db_path = "book.db"\nembedding_backend = "embedded"\n'
+                      'llm_backend = "none"\n', encoding="utf-8")
+    book = write_markdown_book(tmp_path / "t.md", "Tiny", {"A": {"B": "Tide tables. " * 20}})
+    with Library.open(config) as lib:
+        lib.ingest(book)
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: (
+        None if name == MODEL_PACKAGE else find_spec(name, *args)))
+    async with connect(config) as client:
+        result = await call(client, "search_book", question="tide tables")
+        listed = await call(client, "list_books")
+    assert result.is_error and "grimoire-beholder-minilm" in text(result), text(result)
+    assert not listed.is_error and "Tiny" in text(listed)
