@@ -183,6 +183,29 @@ def test_missing_model_dir_is_a_model_error(tmp_path: Path) -> None:
         emb.check()
 
 
+@pytest.mark.parametrize("name, text", [
+    ("sentence_bert_config.json", '{"max_seq_length": "256"}'),
+    ("sentence_bert_config.json", '{"max_seq_length": 2}'),  # no room for a word piece
+    ("sentence_bert_config.json", '{"max_seq_length": 100000}'),  # past the position table
+    ("sentence_bert_config.json", "[256]"),
+    ("modules.json", '{"type": "Normalize"}'),
+    ("1_Pooling/config.json", "[]"),
+])
+def test_a_foreign_or_malformed_setting_file_is_a_model_error(tmp_path: Path, name: str,
+                                                              text: str) -> None:
+    """Not a traceback (CLI) or an unexplained tool error (MCP), nor a window the model
+    cannot run or that cuts every query to nothing: one clear ModelError."""
+    source = find_model_dir()
+    for part in ("config.json", "tokenizer.json", "modules.json", "sentence_bert_config.json",
+                 "1_Pooling/config.json"):
+        (tmp_path / part).parent.mkdir(exist_ok=True)
+        (tmp_path / part).write_bytes((source / part).read_bytes())
+    (tmp_path / "model.safetensors").write_bytes(b"")  # counting pieces reads no weights
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ModelError, match=name.split("/")[-1].replace(".", r"\.")):
+        EmbeddedEmbedder(model_dir=tmp_path).count_pieces("a question")
+
+
 def test_missing_package_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 

@@ -61,6 +61,7 @@ MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
+_POSITIONS = 512  # the position table's rows (config.json's max_position_embeddings)
 DEFAULT_WINDOW_OVERLAP = 32
 DEFAULT_BATCH_SIZE = 32
 # Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
@@ -430,18 +431,25 @@ class EmbeddedEmbedder(LoadsOnce):
         self.load_seconds = time.perf_counter() - started
 
 
-def _read_json(path: Path) -> Any:
+def _read_json(path: Path, kind: type = dict) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ModelError(f"cannot read {path}: {exc}") from exc
+    if not isinstance(value, kind):
+        raise ModelError(f"{path} is not a JSON {kind.__name__}; not {MODEL_NAME}?")
+    return value
 
 
 def _max_seq_length(model_dir: Path) -> int:
+    """The window in pieces with ``[CLS]``/``[SEP]``: 3 up to the model's position table."""
     path = model_dir / "sentence_bert_config.json"
     if not path.is_file():
         return DEFAULT_MAX_SEQ_LENGTH
-    return int(_read_json(path).get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH))
+    value = _read_json(path).get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH)
+    if type(value) is not int or not 3 <= value <= _POSITIONS:
+        raise ModelError(f"{path}: max_seq_length {value!r} is not 3 to {_POSITIONS}")
+    return value
 
 
 def _check_pipeline(model_dir: Path) -> None:
@@ -459,8 +467,8 @@ def _check_pipeline(model_dir: Path) -> None:
             raise ModelError(f"{pooling} is not 384-d mean pooling; not {MODEL_NAME}?")
     modules = model_dir / "modules.json"
     if modules.is_file():
-        types = [m.get("type", "") for m in _read_json(modules)]
-        if not any(t.endswith("Normalize") for t in types):
+        types = [m.get("type") for m in _read_json(modules, list) if isinstance(m, dict)]
+        if not any(isinstance(t, str) and t.endswith("Normalize") for t in types):
             raise ModelError(f"{modules} has no Normalize module; not {MODEL_NAME}?")
 
 
