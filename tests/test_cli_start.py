@@ -114,6 +114,25 @@ def test_a_parsed_command_loads_its_own_module_only(small_library: dict[str, str
 
 
 @pytest.mark.slow
+def test_the_script_ends_a_query_with_all_its_output_and_its_exit_code(
+        small_library: dict[str, str]) -> None:
+    """The script ends a plain ``query`` without the interpreter's teardown: what it wrote
+    to a pipe (more than one buffer's worth here) must all arrive, and an error keep its
+    exit code."""
+    script = [str(Path(sys.executable).with_name("grimoire-beholder"))]
+    env = {**os.environ, **small_library}
+    proc = subprocess.run([*script, "query", "tomatoes compost", "--expand", "--json",
+                           "--top-k", "20"], capture_output=True, text=True, timeout=120,
+                          env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    hits = json.loads(proc.stdout)["results"]
+    assert len(proc.stdout) > 8192 and all(hit["section_text"] for hit in hits)
+    proc = subprocess.run([*script, "query", "tomatoes", "--book", "no-such-book"],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: no book 'no-such-book'")
+
+
+@pytest.mark.slow
 def test_the_prompt_hook_loads_no_model_runtime_or_server(small_library: dict[str, str]
                                                           ) -> None:
     """Claude Code runs it on every prompt: not even the CLI framework is loaded."""

@@ -8,10 +8,14 @@ parser is needed: the plain forms of the hot commands run without it (``shortcut
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["main"]
+__all__ = ["main", "script"]
+
+# The plain forms (shortcuts.py) whose process may end without the interpreter's teardown.
+_QUICK_EXIT = ("query", "list", "hook")
 
 
 def __getattr__(name: str) -> Any:
@@ -39,6 +43,37 @@ def main() -> None:
         if exc.code in (0, None) and sys.argv[1:2] != ["hook"]:  # hooks never fail
             _results_written()
         raise
+
+
+def script() -> None:
+    """The ``grimoire-beholder`` script and ``python -m``: :func:`main`, and after a plain
+    form of ``query``, ``list`` or ``hook`` the process ends at once, its output flushed,
+    without tearing the interpreter down — unloading numpy and onnxruntime took a cold
+    ``query`` about a sixth of its CPU time (README, "Performance"). Those forms leave
+    nothing the teardown would finish: the library is closed, and no thread of theirs has
+    work left. In-process callers of :func:`main` (the tests) keep the ordinary exit."""
+    from grimoire_beholder.cli.shortcuts import shortcut
+
+    quick = sys.argv[1:2] != [] and sys.argv[1] in _QUICK_EXIT and (
+        shortcut(sys.argv[1:]) is not None)
+    try:
+        main()
+    except SystemExit as exc:
+        if quick and (exc.code is None or isinstance(exc.code, int)):
+            _leave(exc.code or 0)
+        raise
+
+
+def _leave(code: int) -> NoReturn:
+    """Flush stdout and stderr and end the process with ``code``; a flush that fails is
+    left to the ordinary exit, which reports it."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        raise SystemExit(code) from None
+    os._exit(code)
 
 
 def _results_written() -> None:
@@ -95,4 +130,4 @@ def _main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    script()
