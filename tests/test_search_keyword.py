@@ -25,6 +25,9 @@ HOSTILE = [
 ]
 
 
+WIDE = "the ＷＹＶＥＲＮ guards the inter\u00adnational border"  # full-width; a soft hyphen
+
+
 def _random_paste(n: int, seed: int) -> str:
     rng = random.Random(seed)
     alphabet = "abcdefghij \"'-:*()^{}+.,;\\%_éüß猫である🐉\t\n\x00"
@@ -37,6 +40,7 @@ def library(tmp_path: Path) -> sqlite3.Connection:
     add_book(conn, "bestiary", [
         ("Dragons", "Fire", ["the dragon breathes fire over the café", "NEAR the AND gate"]),
         ("Dragons", "Ice", ["a naïve frost wyrm sleeps"]),
+        ("Dragons", "Wide", [WIDE]),
         ("Words", "Stop", ["to be or not to be"]),
     ], name="The Bestiary", context=True)
     add_book(conn, "neko", [("第一章", "", [
@@ -88,10 +92,22 @@ def test_all_stop_word_query_still_finds(library: sqlite3.Connection) -> None:
     ("CAFÉ", "the dragon breathes fire over the café"),
     ("naive", "a naïve frost wyrm sleeps"),
     ("naïve wyrms", "a naïve frost wyrm sleeps"),  # stemming too
+    ("wyvern", WIDE), ("ＷＹＶＥＲＮ", WIDE), ("international", WIDE),  # both sides NFKC-folded
+    ("inter\u00adnational", WIDE),
 ])
 def test_accents_fold(library: sqlite3.Connection, query: str, expected: str) -> None:
     ids = [cid for cid, _ in keyword.search(library, query, 5)]
     assert ids and store_search.hit_rows(library, ids[:1])[ids[0]].text == expected
+
+
+def test_a_word_table_written_before_folding_still_finds_what_it_found(
+        library: sqlite3.Connection) -> None:
+    """A library indexed before the folding keeps its text as written until `reindex-fts`:
+    a query typed the same way still finds it."""
+    chunk = library.execute("SELECT id FROM chunks WHERE text = ?", (WIDE,)).fetchone()[0]
+    library.execute("UPDATE chunks_fts SET text = ? WHERE rowid = ?", (WIDE, chunk))
+    assert [cid for cid, _ in keyword.search(library, "ＷＹＶＥＲＮ", 5)] == [chunk]
+    assert keyword.search(library, "international", 5) == []
 
 
 @pytest.mark.parametrize(("query", "expected"), [

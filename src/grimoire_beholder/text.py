@@ -151,6 +151,16 @@ def page_ranges(pages: list[int]) -> str:
 _PLURAL_EXCEPTIONS = ("ss", "us", "is")
 
 
+def index_fold(text: str) -> str:
+    """Text as the keyword word index holds it and reads a query: NFKC (full-width
+    ``ＡＢＣ``, ligatures, superscripts as the plain letters and digits FTS5's ``unicode61``
+    knows), soft hyphens (U+00AD, line-break hints inside a word) removed so the word stays
+    whole. ASCII text is returned as it is."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text).replace("\u00ad", "")
+
+
 def normalize_term(text: str) -> str:
     """A term or a query phrase reduced for matching: case, accents and punctuation gone,
     a plural "s" dropped ("Missing values" ~ "missing value", "read.fwf" ~ "read fwf").

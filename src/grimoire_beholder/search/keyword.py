@@ -12,7 +12,10 @@ chunks that match more, rarer terms first.
 * At most :data:`MAX_TOKENS` distinct tokens are kept; for long pastes the longest ones win
   (length is a free proxy for rarity), then they go back in reading order.
 * Accents: the word table folds them (``remove_diacritics 2``) and a quoted token passes
-  through the same tokenizer, so ``café`` and ``cafe`` find each other.
+  through the same tokenizer, so ``café`` and ``cafe`` find each other. Full-width letters,
+  ligatures and soft hyphens: the word table's text and the query's words are both
+  ``text.index_fold``-ed (NFKC, no U+00AD), so ``ＡＢＣ`` finds ``abc`` and ``inter\u00adnational``
+  ``international``.
 * Scripts without spaces (``text.NO_SPACE_CHARS``: CJK, kana, Hangul, Thai): ``unicode61``
   indexes a whole run of such characters as one token, so they are searched in the trigram
   table instead. Each run of ≥3 characters becomes its overlapping trigrams, each quoted,
@@ -34,7 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.store import hit_queries
-from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN, index_fold
 
 if TYPE_CHECKING:
     from grimoire_beholder.search.index import SearchIndex
@@ -76,11 +79,17 @@ def _trigrams(run: str) -> list[str]:
     return [run[i:i + 3] for i in range(len(run) - 2)]
 
 
+def _words(text: str) -> list[str]:
+    return [w.lower()[:MAX_TOKEN_CHARS] for w in WORD_TOKEN.findall(text)]
+
+
 def build_query(text: str) -> KeywordQuery:
     """Turn arbitrary text into FTS5 expressions that cannot be a syntax error.
 
-    The text is not Unicode-normalised: a quoted token goes through the same tokenizer as
-    the indexed text, so it must stay as typed (NFKC would turn ``ﬁ`` into ``fi`` and miss).
+    Words are read ``text.index_fold``-ed, as the word table holds its text (``ＡＢＣ`` is
+    ``abc``, a soft hyphen joins), and also as typed when that differs, for a word table
+    written before it was folded (``reindex-fts`` folds one). Runs of scripts without
+    spaces stay as typed: the trigram table holds the text as stored.
     """
     prefixes: list[str] = []
     grams: list[str] = []
@@ -91,7 +100,9 @@ def build_query(text: str) -> KeywordQuery:
         else:
             prefixes.append(run)
     rest = _NO_SPACE_RUN.sub(" ", text) if grams or prefixes else text
-    words = [w.lower()[:MAX_TOKEN_CHARS] for w in WORD_TOKEN.findall(rest)]
+    words = _words(_NO_SPACE_RUN.sub(" ", index_fold(rest)))
+    folded = set(words)
+    words += [w for w in _words(rest) if w not in folded]  # as typed: libraries indexed before
     content = [w for w in words if w not in STOP_WORDS]
     if not content and not prefixes and not grams:
         content = words

@@ -3,9 +3,11 @@
 Both FTS5 tables use ``rowid = chunks.id``. ``chunks_fts`` holds the chunk text, its
 generated context and the section/chapter/book titles (word tokenizer, stemmed, accents
 folded); ``chunks_fts_trigram`` holds the chunk text again under the trigram tokenizer so
-text in scripts without spaces is findable. The read side (MATCH queries) lives in
-``store.hit_queries``. Every write here is also logged in ``search_log`` (``store.index_source``)
-so the persisted search index can catch up with it.
+text in scripts without spaces is findable. The word table's text is ``text.index_fold``-ed
+(NFKC, no soft hyphens), as the keyword arm folds a query; the trigram table's is as stored.
+The read side (MATCH queries) lives in ``store.hit_queries``. Every write here is also
+logged in ``search_log`` (``store.index_source``) so the persisted search index can catch up
+with it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from grimoire_beholder.store import index_source, vectors
+from grimoire_beholder.text import index_fold
 
 
 def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
@@ -26,16 +29,18 @@ def index_chunks(conn: sqlite3.Connection, chunk_ids: Sequence[int]) -> None:
     for start in range(0, len(ids), 500):
         part = ids[start:start + 500]
         marks = ",".join("?" * len(part))
-        conn.execute(
-            f"""INSERT INTO chunks_fts (rowid, text, context, section, chapter, book)
-                SELECT c.id, c.text, COALESCE(c.context, ''), s.breadcrumb, ch.title, b.name
+        rows = conn.execute(
+            f"""SELECT c.id, c.text, COALESCE(c.context, ''), s.breadcrumb, ch.title, b.name
                 FROM chunks c
                 JOIN sections s ON s.id = c.section_id
                 JOIN chapters ch ON ch.id = s.chapter_id
                 JOIN books b ON b.id = c.book_id
                 WHERE c.id IN ({marks})""",
             part,
-        )
+        ).fetchall()
+        conn.executemany(
+            "INSERT INTO chunks_fts (rowid, text, context, section, chapter, book) "
+            "VALUES (?, ?, ?, ?, ?, ?)", [(r[0], *map(index_fold, r[1:])) for r in rows])
         conn.execute(
             f"INSERT INTO chunks_fts_trigram (rowid, text) "
             f"SELECT id, text FROM chunks WHERE id IN ({marks})",

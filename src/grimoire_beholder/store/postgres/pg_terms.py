@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from importlib import resources
 
 from grimoire_beholder.store.index_source import WORD_TABLE, Tokenizer
+from grimoire_beholder.text import index_fold
 
 _TOKENIZERS = threading.local()
 
@@ -49,7 +50,10 @@ def tokenizer() -> Tokenizer:
 def postings(rows: Sequence[Sequence[object]]
              ) -> tuple[list[tuple[str, int, float]], dict[int, int]]:
     """For FTS rows ``(chunk id, text, context, section, chapter, book)``: the postings
-    ``(term, chunk id, weighted tf)`` and each chunk's length in tokens."""
+    ``(term, chunk id, weighted tf)`` and each chunk's length in tokens, of the texts
+    ``text.index_fold``-ed as the SQLite word table holds them."""
+    rows = [(row[0], *(index_fold(t) if isinstance(t, str) else t for t in row[1:]))
+            for row in rows]
     names: list[str] = []
 
     def number(term: str) -> int:
