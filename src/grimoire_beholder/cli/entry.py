@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 __all__ = ["main", "script"]
 
 # The plain forms (shortcuts.py) whose process may end without the interpreter's teardown.
-_QUICK_EXIT = ("query", "list", "hook")
+_QUICK_EXIT = ("query", "list", "hook", "serve-mcp")
 
 
 def __getattr__(name: str) -> Any:
@@ -47,11 +47,13 @@ def main() -> None:
 
 def script() -> None:
     """The ``grimoire-beholder`` script and ``python -m``: :func:`main`, and after a plain
-    form of ``query``, ``list`` or ``hook`` the process ends at once, its output flushed,
-    without tearing the interpreter down — unloading numpy and onnxruntime took a cold
-    ``query`` about a sixth of its CPU time (README, "Performance"). Those forms leave
-    nothing the teardown would finish: the library is closed, and no thread of theirs has
-    work left. In-process callers of :func:`main` (the tests) keep the ordinary exit."""
+    form of ``query``, ``list``, ``hook`` or ``serve-mcp`` the process ends at once, its
+    output flushed, without tearing the interpreter down — unloading numpy and onnxruntime
+    took a cold ``query`` about a sixth of its CPU time (README, "Performance"), and the MCP
+    SDK's modules more of a server's. Those forms leave nothing the teardown would finish:
+    the library is closed (a server's lifespan waits for its warm-up first), and no thread of
+    theirs has work left. In-process callers of :func:`main` (the tests) keep the ordinary
+    exit."""
     from grimoire_beholder.cli.shortcuts import shortcut
 
     quick = sys.argv[1:2] != [] and sys.argv[1] in _QUICK_EXIT and (
