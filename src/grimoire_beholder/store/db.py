@@ -16,7 +16,6 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, overload
 
@@ -36,6 +35,8 @@ BUSY_TIMEOUT_MS = 30_000
 
 
 def _schema_v1(conn: sqlite3.Connection) -> None:
+    from importlib import resources  # a new library only: a search opens an existing one
+
     sql = resources.files(__package__).joinpath("schema.sql").read_text(encoding="utf-8")
     for statement in _split_sql(sql):
         conn.execute(statement)
