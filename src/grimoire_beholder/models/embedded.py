@@ -45,7 +45,6 @@ Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate pol
 from __future__ import annotations
 
 import importlib.util
-import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from grimoire_beholder.errors import ModelError
+from grimoire_beholder.models import model_folder
 from grimoire_beholder.models.lazy import LoadsOnce
 from grimoire_beholder.models.wordpiece import WordPieceTokenizer
 
@@ -61,7 +61,6 @@ MODEL_PACKAGE = "grimoire_beholder_minilm"
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSION = 384
 DEFAULT_MAX_SEQ_LENGTH = 256
-_POSITIONS = 512  # the position table's rows (config.json's max_position_embeddings)
 DEFAULT_WINDOW_OVERLAP = 32
 DEFAULT_BATCH_SIZE = 32
 # Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
@@ -365,7 +364,7 @@ class EmbeddedEmbedder(LoadsOnce):
                 f"the embedded model in {model_dir} is incomplete (missing "
                 f"{', '.join(missing)}); {_INSTALL_HINT}"
             )
-        _check_pipeline(model_dir)
+        model_folder.check_pipeline(model_dir, DIMENSION)
         return model_dir
 
     def _read_tokenizer(self, model_dir: Path) -> None:
@@ -377,7 +376,7 @@ class EmbeddedEmbedder(LoadsOnce):
         cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         if cls_id is None or sep_id is None:
             raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
-        self._max_seq_length = _max_seq_length(model_dir)
+        self._max_seq_length = model_folder.window(model_dir, DEFAULT_MAX_SEQ_LENGTH)
         self._cls_id, self._sep_id = cls_id, sep_id
         self._tokenizer = tokenizer
 
@@ -429,47 +428,6 @@ class EmbeddedEmbedder(LoadsOnce):
             return
         self._session = session
         self.load_seconds = time.perf_counter() - started
-
-
-def _read_json(path: Path, kind: type = dict) -> Any:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ModelError(f"cannot read {path}: {exc}") from exc
-    if not isinstance(value, kind):
-        raise ModelError(f"{path} is not a JSON {kind.__name__}; not {MODEL_NAME}?")
-    return value
-
-
-def _max_seq_length(model_dir: Path) -> int:
-    """The window in pieces with ``[CLS]``/``[SEP]``: 3 up to the model's position table."""
-    path = model_dir / "sentence_bert_config.json"
-    if not path.is_file():
-        return DEFAULT_MAX_SEQ_LENGTH
-    value = _read_json(path).get("max_seq_length", DEFAULT_MAX_SEQ_LENGTH)
-    if type(value) is not int or not 3 <= value <= _POSITIONS:
-        raise ModelError(f"{path}: max_seq_length {value!r} is not 3 to {_POSITIONS}")
-    return value
-
-
-def _check_pipeline(model_dir: Path) -> None:
-    """Refuse a model dir whose sentence-transformers pipeline is not mean-pool + normalise.
-
-    The pooling and normalisation are reimplemented here, so a different pipeline (CLS
-    pooling, no Normalize module, another width) would silently give wrong vectors.
-    """
-    pooling = model_dir / "1_Pooling" / "config.json"
-    if pooling.is_file():
-        config = _read_json(pooling)
-        if not config.get("pooling_mode_mean_tokens") or config.get(
-            "word_embedding_dimension", DIMENSION
-        ) != DIMENSION:
-            raise ModelError(f"{pooling} is not 384-d mean pooling; not {MODEL_NAME}?")
-    modules = model_dir / "modules.json"
-    if modules.is_file():
-        types = [m.get("type") for m in _read_json(modules, list) if isinstance(m, dict)]
-        if not any(isinstance(t, str) and t.endswith("Normalize") for t in types):
-            raise ModelError(f"{modules} has no Normalize module; not {MODEL_NAME}?")
 
 
 def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
