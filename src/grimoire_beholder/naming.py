@@ -22,7 +22,6 @@ Core module: imports nothing but the errors.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 
@@ -87,6 +86,8 @@ def near_names(ref: str, books: Iterable[tuple[str, str]], limit: int = 3) -> li
     found = (by_word + inside)[:limit]
     if found:
         return found
+    import difflib  # only for a name that matches no book
+
     return difflib.get_close_matches(ref.casefold(), [c[0] for c in candidates], n=limit,
                                      cutoff=_CLOSE_SPELLING)
 

@@ -126,12 +126,14 @@ def same_library(library: Path | None, config: Path | None) -> str:
     """The ``--library``/``--config`` a hit's ``show`` command needs to open the library
     this query searched (as an absolute path, so it runs from any folder); none for the
     default library, nor for a database URL (it may hold a password)."""
-    import shlex
-
     from grimoire_beholder.locate import is_url
 
     if library is not None and not is_url(str(library)):
+        import shlex
+
         return f" --library {shlex.quote(str(Path(library).absolute()))}"
     if config is not None:
+        import shlex
+
         return f" --config {shlex.quote(str(Path(config).absolute()))}"
     return ""
