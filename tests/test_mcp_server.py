@@ -405,3 +405,24 @@ async def test_a_missing_embedded_model_is_a_tool_error(tmp_path: Path,
         listed = await call(client, "list_books")
     assert result.is_error and "grimoire-beholder-minilm" in text(result), text(result)
     assert not listed.is_error and "Tiny" in text(listed)
+
+
+async def test_an_unexpected_failure_says_what_failed_and_the_server_goes_on(
+        config_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """A fault that is not one of the library's own errors (a bug, a disk error from below)
+    comes back as a tool error that names it, its traceback goes to stderr once, and the
+    next call is answered."""
+
+    def broken_search(self: Library, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the index segment vanished")
+
+    monkeypatch.setattr(Library, "search", broken_search)
+    async with connect(config_path) as client:
+        failed = await call(client, "search_book", question="compost")
+        listed = await call(client, "list_books")
+    assert failed.is_error
+    assert "RuntimeError" in text(failed) and "the index segment vanished" in text(failed)
+    assert not listed.is_error and "The Garden Book" in text(listed)
+    err = capfd.readouterr().err
+    assert err.count("Traceback (most recent call last)") == 1, err

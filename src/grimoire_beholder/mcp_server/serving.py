@@ -9,7 +9,9 @@ the readable text and the structured content are made from it.
 from __future__ import annotations
 
 import re
+import sys
 import threading
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, TypeVar
@@ -55,12 +57,23 @@ class ServerState:
         return self.grants() if self.grants is not None else self.upkeep
 
     def run(self, fn: Callable[[Library], T]) -> T:
-        """Call the Library under the lock, turning its user-facing errors into ToolErrors."""
+        """Call the Library under the lock, turning its user-facing errors into ToolErrors.
+
+        Any other exception (a bug, a fault from below the library) is a ToolError too, one
+        that names its kind and message, so the model and the user see what failed; its
+        traceback is written once, plainly, to stderr (the server's log), and the server goes
+        on answering."""
         with self.lock:
             try:
                 return fn(self.library)
             except GrimoireError as exc:
                 raise ToolError(str(exc)) from exc
+            except ToolError:
+                raise
+            except Exception as exc:
+                traceback.print_exception(exc, file=sys.stderr)
+                raise ToolError(f"unexpected error ({type(exc).__name__}): {exc}; the "
+                                "server's log (stderr) has the details") from exc
 
 
 def served(ctx: Context) -> ServerState:
