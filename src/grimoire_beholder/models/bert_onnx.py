@@ -15,8 +15,8 @@ sentences), so the type-0 embedding is folded into the position table. The query
 ``[batch, seq, hidden]``, read by :mod:`.word_table`) instead of ``input_ids`` and holds no
 word table: the rest of the graph, and so every vector, is the same.
 
-Only this module imports onnxruntime / safetensors, and only inside functions, so that
-importing the package stays cheap.
+onnxruntime and safetensors are imported only inside functions (here, and safetensors also in
+:mod:`.word_table` for a query's rows), so that importing the package stays cheap.
 """
 
 from __future__ import annotations

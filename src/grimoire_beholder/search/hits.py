@@ -46,7 +46,7 @@ class SearchHit(HitRow):
                            row.page_labels)
         citation = source.cite_span(row.section, row)
         values = dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True))
-        # bounded as the text is (issue 26): a context stored before contexts were
+        # bounded as the text is, also for a context stored before ingest cut them (README)
         values["context"] = clip(row.context or "", MAX_CHUNK_CHARS, at_sentence=True) or None
         return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
                    citation=citation, rerank_score=rerank_score)
