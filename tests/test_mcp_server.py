@@ -96,8 +96,9 @@ async def test_lists_exactly_the_read_only_tools_with_schemas(config_path: Path)
         schema = tools[name].input_schema
         assert set(schema["properties"]) == {"folder", "offset"}, name
         assert not schema.get("required") and schema["additionalProperties"] is False, name
-    assert "results" in tools["search_book"].output_schema["properties"]
-    assert "total_parts" in tools["get_section"].output_schema["properties"]
+    search_out, section_out = (tools[n].output_schema for n in ("search_book", "get_section"))
+    assert search_out is not None and "results" in search_out["properties"]
+    assert section_out is not None and "total_parts" in section_out["properties"]
     assert "get_section" in (tools["search_book"].description or "")
 
 
