@@ -219,3 +219,40 @@ def test_a_drive_letter_library_is_a_folder_not_an_address(
     assert found.folder == (home / "empty" / given).resolve()
     with pytest.raises(StorageError, match="no library database"):
         Library.open(library=given, create=False)
+
+
+@pytest.mark.parametrize("name", ["x.db", "x.SQLite", "x.sqlite3"])
+def test_a_library_path_naming_a_database_file_is_that_file(
+        home: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """``--library ~/new/x.db`` (or the environment) is the library's file, not a folder of
+    that name: a read fails in one line naming it and creates nothing; ``ingest`` creates that
+    file (and its folders), with no config.toml that would point later commands elsewhere."""
+    from grimoire_beholder.cli.client_configs import server_args
+
+    file = home / "new" / name
+    before = files_under(home)
+    with pytest.raises(StorageError) as caught:
+        Library.open(library=file, read_only=True)
+    assert f"no library database at {file} " in str(caught.value)
+    assert f"--library {file}`" in str(caught.value)
+    assert files_under(home) == before
+    Library.open(library=file).close()
+    assert file.is_file() and sorted(p.name for p in file.parent.iterdir()) == [name]
+    monkeypatch.setenv(LIBRARY_ENV, str(file))
+    by_env = load_config()
+    assert (by_env.database_path, by_env.origin) == (file, BY_LIBRARY_ENV)
+    assert server_args(by_env) == ["serve-mcp", "--library", str(file)]
+
+
+def test_a_named_database_file_takes_the_marked_config_beside_it(home: Path) -> None:
+    """Settings come from the library folder's marked config.toml; an SQLite file without a
+    suffix is a library file too; any other file is refused, naming it."""
+    (home / "config.toml").write_text(MARKED + "top_k = 3\n")
+    cfg = load_config(library=home / "other.db")
+    assert (cfg.top_k, cfg.database_path) == (3, home / "other.db")
+    Library.open(library=home / "other.db").close()
+    (home / "library").write_bytes((home / "other.db").read_bytes())
+    assert load_config(library=home / "library").database_path == home / "library"
+    (home / "notes.txt").write_text("not a database\n")
+    with pytest.raises(ConfigError, match=r"notes\.txt, a file that is neither"):
+        load_config(library=home / "notes.txt")

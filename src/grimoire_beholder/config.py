@@ -121,6 +121,8 @@ class Config:
     base_dir: str = field(default=".", compare=False)
     # which rule of locate.py chose this library ("" when built in code)
     origin: str = field(default="", compare=False)
+    # whether ``--library`` named the database file itself (``db_path`` is then that file)
+    library_file: bool = field(default=False, compare=False)
 
     @property
     def database_url(self) -> str | None:
@@ -153,7 +155,7 @@ class Config:
         return _validated(replace(self, **changes))
 
 
-_INTERNAL = {"source", "base_dir", "origin"}
+_INTERNAL = {"source", "base_dir", "origin", "library_file"}
 
 
 def _key_types() -> dict[str, type]:
@@ -286,6 +288,8 @@ def read_config(where: Location) -> Config:
     path = where.config_file
     if path is None:
         config = Config(base_dir=str(where.folder), origin=where.origin)
+        if where.file is not None:
+            return replace(config, db_path=str(where.file), library_file=True)
         return replace(config, db_path=where.url) if where.url else config
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -296,10 +300,10 @@ def read_config(where: Location) -> Config:
     table = data.get(MARKER_TABLE)
     if isinstance(table, dict):
         data = table
-    if where.url:
-        data = {**data, "db_path": where.url}
+    if where.url or where.file:
+        data = {**data, "db_path": where.url or str(where.file)}
     config = config_from_mapping(data, source=str(path), base_dir=str(where.folder))
-    return replace(config, origin=where.origin)
+    return replace(config, origin=where.origin, library_file=where.file is not None)
 
 
 def config_keys() -> list[str]:

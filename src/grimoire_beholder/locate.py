@@ -6,7 +6,10 @@ The first rule that applies wins:
 1. ``--config FILE``: that file (a missing file is an error, never an empty library).
 2. ``--library DIR``: the library folder DIR (its ``config.toml`` if it has one, marked or
    not: a folder named explicitly is taken at its word, and a foreign file fails on its
-   first unknown key).
+   first unknown key). ``--library FILE`` names the database itself when FILE is not a
+   folder and either ends in ``.db``, ``.sqlite`` or ``.sqlite3`` or is an SQLite file:
+   that file is the library, whether it exists yet or not, with the settings of the marked
+   ``config.toml`` beside it, if there is one.
 3. ``GRIMOIRE_BEHOLDER_CONFIG``: like ``--config``.
 4. ``GRIMOIRE_BEHOLDER_LIBRARY``: like ``--library``.
 5. The nearest *library folder* from the working directory upwards, stopping at the home
@@ -70,6 +73,8 @@ class Placed(Protocol):
     def base_dir(self) -> str: ...
     @property
     def origin(self) -> str: ...
+    @property
+    def library_file(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class Location:
     folder: Path
     origin: str
     url: str | None = None  # a library in a server database (``postgresql://…``)
+    file: Path | None = None  # a database file named by ``--library``, not its folder
 
 
 SERVER_URL_SCHEMES = ("postgresql://", "postgres://")
@@ -282,13 +288,36 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
                           "a library is a folder or a postgresql:// URL")
     _not_windows_shaped(path, origin)
     folder = Path(path).expanduser().resolve()
+    if _is_database_file(folder):  # the library's file itself, whether it exists yet or not
+        beside = folder.parent / CONFIG_FILENAME
+        return Location(beside if is_library_config(beside) else None, folder.parent, origin,
+                        file=folder)
     if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"the library folder {folder} is a file, not a folder")
+        raise ConfigError(f"{origin.split()[-1]} names {folder}, a file that is neither a "
+                          f"library folder nor an SQLite database (.db, .sqlite, .sqlite3)")
     if _is_user_library(folder):  # named explicitly, it is still the per-user library
         user_config = user_config_file()
         return Location(user_config if user_config.is_file() else None, folder, origin)
     file = folder / CONFIG_FILENAME  # named explicitly: read even without the marker table
     return Location(file if file.is_file() else None, folder, origin)
+
+
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _is_database_file(path: Path) -> bool:
+    """Whether ``--library path`` names a database file rather than a folder: not a folder,
+    and a name ending in a database suffix or (an existing file) SQLite's header."""
+    if path.is_dir():
+        return False
+    if path.suffix.lower() in DATABASE_SUFFIXES:
+        return True
+    try:
+        with path.open("rb") as file:
+            return file.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:  # not there, or not readable: a folder to be, or the storage's error
+        return False
 
 
 def locate(config_path: str | os.PathLike[str] | None = None,
@@ -318,7 +347,7 @@ def missing_library(config: Placed) -> StorageError:
     at, why there, and the command that creates it."""
     create = "grimoire-beholder ingest FILE"
     if config.origin == BY_LIBRARY_FLAG:
-        create += f" --library {config.base_dir}"
+        create += f" --library {config.database_path if config.library_file else config.base_dir}"
     elif config.origin == BY_CONFIG_FLAG and config.source:
         create += f" --config {config.source}"
     working = _working_folder() or "the working folder (deleted)"
@@ -335,7 +364,9 @@ def prepare_new_library(config: Placed) -> None:
     with their parents; a new library folder (other than the per-user one, whose config lives
     in the user config folder) also gets a marked ``config.toml``, so commands run inside it
     later find it. A database named by a config file must go in a folder that
-    exists (a typo in ``db_path`` must not scatter folders).
+    exists (a typo in ``db_path`` must not scatter folders). A database file named by
+    ``--library`` gets its folders but no ``config.toml``: the folder was not named a library,
+    and its marker would point later commands at a ``book.db`` beside the file.
     """
     if config.origin not in (BY_USER_DEFAULT, BY_LIBRARY_FLAG, BY_LIBRARY_ENV):
         return
@@ -343,7 +374,8 @@ def prepare_new_library(config: Placed) -> None:
     try:
         config.database_path.parent.mkdir(parents=True, exist_ok=True)
         marker = folder / CONFIG_FILENAME
-        if config.source is None and not marker.exists() and not _is_user_library(folder):
+        if (config.source is None and not config.library_file and not marker.exists()
+                and not _is_user_library(folder)):
             marker.write_text(NEW_LIBRARY_CONFIG, encoding="utf-8")
     except OSError as exc:
         raise StorageError(f"cannot create the library folder {folder}: {exc}") from exc

@@ -72,6 +72,8 @@ def server_args(config: Config) -> list[str]:
         return ["serve-mcp", "--config", str(Path(config.source).resolve())]
     if config.database_url:  # a library in PostgreSQL: its URL, as it was named
         return ["serve-mcp", "--library", config.database_url]
+    if config.library_file:  # ``--library FILE.db``: that file, not its folder
+        return ["serve-mcp", "--library", str(config.database_path)]
     return ["serve-mcp", "--library", str(Path(config.base_dir).resolve())]
 
 
