@@ -183,6 +183,38 @@ def test_the_real_model_from_the_cache_gives_the_same_vectors(
     assert np.array_equal(built, again)
 
 
+def test_a_whole_cache_file_that_is_not_the_graph_is_replaced_and_searches_work(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files that pass the digest check but are not the graph their name says — the float32
+    graph copied under the int8 name, bytes onnxruntime cannot load under the query graph's
+    — are deleted and each graph built once more; before, the first was run as the int8
+    graph and the second failed every search until the user found and deleted it."""
+    import hashlib
+
+    from grimoire_beholder.models.embedded import find_model_dir
+
+    model_dir = find_model_dir()
+    bert_onnx.load_session(model_dir, 1)  # the float32 graph, into the cache
+    [float32] = cache.iterdir()
+    planted = []
+    for variant, data in (("int8", float32.read_bytes()), ("query-int8", b"not a graph")):
+        digest = hashlib.sha256(data).hexdigest()[:32]
+        planted.append(cache / f"{variant}-{graph_cache.input_key(model_dir, variant)}-"
+                               f"{digest}.onnx")
+        planted[-1].write_bytes(data)
+    builds: list[int] = []
+    real = bert_onnx.build_bert_graph
+    monkeypatch.setattr(bert_onnx, "build_bert_graph",
+                        lambda *a, **k: builds.append(1) or real(*a, **k))
+    embedder = EmbeddedEmbedder(threads=1, int8=True)  # as configured by default
+    query, [document] = (embedder.embed_query("the lamp"),
+                         embedder.embed_documents(["The lamp is trimmed at dusk."]))
+    assert float(query @ document) > 0.3 and len(builds) == 2
+    assert not any(path.exists() for path in planted)
+    [int8] = cache.glob("int8-*.onnx")
+    assert b"DynamicQuantizeMatMul" in int8.read_bytes()
+
+
 @pytest.mark.slow  # two fresh interpreters that load the model
 def test_a_second_process_reads_the_graph_instead_of_building_it(cache: Path) -> None:
     code = ("import time; from grimoire_beholder.models import bert_onnx as b; "

@@ -284,24 +284,55 @@ def load_session(model_dir: Path, threads: int | None = None, *, int8: bool = Fa
 
     The graph comes from the per-user cache (:mod:`.graph_cache`) when a current copy is
     there, else it is built from the weights (a few tenths of a CPU-second) and cached for
-    the next process. onnxruntime then applies all its graph optimisations.
+    the next process. onnxruntime then applies all its graph optimisations. A cached graph
+    onnxruntime cannot load, or that is not the graph asked for (another variant's file or
+    any other model copied under its name: other inputs or outputs, or int8 GEMMs where none
+    belong or none where they do), is deleted and the graph built once more, so a wrong file
+    in the cache never stops a search.
     """
+    import json
+
     from grimoire_beholder.models import graph_cache
 
-    def build() -> bytes:
-        import json
+    shape = BertShape.from_config(
+        json.loads((model_dir / "config.json").read_text(encoding="utf-8")))
+    built: list[bytes] = []
 
+    def build() -> bytes:
         from safetensors.numpy import load_file
 
-        config = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-        shape = BertShape.from_config(config)
-        return build_bert_graph(load_file(str(model_dir / "model.safetensors")), shape,
-                                int8=int8, word_input=word_input)
+        built.append(build_bert_graph(load_file(str(model_dir / "model.safetensors")), shape,
+                                      int8=int8, word_input=word_input))
+        return built[-1]
 
     # "query-…", not "…-query": a variant's eviction globs "<variant>-*"
     variant = ("query-" if word_input else "") + ("int8" if int8 else "float32")
     serialized = graph_cache.cached_graph(model_dir, variant, build)
-    return cpu_session(serialized, threads)
+    if built:
+        return cpu_session(serialized, threads)
+    try:
+        session = cpu_session(serialized, threads)
+    except Exception:  # onnxruntime's own kinds (InvalidGraph, Fail, …): not our graph
+        session = None
+    if session is not None and _is_graph(session, serialized, shape, int8=int8,
+                                         word_input=word_input):
+        return session
+    graph_cache.discard(model_dir, variant)
+    return cpu_session(graph_cache.cached_graph(model_dir, variant, build), threads)
+
+
+def _is_graph(session: Any, serialized: bytes, shape: BertShape, *, int8: bool,
+              word_input: bool) -> bool:
+    """Whether ``session`` runs the graph :func:`build_bert_graph` writes for these options:
+    its inputs and output by name, type and shape, and int8 GEMMs exactly when asked for."""
+    first = ((WORD_INPUT, "tensor(float)", ["batch", "seq", shape.hidden]) if word_input
+             else ("input_ids", "tensor(int64)", ["batch", "seq"]))
+    inputs = [(i.name, i.type, list(i.shape)) for i in session.get_inputs()]
+    outputs = [(o.name.startswith("last_hidden_state"), o.type, list(o.shape))
+               for o in session.get_outputs()]
+    return (inputs == [first, ("attention_mask", "tensor(int64)", ["batch", "seq"])]
+            and outputs == [(True, "tensor(float)", ["batch", "seq", shape.hidden])]
+            and (b"DynamicQuantizeMatMul" in serialized) == int8)
 
 
 def cpu_session(model: bytes | str, threads: int | None = None) -> Any:

@@ -16,7 +16,9 @@ the user's cache folder; later ones read them back.
   ``.pyc`` files, without reading 45 MB of weights in every process. ``digest`` is the
   SHA-256 of the file's own bytes, checked on every read: a damaged file (truncated,
   flipped bits) is deleted and rebuilt, never run. Only a regular file is read: a symlink,
-  FIFO or device under a cache name is dropped without being opened through or read.
+  FIFO or device under a cache name is dropped without being opened through or read. A
+  whole file that is not the graph (another variant's copied under this name) passes the
+  digest; its reader (``bert_onnx.load_session``) finds so and calls :func:`discard`.
 * **Concurrent processes:** a writer fills a temporary file in the same folder and renames
   it into place (atomic on every platform we run on), so a reader sees a whole file or none;
   two writers write identical bytes and the last rename wins. After a write, the variant's
@@ -93,6 +95,20 @@ def cached_graph(model_dir: Path, variant: str, build: Callable[[], bytes]) -> b
     graph = build()
     _store(folder, variant, prefix, graph)
     return graph
+
+
+def discard(model_dir: Path, variant: str) -> None:
+    """Delete the cached graphs of ``model_dir`` and ``variant``: whole files whose bytes
+    passed the digest check but are not the graph (the caller found so loading it; the
+    next :func:`cached_graph` builds it again). Silent on failure, like every cache step."""
+    folder = cache_folder()
+    if folder is None:
+        return
+    with contextlib.suppress(OSError):
+        for path in folder.glob(f"{variant}-{input_key(model_dir, variant)}-*.onnx"):
+            with contextlib.suppress(OSError):
+                if not path.is_dir():
+                    path.unlink()
 
 
 def _read_valid(folder: Path, prefix: str) -> bytes | None:
