@@ -10,15 +10,17 @@ stem: the first :data:`STEM` letters) are weighted by how rare they are among th
 candidates (a term in every candidate tells them apart not at all), and each chunk gets the
 best weighted share of those terms found within any :data:`WINDOW` consecutive words.
 
-Cost: no chunk is stemmed word by word in Python. The head's chunks are read together:
-those whose letters and digits are all ASCII (most text; curly quotes and dashes are not
-letters) as one byte string, lower-cased with every other byte a space, whose words numpy
+Cost: no chunk is stemmed word by word in Python. The head's chunks are read together as
+one UTF-8 byte string, ASCII lower-cased, every other ASCII byte and every non-ASCII
+character that is not a letter or digit (curly quotes, dashes) a space, whose words numpy
 finds and reads eight bytes at a time, matching a word's first :data:`STEM` bytes (or a short
-stem and the space ending it) as one integer (:func:`_ascii_occurrences`); a chunk holding
-other letters has its words found, joined and lower-cased in C and the query's stems found
-in it by ``str.find`` (:func:`_text_occurrences`). Either way the Python work grows with the
-matches, not with the text; ``tests/test_proximity.py`` holds both to the word-by-word
-definition.
+stem and the space ending it) as one integer (:func:`_byte_occurrences`); a non-ASCII
+letter stays bytes of its word that no ASCII stem matches. Only when the query has a
+non-ASCII stem, or a chunk a letter that lower-cases to ASCII, are the chunks holding
+non-ASCII letters read one by one: their words found, joined and lower-cased in C and the
+query's stems found by ``str.find`` (:func:`_text_occurrences`). Either way the Python work
+grows with the matches, not with the text; ``tests/test_proximity.py`` holds both to the
+word-by-word definition.
 """
 
 from __future__ import annotations
@@ -35,10 +37,15 @@ WINDOW = 40  # words
 STEM = 5
 _WORD = re.compile(r"[^\W_]+")
 _SEP = "\x00"  # never part of a word (``_WORD`` matches letters and digits only)
-# ASCII text: letters and digits kept and lower-cased, every other byte a space.
-_LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else 32
-                     for c in range(256))
+# UTF-8 text: ASCII letters and digits kept and lower-cased, other ASCII bytes a space, the
+# bytes of other characters kept (then blanked unless the character is a letter or digit).
+_LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else
+                     32 if c < 128 else c for c in range(256))
+_ASCII = bytes(range(128))
 assert STEM < 8  # a full stem and the byte after a shorter one fit in eight bytes
+# The letters whose lower case holds an ASCII letter (İ → i̇, the Kelvin sign → k): a word
+# holding one is stemmed by ``str.lower`` (tests/test_proximity.py checks the list).
+LOWER_TO_ASCII = frozenset("\u0130\u212a")
 
 
 def _stems(text: str) -> list[str]:
@@ -98,17 +105,25 @@ def _text_occurrences(text: str, needles: Sequence[Needle]) -> list[tuple[int, s
 
 
 def _occurrences(texts: Sequence[str], stems: Sequence[str]) -> list[list[tuple[int, str]]]:
-    """:func:`_text_occurrences` of each text: the texts whose letters and digits are all
-    ASCII at once (:func:`_ascii_occurrences`), the others one by one."""
-    joined = " ".join(texts)
-    other = set() if joined.isascii() else _non_ascii_words(texts, joined)
+    """:func:`_text_occurrences` of each text: all at once as UTF-8 bytes
+    (:func:`_byte_occurrences`), except, one by one, the texts holding a non-ASCII letter
+    or digit when a stem is not ASCII or such a letter lower-cases to ASCII."""
+    encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+    others: set[str] = set()  # the non-ASCII characters of the texts
+    slow: set[int] = set()
+    if not all(map(bytes.isascii, encoded)):
+        others = set(b" ".join(encoded).translate(None, _ASCII).decode("utf-8",
+                                                                          "surrogatepass"))
+        letters = {c for c in others if c.isalnum()}
+        if letters and (letters & LOWER_TO_ASCII or not all(map(str.isascii, stems))):
+            slow = _non_ascii_words(texts, " ".join(texts))
     out: list[list[tuple[int, str]]] = [[] for _ in texts]
-    if other:
+    if slow:
         needles = _needles(stems)
-        for n in other:
+        for n in slow:
             out[n] = _text_occurrences(texts[n], needles)
-        texts = ["" if n in other else text for n, text in enumerate(texts)]
-    _ascii_occurrences(texts, stems, out)
+            encoded[n] = b""
+    _byte_occurrences(encoded, [c for c in others if not c.isalnum()], stems, out)
     return out
 
 
@@ -124,13 +139,15 @@ def _non_ascii_words(texts: Sequence[str], joined: str) -> set[int]:
     return set(np.searchsorted(ends, at, side="right").tolist())
 
 
-def _ascii_occurrences(texts: Sequence[str], stems: Sequence[str],
-                       out: list[list[tuple[int, str]]]) -> None:
-    """Add to ``out[n]`` the (word index, stem) of each word of ``texts[n]`` whose stem is
-    wanted, for texts whose letters and digits are all ASCII (other characters are word
-    breaks, as in ``_WORD``). Each word's first eight bytes (the text padded with spaces)
-    are one little-endian integer: a full-length stem is its first :data:`STEM` bytes, a
-    shorter one the whole word and the space after it."""
+def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Sequence[str],
+                      out: list[list[tuple[int, str]]]) -> None:
+    """Add to ``out[n]`` the (word index, stem) of each word of the UTF-8 text
+    ``encoded[n]`` whose stem is one of the ASCII ``stems``, for texts whose non-ASCII
+    letters and digits all lower-case to non-ASCII: such a letter stays a byte of its word
+    that no ASCII stem matches, and the ``blanks`` (the texts' other non-ASCII characters)
+    are word breaks, as in ``_WORD``. Each word's first eight bytes (the text padded with
+    spaces) are one little-endian integer: a full-length stem is its first :data:`STEM`
+    bytes, a shorter one the whole word and the space after it."""
     by_width: dict[int, dict[int, str]] = {}
     for stem in stems:
         if stem.isascii():
@@ -138,7 +155,10 @@ def _ascii_occurrences(texts: Sequence[str], stems: Sequence[str],
             by_width.setdefault(len(key), {})[int.from_bytes(key, "little")] = stem
     if not by_width:
         return
-    raw = (b" " + " ".join(texts).encode("ascii", "replace") + b" " * 8).translate(_LOWER_WORDS)
+    raw = (b" " + b" ".join(encoded) + b" " * 8).translate(_LOWER_WORDS)
+    for char in blanks:  # UTF-8 sequences only match whole characters
+        code = char.encode("utf-8", "surrogatepass")
+        raw = raw.replace(code, b" " * len(code))
     buf = np.frombuffer(raw, dtype=np.uint8)
     space = buf == 32
     starts = np.flatnonzero(space[:-8] & ~space[1:-7]) + 1  # the first byte of each word
@@ -154,7 +174,7 @@ def _ascii_occurrences(texts: Sequence[str], stems: Sequence[str],
     hits = np.flatnonzero(which >= 0)
     if not hits.size:
         return
-    bounds = np.cumsum([1, *(len(text) + 1 for text in texts)])  # where each text starts
+    bounds = np.cumsum([1, *(len(text) + 1 for text in encoded)])  # where each text starts
     text_of = np.searchsorted(bounds, starts[hits], side="right") - 1
     first_word = np.searchsorted(starts, bounds[:-1])
     for n, index, name in zip(text_of.tolist(), (hits - first_word[text_of]).tolist(),
