@@ -86,3 +86,36 @@ def test_what_rich_would_change_goes_to_rich(text: str, capsys: pytest.CaptureFi
         assert printed[0] != "".join(f"{line}\n" for line in lines)
     monkeypatch.setattr(hit_lines, "plain_stream", lambda stderr=False: None)
     assert _printed(capsys, data, explain=False, expand=True) == printed
+
+
+@pytest.mark.parametrize("encoding, errors", [
+    ("utf-8", "strict"),           # PYTHONIOENCODING=utf-8: a lone surrogate raised
+    ("utf-8", "surrogateescape"),  # the C and C.UTF-8 locales: it was written as a raw byte
+    ("ascii", "strict"),           # PYTHONIOENCODING=ascii: '·' came out as \xb7, not JSON
+    ("latin-1", "strict")])
+def test_json_on_stdout_and_stderr_is_valid_utf8_json_whatever_the_stream(
+        encoding: str, errors: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``query $'lamp \\xff' --json``: the question's undecodable byte, and hits with wide,
+    right-to-left and emoji text, give JSON a strict UTF-8 reader takes, meaning the same
+    data; so does an error under ``--json``."""
+    import io
+    import json
+    import sys
+
+    from grimoire_beholder.cli import running, terminal
+    from grimoire_beholder.cli.plain_output import print_json
+
+    raw_out, raw_err = io.BytesIO(), io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw_out, encoding, errors))
+    monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(raw_err, encoding, errors))
+    monkeypatch.setitem(running.ERRORS_AS_JSON, "on", True)
+    terminal.install()
+    data = {"query": "lamp \udcff", "citation": "שלום · 東京 🧙\u200d♂️ \u202e \x1b[2J",
+            "score": 0.5}
+    print_json(data)
+    print(running.error_line("no library at /tmp/ñ\udcff/book.db", 1), file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    assert json.loads(raw_out.getvalue().decode("utf-8")) == data
+    assert json.loads(raw_err.getvalue().decode("utf-8")) == {
+        "error": "no library at /tmp/ñ\udcff/book.db", "exit_code": 1}

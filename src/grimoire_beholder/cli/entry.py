@@ -92,12 +92,12 @@ def _results_written() -> None:
 def _missing(exc: ImportError) -> int:
     """Tell a failed import in one line on stderr (JSON under ``--json``): the commands'
     modules load only when one runs, so this is the command's dependency, not the CLI's."""
-    import json
+    from grimoire_beholder.cli.plain_output import json_text
 
     what = (f"the Python module {exc.name!r} it needs is not installed" if exc.name
             else f"a module it needs does not load ({' '.join(str(exc).split())})")
     message = f"this command cannot run: {what}; reinstall grimoire-beholder-mcp"
-    print(json.dumps({"error": message, "exit_code": 1}, ensure_ascii=False)
+    print(json_text({"error": message, "exit_code": 1}, sys.stderr, indent=None)
           if "--json" in sys.argv[1:] else f"error: {message}", file=sys.stderr)
     return 1
 

@@ -152,8 +152,7 @@ def sync_(
 ) -> None:
     """Bring the library in line with the files: re-embed only changed chunks, drop deleted
     files, follow moves, add new files under ingested folders."""
-    import json
-
+    from grimoire_beholder.cli.plain_output import json_text
     from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, err
     from grimoire_beholder.views import sync_summary
 
@@ -163,7 +162,7 @@ def sync_(
         def show(report: SyncReport) -> None:
             data = report.to_dict()
             if json_out:
-                print(json.dumps(data, ensure_ascii=False), flush=True)
+                print(json_text(data, sys.stdout, indent=None), flush=True)
             else:
                 _print_problems(data)
                 print(sync_summary(data), flush=True)

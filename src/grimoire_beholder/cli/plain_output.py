@@ -13,6 +13,7 @@ the two to the same bytes.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import os
@@ -37,13 +38,23 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def print_json(data: Any) -> None:
-    """JSON on stdout, unstyled, for scripts; always valid JSON (a NaN is written null)."""
+def json_text(data: Any, stream: Any, *, indent: int | None = 2) -> str:
+    """``data`` as JSON for ``stream``, always valid JSON once written: a NaN is null, and
+    every character but ASCII is a ``\\u`` escape unless the stream writes UTF-8 (one its
+    encoding lacks would come out as Python's ``\\xb7``, which JSON does not have)."""
     try:
-        text = json.dumps(data, ensure_ascii=False, indent=2, allow_nan=False)
+        utf8 = codecs.lookup(getattr(stream, "encoding", None) or "").name == "utf-8"
+    except LookupError:
+        utf8 = False
+    try:
+        return json.dumps(data, ensure_ascii=not utf8, indent=indent, allow_nan=False)
     except ValueError:
-        text = json.dumps(_finite(data), ensure_ascii=False, indent=2)
-    sys.stdout.write(text + "\n")
+        return json.dumps(_finite(data), ensure_ascii=not utf8, indent=indent)
+
+
+def print_json(data: Any) -> None:
+    """JSON on stdout, unstyled, for scripts; always valid JSON (:func:`json_text`)."""
+    sys.stdout.write(json_text(data, sys.stdout) + "\n")
     sys.stdout.flush()
 
 

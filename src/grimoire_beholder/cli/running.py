@@ -9,6 +9,7 @@ plain forms of ``query`` and ``list`` with them and no option parser. An exit co
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -28,9 +29,9 @@ ERRORS_AS_JSON = {"on": False}
 def error_line(message: str, code: int) -> str:
     """How an error is told: ``error: …``, or under ``--json`` one JSON object."""
     if ERRORS_AS_JSON["on"]:
-        import json
+        from grimoire_beholder.cli.plain_output import json_text
 
-        return json.dumps({"error": message, "exit_code": code}, ensure_ascii=False)
+        return json_text({"error": message, "exit_code": code}, sys.stderr, indent=None)
     return f"error: {message}"
 
 

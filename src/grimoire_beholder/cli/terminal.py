@@ -3,8 +3,10 @@
 A file name, a heading or a line of a book can hold terminal escape sequences
 (``\\x1b[2J`` clears the screen, ``\\x1b]0;…`` retitles the window, a bare ``\\r`` overwrites
 the line). The CLI prints such text as it comes, so every C0 control but tab and newline,
-DEL, every C1 control and the bidirectional overrides (U+202A–U+202E, U+2066–U+2069, which
-reorder the rest of a line) is written as its ``\\u001b`` escape instead, at the two exits
+DEL, every C1 control, the bidirectional overrides (U+202A–U+202E, U+2066–U+2069, which
+reorder the rest of a line) and every lone surrogate (the undecodable bytes of an argument or
+a path, which a UTF-8 stream cannot write: a strict one raises, a lenient one writes the
+invalid bytes) is written as its ``\\u001b`` escape instead, at the two exits
 everything printed goes through — not command by command, which one would forget:
 
 * ``install()`` (called by ``cli.main``) wraps ``sys.stdout`` and ``sys.stderr``, so
@@ -28,8 +30,9 @@ from collections.abc import Iterable
 from typing import Any, TextIO
 
 # C0 but tab and newline, DEL, C1; and the bidirectional embeddings, overrides and isolates
-# (U+202A–U+202E, U+2066–U+2069), which reorder the rest of a line ("Trojan Source").
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# (U+202A–U+202E, U+2066–U+2069), which reorder the rest of a line ("Trojan Source"); lone
+# surrogates (undecodable bytes of an argument or a path), which no UTF-8 stream writes.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def terminal_safe(text: str) -> str:
