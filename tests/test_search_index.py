@@ -141,7 +141,13 @@ def test_read_only_reader_and_small_library_write_no_index(
     assert not seg.folder_for(path).exists()
 
 
-def test_reading_position_scope_matches_the_exact_scan(tmp_path: Path) -> None:
+@pytest.mark.parametrize("preadv", [True, False])
+def test_reading_position_scope_matches_the_exact_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, preadv: bool) -> None:
+    """The scope's rows are read from the vectors file: by ``os.preadv``, and by seek and
+    read where there is none (Windows)."""
+    if not preadv:
+        monkeypatch.setattr(seg, "_PREADV", None)
     conn, path, ids = random_library(tmp_path)
     index_writer.update(conn, path)
     index, exact = SearchIndex(path), VectorIndex()

@@ -30,6 +30,7 @@ every file it names is on disk, so a crash leaves either the old or the new inde
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import hashlib
@@ -38,6 +39,7 @@ import math
 import os
 import re
 import stat
+import weakref
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +92,7 @@ CHECKED_AT_OPEN = ("term_hash", "offsets", "chunk_ids", "book_ids", "lengths", "
                    "list_offsets", "radii")
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
+_PREADV = getattr(os, "preadv", None)  # not on Windows
 
 
 def folder_for(db_path: Path) -> Path:
@@ -154,25 +157,45 @@ class Segment:
         return len(self.arrays["radii"])
 
     def vectors_of(self, rows: np.ndarray) -> np.ndarray:
-        """float32 vectors of ``rows`` (ascending). On disk they are read with a seek and a read,
-        one call per run of consecutive rows, not through the memory map: mapped pages
-        count as resident and the kernel maps neighbours of every touched page too, so
-        re-scoring 256 random rows a query had mapped most of a 100k-row file within 120
-        queries (RSS 1.7× the raw vectors; bench/scale.py)."""
+        """float32 vectors of ``rows`` (ascending). On disk they are read one call per run
+        of consecutive rows, straight into the result (``os.preadv`` on the descriptor the
+        segment keeps open; a seek and a read of a fresh handle where there is no
+        ``preadv``, as on Windows), not through the memory map: mapped pages count as
+        resident and the kernel maps neighbours of every touched page too, so re-scoring
+        256 random rows a query had mapped most of a 100k-row file within 120 queries (RSS
+        1.7× the raw vectors; bench/scale.py). A file shorter than its rows is IndexDamage."""
         vectors = self.arrays["vectors"]
         if not isinstance(vectors, np.memmap) or rows.size == 0:
             return np.asarray(vectors[rows], dtype=np.float32)
-        dim = vectors.shape[1]
-        row_bytes = dim * 4
-        out = np.empty((len(rows), dim), dtype=np.float32)
+        row_bytes = vectors.shape[1] * 4
+        out = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
+        view, first = out.data.cast("B"), rows.tolist()
         breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-        starts, ends = np.concatenate([[0], breaks]), np.append(breaks, len(rows))
-        with open(str(vectors.filename), "rb", buffering=0) as handle:
-            for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-                handle.seek(vectors.offset + int(rows[a]) * row_bytes)
-                data = handle.read((b - a) * row_bytes)
-                out[a:b] = np.frombuffer(data, dtype="<f4").reshape(b - a, dim)
+        runs = zip([0, *breaks.tolist()], [*breaks.tolist(), len(rows)], strict=True)
+        with contextlib.ExitStack() as stack:
+            handle = (None if _PREADV is not None else
+                      stack.enter_context(open(str(vectors.filename), "rb", buffering=0)))
+            for a, b in runs:
+                at, part = vectors.offset + first[a] * row_bytes, view[a * row_bytes:b * row_bytes]
+                if _PREADV is not None:
+                    got = _PREADV(self._vectors_fd, [part], at)
+                else:
+                    assert handle is not None
+                    handle.seek(at)
+                    got = handle.readinto(part)
+                if got != len(part):
+                    raise IndexDamage(f"segment {self.name}: its vectors file is too short")
         return out
+
+    @functools.cached_property
+    def _vectors_fd(self) -> int:
+        """The vectors file, opened once for positional reads; closed when the segment is
+        collected."""
+        vectors = self.arrays["vectors"]
+        assert isinstance(vectors, np.memmap)
+        fd = os.open(str(vectors.filename), os.O_RDONLY)
+        weakref.finalize(self, os.close, fd)
+        return fd
 
     def postings(self, term_hash: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, tf) of one term in this segment (empty if absent)."""
