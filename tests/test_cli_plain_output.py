@@ -8,6 +8,7 @@ change (tabs, whitespace ending a long line) must go to rich.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -119,3 +120,31 @@ def test_json_on_stdout_and_stderr_is_valid_utf8_json_whatever_the_stream(
     assert json.loads(raw_out.getvalue().decode("utf-8")) == data
     assert json.loads(raw_err.getvalue().decode("utf-8")) == {
         "error": "no library at /tmp/ñ\udcff/book.db", "exit_code": 1}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="FIONREAD on a pipe")
+def test_long_json_into_a_pipe_whose_reader_goes_away_is_an_exit_1_not_0() -> None:
+    """``query … --json | head -c 1`` with more JSON than the pipe holds: the reader leaves
+    while the write waits, and CPython's buffered writer returned a short count without an
+    error — the JSON was cut and the command exited 0. (A plain interpreter, not the CLI:
+    the stdout it is given at start is what the bug needs.)"""
+    import fcntl
+    import os
+    import subprocess
+    import termios
+    import time
+
+    code = ("from grimoire_beholder.cli import terminal, plain_output; terminal.install(); "
+            "plain_output.print_json({'results': ['x' * 1000] * 2000})")
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=write_end,
+                            stderr=subprocess.PIPE)
+    os.close(write_end)
+    waiting = bytearray(4)
+    while fcntl.ioctl(read_end, termios.FIONREAD, waiting) == 0 and (
+            int.from_bytes(waiting, sys.byteorder) < 4096):  # the write has begun
+        time.sleep(0.01)
+    os.read(read_end, 1)
+    os.close(read_end)
+    assert proc.wait(timeout=60) == 1
+    assert proc.stderr is not None and proc.stderr.read() == b""

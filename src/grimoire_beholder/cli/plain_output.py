@@ -14,6 +14,7 @@ the two to the same bytes.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import math
 import os
@@ -53,9 +54,14 @@ def json_text(data: Any, stream: Any, *, indent: int | None = 2) -> str:
 
 
 def print_json(data: Any) -> None:
-    """JSON on stdout, unstyled, for scripts; always valid JSON (:func:`json_text`)."""
-    sys.stdout.write(json_text(data, sys.stdout) + "\n")
-    sys.stdout.flush()
+    """JSON on stdout, unstyled, for scripts; always valid JSON (:func:`json_text`). A
+    closed pipe (``… | head``) ends the command with exit code 1, as plain text does."""
+    try:
+        sys.stdout.write(json_text(data, sys.stdout) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet(sys.stdout)
+        raise SystemExit(1) from None
 
 
 def plain_stream(stderr: bool = False) -> TextIO | None:
@@ -88,5 +94,12 @@ def write_lines(stream: TextIO, lines: Sequence[str]) -> None:
         stream.write("".join(terminal_safe(line) + "\n" for line in lines))
         stream.flush()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())
+        _quiet(stream)
         raise SystemExit(1) from None
+
+
+def _quiet(stream: TextIO) -> None:
+    """After a broken pipe, send what is left of ``stream`` nowhere, so the flush at exit
+    does not fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stream.fileno())

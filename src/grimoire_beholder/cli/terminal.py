@@ -22,6 +22,7 @@ Imports nothing heavy: every command, ``--help`` included, goes through ``instal
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import re
@@ -93,11 +94,19 @@ class _Closed:
         raise io.UnsupportedOperation("standard output is closed")
 
 
+_LONG_TEXT = 8192  # characters: the text layer's own chunk; shorter writes are buffered
+
+
 class ResultsStream:
     """stdout under the escaping, remembering why results written to it were lost — it
     was closed, or a write failed (a full disk) — instead of failing mid-command or not at
     all; :func:`results_lost` tells ``entry.main``, which then exits 1 with one line. A
-    broken pipe (``… | head``) still raises, for the commands' own quiet exit."""
+    broken pipe (``… | head``) still raises, for the commands' own quiet exit.
+
+    A long text (a query's ``--json``, a whole table) goes to the byte buffer until every
+    byte is taken: CPython's buffered writer returns a short count, without an error, when
+    the pipe's reader goes away during a write larger than its buffer, and the text layer
+    drops that count — the results were cut and the command exited 0."""
 
     def __init__(self, inner: TextIO | _Closed) -> None:
         self._inner = inner
@@ -108,11 +117,25 @@ class ResultsStream:
             self.lost = self.lost or ("standard output is closed" if text else None)
         elif self.lost is None:
             try:
-                return self._inner.write(text)
+                return self._write(text)
             except BrokenPipeError:
                 raise
             except OSError as exc:
                 self._failed(exc)
+        return len(text)
+
+    def _write(self, text: str) -> int:
+        inner = self._inner
+        buffer = getattr(inner, "buffer", None)
+        if len(text) < _LONG_TEXT or buffer is None or os.linesep != "\n":
+            return inner.write(text)
+        data = memoryview(text.encode(inner.encoding, getattr(inner, "errors", None) or "strict"))
+        inner.flush()  # what the text layer holds goes first
+        while data:
+            written = buffer.write(data)
+            if not written:  # a non-blocking stream that is full: what is left is lost
+                raise OSError(errno.EAGAIN, "standard output would block")
+            data = data[written:]
         return len(text)
 
     def flush(self) -> None:
