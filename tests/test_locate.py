@@ -242,6 +242,8 @@ def test_a_library_path_naming_a_database_file_is_that_file(
     by_env = load_config()
     assert (by_env.database_path, by_env.origin) == (file, BY_LIBRARY_ENV)
     assert server_args(by_env) == ["serve-mcp", "--library", str(file)]
+    written_as_folder = load_config(library=f"{home / 'other'/ name}/")  # the slash says so
+    assert written_as_folder.database_path == home / "other" / name / "book.db"
 
 
 def test_a_named_database_file_takes_the_marked_config_beside_it(home: Path) -> None:

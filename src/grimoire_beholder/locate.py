@@ -7,7 +7,8 @@ The first rule that applies wins:
 2. ``--library DIR``: the library folder DIR (its ``config.toml`` if it has one, marked or
    not: a folder named explicitly is taken at its word, and a foreign file fails on its
    first unknown key). ``--library FILE`` names the database itself when FILE is not a
-   folder and either ends in ``.db``, ``.sqlite`` or ``.sqlite3`` or is an SQLite file:
+   folder (nor written with a slash at the end) and either ends in ``.db``, ``.sqlite`` or
+   ``.sqlite3`` or is an SQLite file:
    that file is the library, whether it exists yet or not, with the settings of the marked
    ``config.toml`` beside it, if there is one.
 3. ``GRIMOIRE_BEHOLDER_CONFIG``: like ``--config``.
@@ -288,7 +289,8 @@ def _library_folder(path: str | os.PathLike[str], origin: str) -> Location:
                           "a library is a folder or a postgresql:// URL")
     _not_windows_shaped(path, origin)
     folder = Path(path).expanduser().resolve()
-    if _is_database_file(folder):  # the library's file itself, whether it exists yet or not
+    as_folder = str(path).rstrip().endswith(("/", os.sep))  # ``x.db/`` says it is a folder
+    if not as_folder and _is_database_file(folder):  # the file itself, there yet or not
         beside = folder.parent / CONFIG_FILENAME
         return Location(beside if is_library_config(beside) else None, folder.parent, origin,
                         file=folder)
