@@ -9,6 +9,7 @@ change (tabs, whitespace ending a long line) must go to rich.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -148,3 +149,24 @@ def test_long_json_into_a_pipe_whose_reader_goes_away_is_an_exit_1_not_0() -> No
     os.close(read_end)
     assert proc.wait(timeout=60) == 1
     assert proc.stderr is not None and proc.stderr.read() == b""
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_note_that_stderr_cannot_take_does_not_cost_the_results(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``query … 2>/dev/full``: the low-confidence note goes first, to stderr, and its
+    failure (ENOSPC) ended the command with no hit written and exit code 1."""
+    import io
+
+    from grimoire_beholder.cli import terminal
+
+    raw_out = io.BytesIO()
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(raw_out, "utf-8"))
+    monkeypatch.setattr(sys, "stderr", open("/dev/full", "w", encoding="utf-8"))  # noqa: SIM115
+    terminal.install()
+    data = CASES["roles, links, numbers, notes"]
+    hit_lines.print_hits(data, explain=False, expand=False)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    printed = raw_out.getvalue().decode()
+    assert printed.startswith("1. ") and "read it:" in printed

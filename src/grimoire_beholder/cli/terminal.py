@@ -44,7 +44,7 @@ def terminal_safe(text: str) -> str:
 class TerminalSafeStream:
     """A text stream that escapes control characters in everything written through it."""
 
-    def __init__(self, inner: TextIO | ResultsStream) -> None:
+    def __init__(self, inner: TextIO | ResultsStream | NotesStream) -> None:
         self._inner = inner
 
     def write(self, text: str) -> int:
@@ -56,7 +56,7 @@ class TerminalSafeStream:
             self.write(line)
 
     @property
-    def rich_proxied_file(self) -> TextIO | ResultsStream:
+    def rich_proxied_file(self) -> TextIO | ResultsStream | NotesStream:
         """Where rich writes (rich looks for this attribute): past the escaping, because
         rendering's consoles escape their text themselves and add styles after."""
         return self._inner
@@ -156,6 +156,38 @@ class ResultsStream:
         return getattr(self._inner, name)
 
 
+class NotesStream:
+    """stderr under the escaping: a note, warning, progress bar or error line that cannot be
+    written (stderr on a full disk, its pipe closed) is dropped instead of ending the command
+    — before, ``query … 2>/dev/full`` lost its results to the low-confidence note that went
+    first. stderr is where a failure would be told, so there is nowhere else to tell it; the
+    results on stdout and the exit code are still right."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self._inner = inner
+
+    def write(self, text: str) -> int:
+        try:
+            self._inner.write(text)
+        except OSError:
+            self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except OSError:
+            self._drop()
+
+    def _drop(self) -> None:
+        """Send the rest of stderr nowhere, so what is buffered does not fail again."""
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._inner.fileno())
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno, buffer …
+        return getattr(self._inner, name)
+
+
 def results_lost() -> str | None:
     """Why what the command wrote to stdout did not get there (after flushing it), or
     None: nothing was lost, or stdout is not the one :func:`install` set up."""
@@ -170,12 +202,13 @@ def results_lost() -> str | None:
 
 def install() -> None:
     """Escape control characters in all further writes to stdout and stderr, make
-    neither raise for a character its encoding cannot write, and have stdout remember
-    results it lost (:class:`ResultsStream`)."""
+    neither raise for a character its encoding cannot write, have stdout remember
+    results it lost (:class:`ResultsStream`) and stderr drop what it cannot write
+    (:class:`NotesStream`)."""
     for stream in (sys.stdout, sys.stderr):
         if stream is not None and not isinstance(stream, TerminalSafeStream):
             _never_fail_encoding(stream)
     if not isinstance(sys.stdout, TerminalSafeStream):
         sys.stdout = TerminalSafeStream(ResultsStream(sys.stdout or _Closed()))
     if sys.stderr is not None and not isinstance(sys.stderr, TerminalSafeStream):
-        sys.stderr = TerminalSafeStream(sys.stderr)
+        sys.stderr = TerminalSafeStream(NotesStream(sys.stderr))
