@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,24 @@ def test_coverage_uses_content_words() -> None:
     assert confidence.coverage("the history of lighthouses", "Lighthouse history") == 1.0
     assert confidence.coverage("the of and", "anything") == 0.0
     assert confidence.coverage("compost drainage", "compost heaps") == 0.5
+
+
+def test_a_stem_is_looked_for_as_stemming_every_word_finds_it() -> None:
+    """Coverage and the names check look the query's stems up in the text (``_holds``)
+    instead of stemming all of it: the same answer as the set of the text's stems, at word
+    starts and ends, across accents, ligatures, no-space scripts and compatibility forms."""
+    rng = random.Random(5)
+    words = ("Holmes", "holmesian", "hol", "data", "datasets", "Tzŭ", "tzu", "ﬁre", "fire",
+             "¼", "1", "4", "Ⅻ", "xii", "™", "tm", "日本語", "本語", "ไทย", "naïve", "naive",
+             "x_y", "x", "y", "2026", "20", "ǅemal", "Σας", "σας", "abcde", "abcdef", "abcd",
+             "Half¼way", "half1", "Ab¼c", "ab1")
+    breaks = (" ", "’", "—", "...", "_", "-", "\n", "(")
+    for _ in range(300):
+        text = "".join(rng.choice(words) + rng.choice(breaks) for _ in range(rng.randint(0, 12)))
+        folded, stems = confidence._bigrams(confidence._folded(text)), confidence._stems(text)
+        for word in words:
+            for stem in confidence._content(word) | confidence._names("Ask " + word):
+                assert confidence._holds(folded, stem) == (stem in stems), (text, stem)
 
 
 def test_fit_separates_and_predict_is_a_probability() -> None:

@@ -125,6 +125,30 @@ def _covered(words: set[str], stems: set[str]) -> float:
     return len(words & stems) / len(words) if words else 0.0
 
 
+Folded = tuple[str, set[str]]  # a text as ``_bigrams(_folded(text))`` leaves it
+
+
+def _holds(folded: Folded, stem: str) -> bool:
+    """Whether ``stem`` is one of ``_stems`` of the text ``folded`` comes from, found by
+    ``str.find`` instead of stemming every word: a bigram, or an occurrence starting a word
+    (no letter or digit before it: ``WORD_TOKEN`` matches ``str.isalnum`` runs) that is the
+    whole word, or its first :data:`STEM` characters. A stem with other characters is no
+    word's."""
+    rest, grams = folded
+    if stem in grams:
+        return True
+    if not stem.isalnum():
+        return False
+    size, whole = len(stem), len(stem) < STEM
+    at = rest.find(stem)
+    while at != -1:
+        if (at == 0 or not rest[at - 1].isalnum()) and not (
+                whole and at + size < len(rest) and rest[at + size].isalnum()):
+            return True
+        at = rest.find(stem, at + 1)
+    return False
+
+
 def _names(query: str) -> set[str]:
     """The query's names and numbers, stemmed: a figure of two or more digits, or a word of
     two or more letters that starts with a capital and is not all capitals (``Holmes``,
@@ -179,17 +203,18 @@ def _missing(names: set[str], stems: set[str]) -> float:
 
 
 def _any_missing(names: set[str], pieces: Sequence[str], top_text: str,
-                 top_stems: set[str]) -> bool:
+                 top: Folded) -> bool:
     """Whether a name is absent from the text the ``pieces`` make joined by spaces (the top
-    hit's text when they are empty), stemming piece by piece until every name is found (a
-    word never spans a space, so the stems of the whole are those of its pieces)."""
+    hit's text when they are empty), piece by piece until every name is found (a word
+    never spans a space, so the stems of the whole are those of its pieces)."""
     left = set(names)
     if not pieces or (len(pieces) == 1 and not pieces[0]):
         pieces = [top_text]
     for piece in pieces:
         if not left:
             break
-        left -= top_stems if piece == top_text else _stems(piece)
+        folded = top if piece == top_text else _bigrams(_folded(piece))
+        left = {name for name in left if not _holds(folded, name)}
     return bool(left)
 
 
@@ -201,21 +226,22 @@ def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
     ``all_text`` the text of every hit returned (the top one's alone when empty), whole or
     in pieces that joined by spaces make it.
 
-    Only as much of ``all_text`` is stemmed as the answer needs: none when the query names
-    nothing or the top hit covers none of its words (the feature is 0 either way), and
-    pieces only until every name is found."""
+    No text is stemmed word by word: the query's stems are looked for (:func:`_holds`), in
+    as much of ``all_text`` as the answer needs: none when the query names nothing or the
+    top hit covers none of its words (the feature is 0 either way), and pieces only until
+    every name is found."""
     vector = arms.get("vector") or []
     keyword = arms.get("keyword") or []
     words = _content(query)
-    top_stems = _stems(top_text)
-    top_coverage = _covered(words, top_stems)
+    top = _bigrams(_folded(top_text))
+    top_coverage = (sum(_holds(top, word) for word in words) / len(words)) if words else 0.0
     out = {
         "cos_top": float(vector[0][1]) if vector else 0.0,
         "fused_top": float(fused_scores[0]) if fused_scores else 0.0,
         "coverage": top_coverage,
         "names_unmatched": (top_coverage ** 2 if top_coverage > 0 and _any_missing(
             _names(query), [all_text] if isinstance(all_text, str) else all_text,
-            top_text, top_stems) else 0.0),
+            top_text, top) else 0.0),
         # A lone keyword match has no lead to measure: it is the one passage holding a word
         # of the question, which off-topic questions find too (counted as no lead, not 1).
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])
