@@ -352,3 +352,30 @@ def test_the_pipeline_fits_contexts_only_for_a_model_with_a_window(
     fitted = embedding_texts(embedder, work)
     assert embedder.token_count(fitted[0]) <= 256 and fitted[1] == PROSE
     assert embedding_texts(FakeEmbedder(), work)[0] == f"{context}\n\n{PROSE * 5}"
+
+
+def test_a_books_context_and_a_navigation_pages_text_reach_the_model_short(
+        embedder: EmbeddedEmbedder) -> None:
+    """A chunk of a book (PDF, EPUB, Word, HTML) gives the model at most
+    ``BOOK_CONTEXT_PIECES`` of its context, a Markdown chunk all the room its text leaves, and
+    a contents or index page only the start of its text (``NAVIGATION_PIECES``)."""
+    from grimoire_beholder.ingest import pipeline
+    from grimoire_beholder.store.records import ChunkWork
+
+    context = "Book › Chapter. " + "Another sentence of the section summary. " * 30
+    work = [ChunkWork(1, 1, 1, PROSE, context, "h1", role="body", source_type="epub"),
+            ChunkWork(2, 1, 1, PROSE, context, "h2", role="body", source_type="markdown"),
+            ChunkWork(3, 1, 1, PROSE * 5, context, "h3", role="index", source_type="markdown")]
+    book, notes, index = (text.split("\n\n") for text in pipeline.embedding_texts(embedder, work))
+    assert book[1] == PROSE and notes[1] == PROSE
+    assert 0 < embedder.count_pieces(book[0]) <= pipeline.BOOK_CONTEXT_PIECES
+    assert embedder.count_pieces(notes[0]) > 3 * pipeline.BOOK_CONTEXT_PIECES
+    assert 0 < embedder.count_pieces(index[0]) <= pipeline.BOOK_CONTEXT_PIECES
+    assert (PROSE * 5).startswith(index[1]) and index[1] != PROSE * 5
+    assert 0 < embedder.count_pieces(index[1]) <= pipeline.NAVIGATION_PIECES
+
+
+def test_fit_context_cuts_the_text_itself_at_a_word_when_asked(embedder: EmbeddedEmbedder) -> None:
+    cut = embedder.fit_context("", PROSE * 5, text_most=20)
+    assert (PROSE * 5).startswith(cut) and 15 <= embedder.count_pieces(cut) <= 20
+    assert embedder.fit_context("", PROSE, text_most=10_000) == PROSE

@@ -37,15 +37,37 @@ def embedding_text(work: ChunkWork) -> str:
 CONTEXT_ROOM: int | None = None
 """At most this many pieces of a chunk's context are embedded (None: as many as fit)."""
 
+BOOK_SOURCES = frozenset({"pdf", "epub", "docx", "html"})
+BOOK_CONTEXT_PIECES: int | None = 16
+"""At most this many pieces of the context of a chunk of a book (:data:`BOOK_SOURCES`) are
+embedded (None: as many as fit). Markdown and plain text keep the whole room their chunk
+budget leaves them."""
+
+NAVIGATION_ROLES = frozenset({"contents", "index"})
+NAVIGATION_PIECES: int | None = 48
+"""A chunk of a contents page or a printed index is embedded from at most this many pieces
+of its text (None: all of it), after its context cut like a book's."""
+
 
 def embedding_texts(embedder: Embedder, batch: list[ChunkWork]) -> list[str]:
     """What ``embedder`` reads for each chunk of ``batch``: :func:`embedding_text`, or, for a
     model with a window (the embedded MiniLM's ``fit_context``), the context cut to leave
-    the chunk whole in one window."""
+    the chunk whole in one window — and shorter for a book's chunk and for a contents or
+    index page (see ARCHITECTURE.md, "What the model reads")."""
     if not isinstance(embedder, FitsWindow):
         return [embedding_text(w) for w in batch]
-    return [embedder.fit_context(w.context, w.text, CONTEXT_ROOM) if w.context else w.text
+    return [embedder.fit_context(w.context or "", w.text, _context_room(w),
+                                 NAVIGATION_PIECES if w.role in NAVIGATION_ROLES else None)
             for w in batch]
+
+
+def _context_room(work: ChunkWork) -> int | None:
+    """The most pieces of ``work``'s context the model reads (None: as many as fit)."""
+    rooms = [CONTEXT_ROOM]
+    if work.source_type in BOOK_SOURCES or work.role in NAVIGATION_ROLES:
+        rooms.append(BOOK_CONTEXT_PIECES)
+    known = [room for room in rooms if room is not None]
+    return min(known) if known else None
 
 
 class StageRunner:

@@ -247,32 +247,41 @@ class EmbeddedEmbedder(LoadsOnce):
         count: int = self._tokenizer.count(text)
         return count
 
-    def fit_context(self, context: str, text: str, most: int | None = None) -> str:
+    def fit_context(self, context: str, text: str, most: int | None = None,
+                    text_most: int | None = None) -> str:
         """What to embed for a chunk ``text`` and its situating ``context``: the context, a
         blank line, the text — with the context cut at a word so that both fit one window
         (``max_seq_length`` pieces) when the text alone does, and to at most ``most`` pieces
         when given. One window costs fewer pieces than two overlapping ones and keeps all of
         the chunk in one attention span; the keyword index still holds the whole context. A
-        text that needs windows by itself keeps its whole context."""
-        if not context:
-            return text
+        text that needs windows by itself keeps its whole context. With ``text_most`` the
+        text is first cut at a word to at most that many pieces."""
         self._ensure_tokenizer()
         count = self._tokenizer.count
+        if text_most is not None:
+            text = self._cut(text, text_most)
+        if not context:
+            return text
         budget = self._max_seq_length - 2 - count(text)
         if budget < 0:  # windowed anyway; a text exactly filling one window drops the context
             return f"{context}\n\n{text}"
         if most is not None:
             budget = min(budget, most)
-        words = context.split()
+        cut = self._cut(context, budget)
+        return f"{cut}\n\n{text}" if cut else text
+
+    def _cut(self, text: str, budget: int) -> str:
+        """``text`` itself when it takes at most ``budget`` pieces, else its longest run of
+        whole words from the start that does (joined by single spaces; maybe empty)."""
+        count = self._tokenizer.count
+        words = text.split()
         used = kept = 0
         for word in words:
             used += count(word)
             if used > budget:
                 break
             kept += 1
-        if kept == len(words):
-            return f"{context}\n\n{text}"
-        return f"{' '.join(words[:kept])}\n\n{text}" if kept else text
+        return text if kept == len(words) else " ".join(words[:kept])
 
     def token_count(self, text: str) -> int:
         """Model tokens in ``text`` including ``[CLS]``/``[SEP]``; over 256 means windowed."""

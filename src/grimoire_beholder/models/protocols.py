@@ -29,9 +29,10 @@ class FitsWindow(Protocol):
         """Pieces ``text`` takes in the window (no markers), without loading the model."""
         ...
 
-    def fit_context(self, context: str, text: str, most: int | None = None) -> str:
+    def fit_context(self, context: str, text: str, most: int | None = None,
+                    text_most: int | None = None) -> str:
         """The text to embed for chunk ``text`` with situating ``context`` (of at most
-        ``most`` pieces when given)."""
+        ``most`` pieces when given; the text itself cut to at most ``text_most``)."""
         ...
 
 

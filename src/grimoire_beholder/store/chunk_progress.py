@@ -59,18 +59,21 @@ def set_summary(conn: sqlite3.Connection | StageStore, section_id: int, summary:
 
 def pending_chunks(conn: sqlite3.Connection | StageStore, book_id: int | None = None,
                    status: str = "pending") -> list[ChunkWork]:
-    """Chunks in ``status``, in section order (so a section's chunks come together)."""
+    """Chunks in ``status``, in section order (so a section's chunks come together), with
+    their section's role and their book's kind of file."""
     if not isinstance(conn, sqlite3.Connection):
         return conn.pending_chunks(book_id, status)
-    sql = ("SELECT id, book_id, section_id, text, context, content_hash FROM chunks "
-           "WHERE status = ?")
+    sql = ("SELECT c.id, c.book_id, c.section_id, c.text, c.context, c.content_hash, s.role, "
+           "b.source_type FROM chunks c JOIN sections s ON s.id = c.section_id "
+           "JOIN books b ON b.id = c.book_id WHERE c.status = ?")
     args: list[object] = [status]
     if book_id is not None:
-        sql += " AND book_id = ?"
+        sql += " AND c.book_id = ?"
         args.append(book_id)
-    sql += " ORDER BY book_id, chapter_index, section_index, chunk_index"
+    sql += " ORDER BY c.book_id, c.chapter_index, c.section_index, c.chunk_index"
     return [ChunkWork(id=r[0], book_id=r[1], section_id=r[2], text=r[3], context=r[4],
-                      content_hash=r[5]) for r in conn.execute(sql, args)]
+                      content_hash=r[5], role=r[6], source_type=r[7])
+            for r in conn.execute(sql, args)]
 
 
 def section_info(conn: sqlite3.Connection | StageStore, section_id: int

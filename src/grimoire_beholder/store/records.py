@@ -149,6 +149,10 @@ class ChunkWork:
     text: str
     context: str | None
     content_hash: str
+    role: str = "body"
+    """Its section's role (``body``, ``contents``, ``index``, …)."""
+    source_type: str = ""
+    """Its book's kind of file (``pdf``, ``epub``, ``markdown``, …)."""
 
 
 @dataclass(frozen=True)

@@ -37,15 +37,17 @@ class StageRowsMixin(PgBase):
 
     def pending_chunks(self, book_id: int | None = None, status: str = "pending"
                        ) -> list[ChunkWork]:
-        sql = ("SELECT id, book_id, section_id, text, context, content_hash FROM chunks "
-               "WHERE status = %s")
+        sql = ("SELECT c.id, c.book_id, c.section_id, c.text, c.context, c.content_hash, "
+               "s.role, b.source_type FROM chunks c JOIN sections s ON s.id = c.section_id "
+               "JOIN books b ON b.id = c.book_id WHERE c.status = %s")
         args: list[object] = [status]
         if book_id is not None:
-            sql += " AND book_id = %s"
+            sql += " AND c.book_id = %s"
             args.append(book_id)
-        sql += " ORDER BY book_id, chapter_index, section_index, chunk_index"
+        sql += " ORDER BY c.book_id, c.chapter_index, c.section_index, c.chunk_index"
         return [ChunkWork(id=int(r[0]), book_id=int(r[1]), section_id=int(r[2]), text=r[3],
-                          context=r[4], content_hash=r[5]) for r in self.rows(sql, args)]
+                          context=r[4], content_hash=r[5], role=r[6], source_type=r[7])
+                for r in self.rows(sql, args)]
 
     def section_info(self, section_id: int) -> tuple[str, str, str, str]:
         r = self.execute_one(
