@@ -379,3 +379,11 @@ def test_fit_context_cuts_the_text_itself_at_a_word_when_asked(embedder: Embedde
     cut = embedder.fit_context("", PROSE * 5, text_most=20)
     assert (PROSE * 5).startswith(cut) and 15 <= embedder.count_pieces(cut) <= 20
     assert embedder.fit_context("", PROSE, text_most=10_000) == PROSE
+
+
+def test_a_text_cut_never_leaves_the_model_nothing(embedder: EmbeddedEmbedder) -> None:
+    """A first word of more pieces than the cut allows (a hash, a blob of digits) keeps the
+    text whole rather than embedding an empty string."""
+    blob = "9f8e7d6c5b4a39281706f5e4d3c2b1a0" * 3 + " and then words"
+    assert embedder.count_pieces(blob.split()[0]) > 8
+    assert embedder.fit_context("Book › Index", blob, 16, text_most=8) == f"Book › Index\n\n{blob}"

@@ -255,11 +255,11 @@ class EmbeddedEmbedder(LoadsOnce):
         when given. One window costs fewer pieces than two overlapping ones and keeps all of
         the chunk in one attention span; the keyword index still holds the whole context. A
         text that needs windows by itself keeps its whole context. With ``text_most`` the
-        text is first cut at a word to at most that many pieces."""
+        text is first cut at a word to at most that many pieces (never to nothing)."""
         self._ensure_tokenizer()
         count = self._tokenizer.count
-        if text_most is not None:
-            text = self._cut(text, text_most)
+        if text_most is not None:  # a first word longer than that keeps the whole text
+            text = self._cut(text, text_most) or text
         if not context:
             return text
         budget = self._max_seq_length - 2 - count(text)
