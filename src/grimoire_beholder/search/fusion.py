@@ -20,14 +20,14 @@ Ties are broken by the best single-arm rank, then by chunk id, so results are st
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ArmList = Sequence[tuple[int, float]]
 
 
-@dataclass(frozen=True)
-class Fused:
-    """One fused candidate with its explain trace."""
+class Fused(NamedTuple):
+    """One fused candidate with its explain trace (a named tuple: one is made for every
+    candidate of every search, and again when ranking re-scores it)."""
 
     chunk_id: int
     score: float
@@ -71,8 +71,18 @@ def best_rank(ranks: Mapping[str, int | None]) -> int:
     return best
 
 
+def order(f: Fused) -> tuple[float, int, int]:
+    """The sort key of fused lists: best score first, then best single-arm rank (as
+    :func:`best_rank`), then chunk id."""
+    best = 1 << 30
+    for rank in f.ranks.values():
+        if rank is not None and rank < best:
+            best = rank
+    return -f.score, best, f.chunk_id
+
+
 def _sorted(fused: list[Fused]) -> list[Fused]:
-    return sorted(fused, key=lambda f: (-f.score, best_rank(f.ranks), f.chunk_id))
+    return sorted(fused, key=order)
 
 
 def rrf(arms: Mapping[str, ArmList], k: int = 60, pool: int | None = None) -> list[Fused]:

@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.search import proximity
-from grimoire_beholder.search.fusion import Fused, best_rank
+from grimoire_beholder.search.fusion import Fused, order
 from grimoire_beholder.store import index_entries, text_spans
 from grimoire_beholder.text import normalize_term
 
@@ -115,7 +115,7 @@ def adjust(conn: Store, query: str, fused: Sequence[Fused],
                   * (1.0 + PROXIMITY_WEIGHT * near.get(candidate.chunk_id, 0.0)))
         out.append(Fused(candidate.chunk_id, candidate.score * factor, candidate.ranks,
                          candidate.scores) if factor != 1.0 else candidate)
-    return sorted(out, key=lambda f: (-f.score, best_rank(f.ranks), f.chunk_id))
+    return sorted(out, key=order)
 
 
 def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
