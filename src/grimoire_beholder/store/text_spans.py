@@ -36,9 +36,10 @@ class FactStore(SpanStore, RoleStore, Protocol):
     def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]: ...
 
 
-@dataclass(frozen=True)
-class ChunkSpan:
-    """Where one chunk sits: its section and its span of the section's text and source."""
+class ChunkSpan(NamedTuple):
+    """Where one chunk sits: its section and its span of the section's text and source (a
+    named tuple: a search makes one for each candidate it reads and each chunk near a
+    passage)."""
 
     chunk_id: int
     book_id: int
