@@ -134,3 +134,32 @@ def test_wrong_dimension_is_never_stored(tmp_path: Path, server: FakeOllama,
             lib.ingest(other)
         dims = {len(r[0]) for r in lib.conn.execute("SELECT vector FROM embeddings")}
         assert dims == {768 * 4}
+
+
+def test_a_model_without_a_window_reads_a_books_whole_context_and_index(
+        tmp_path: Path, server: FakeOllama) -> None:
+    """The cuts of what the embedded model reads of a book's chunk and of an index page
+    (``pipeline.embedding_texts``) are for a model with a window: an Ollama model still gets
+    each chunk's whole context and whole text, an HTML book's index page included."""
+    entries = "".join(f"<p>{word}, {n}, {n + 40}</p>" for n, word in enumerate(
+        ("lantern quokka moat amber winter frost copper tape slug beetle " * 12).split()))
+    book = tmp_path / "lamps.html"
+    book.write_text("<html><head><title>Lamps</title></head><body><h1>Lanterns</h1>"
+                    "<p>" + "The quokka lantern glows amber when the moat freezes. " * 20
+                    + "</p><h1>Index</h1>" + entries + "</body></html>", encoding="utf-8")
+    with open_with_ollama(_config(tmp_path, server, chunk_size=200, chunk_overlap=0)) as lib:
+        lib.ingest(book)
+        read = [text.removeprefix("search_document: ")
+                for r in server.requests_to("/api/embed") if r.status == 200
+                for text in r.body["input"] if text.startswith("search_document: ")]
+        conn = sqlite3.connect(lib.config.database_path)
+        try:
+            stored = conn.execute(
+                "SELECT c.context, c.text, s.role FROM chunks c JOIN sections s "
+                "ON s.id = c.section_id ORDER BY c.id").fetchall()
+        finally:
+            conn.close()
+    assert {role for _, _, role in stored} == {"body", "index"}
+    assert all(context and len(context.split()) > 16 for context, _, _ in stored)
+    assert max(len(text.split()) for _, text, role in stored if role == "index") > 100
+    assert sorted(read) == sorted(f"{context}\n\n{text}" for context, text, _ in stored)
