@@ -255,3 +255,16 @@ def test_a_typeset_comma_index_without_page_labels_is_looked_up_through_the_cli(
     assert lookup("converging lens")[1:] == ["  p. 4 (printed 2) · 2 Chapter 2 [3.0]"]
     listed = CliRunner().invoke(app, ["list", "--json", "--config", str(config)])
     assert '"index": 1' in listed.stdout
+
+
+def test_the_query_terms_looked_up_are_its_runs_of_up_to_five_words() -> None:
+    """Every run of 1-5 consecutive normalised words of at least three characters, in
+    order: what the printed-index lift looks up."""
+    from grimoire_beholder.search import ranking
+
+    words = ["is", "odbcconnect", "in", "r", "a", "missing", "value", "fix"]
+    want = [" ".join(words[i:j]) for i in range(len(words))
+            for j in range(i + 1, min(len(words), i + 5) + 1)]
+    assert ranking.query_terms("Is odbcConnect in R a missing values fix?") == [
+        run for run in want if len(run) >= 3]
+    assert ranking.query_terms("R ?") == [] and ranking.query_terms("") == []

@@ -49,9 +49,15 @@ _MIN_TERM_CHARS = 3
 def query_terms(query: str) -> list[str]:
     """Every run of 1..MAX_TERM_WORDS consecutive normalised words of the query."""
     words = normalize_term(query).split()
-    runs = (" ".join(words[i:j]) for i in range(len(words))
-            for j in range(i + 1, min(len(words), i + MAX_TERM_WORDS) + 1))
-    return [run for run in runs if len(run) >= _MIN_TERM_CHARS]
+    out = []
+    for i, run in enumerate(words):  # each run grows by one word, in order
+        for word in words[i + 1:i + MAX_TERM_WORDS]:
+            if len(run) >= _MIN_TERM_CHARS:
+                out.append(run)
+            run = f"{run} {word}"
+        if len(run) >= _MIN_TERM_CHARS:
+            out.append(run)
+    return out
 
 
 def index_lifts(conn: Store, query: str,
