@@ -81,3 +81,20 @@ def test_no_cli_module_is_part_of_an_import_cycle() -> None:
             if module not in seen:
                 seen.add(module)
                 todo += graph[module]
+
+
+def test_ctrl_c_ends_the_process_even_with_a_worker_thread_left_waiting() -> None:
+    """Ctrl-C during a search can catch a worker thread of a pool as it starts, before the
+    pool knows it: the interpreter's teardown then waited for it forever (a hung ``query``
+    after Ctrl-C). The script ends at once with 130 instead."""
+    code = "\n".join([
+        "import sys, threading",
+        "from grimoire_beholder.cli import entry",
+        "def interrupted():",
+        "    threading.Thread(target=threading.Event().wait).start()  # never told to stop",
+        "    raise KeyboardInterrupt",
+        "entry._main = interrupted",
+        "sys.argv = ['grimoire-beholder', 'status']",
+        "entry.script()"])
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=20)
+    assert proc.returncode == 130, proc.stderr

@@ -52,8 +52,10 @@ def script() -> None:
     took a cold ``query`` about a sixth of its CPU time (README, "Performance"), and the MCP
     SDK's modules more of a server's. Those forms leave nothing the teardown would finish:
     the library is closed (a server's lifespan waits for its warm-up first), and no thread of
-    theirs has work left. In-process callers of :func:`main` (the tests) keep the ordinary
-    exit."""
+    theirs has work left. Ctrl-C (exit code 130) ends any command so too, once its own
+    handling has run: the teardown joins every worker thread, and one the interrupt caught
+    while its pool was starting it is never told to stop — a ``query`` hung there for good.
+    In-process callers of :func:`main` (the tests) keep the ordinary exit."""
     from grimoire_beholder.cli.shortcuts import shortcut
 
     quick = sys.argv[1:2] != [] and sys.argv[1] in _QUICK_EXIT and (
@@ -61,7 +63,7 @@ def script() -> None:
     try:
         main()
     except SystemExit as exc:
-        if quick and (exc.code is None or isinstance(exc.code, int)):
+        if (quick and (exc.code is None or isinstance(exc.code, int))) or exc.code == 130:
             _leave(exc.code or 0)
         raise
 
