@@ -170,3 +170,18 @@ def test_a_note_that_stderr_cannot_take_does_not_cost_the_results(
     sys.stdout.flush()
     printed = raw_out.getvalue().decode()
     assert printed.startswith("1. ") and "read it:" in printed
+
+
+def test_ctrl_c_in_a_reading_command_says_interrupted_as_json_under_json(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """``query … --json`` and Ctrl-C: the line on stderr is JSON like every other error
+    under ``--json``, and a command that writes nothing promises no work to resume."""
+    import json
+
+    from grimoire_beholder.cli import running
+
+    monkeypatch.setitem(running.ERRORS_AS_JSON, "on", True)
+    with pytest.raises(SystemExit) as exited, running.reported_errors(writes=False):
+        raise KeyboardInterrupt
+    assert exited.value.code == 130
+    assert json.loads(capsys.readouterr().err) == {"error": "interrupted", "exit_code": 130}

@@ -44,18 +44,17 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextmanager
-def reported_errors() -> Iterator[None]:
-    """Turn a GrimoireError into its one-line error and exit code; Ctrl-C into exit 130."""
+def reported_errors(*, writes: bool = True) -> Iterator[None]:
+    """Turn a GrimoireError into its one-line error and exit code; Ctrl-C into exit 130 and
+    an ``interrupted`` line (JSON under ``--json``), which tells a command that ``writes``
+    how to finish the work."""
     try:
         yield
     except GrimoireError as exc:
         fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        from grimoire_beholder.cli.rendering import err
-
-        err.print("interrupted: committed work is kept; run the same command to resume",
-                  markup=False)
-        raise SystemExit(130) from None
+        fail("interrupted: committed work is kept; run the same command to resume" if writes
+             else "interrupted", 130)
 
 
 def with_library(config: Path | None, fn: Callable[[Library], T], *, create: bool = False,
@@ -70,7 +69,8 @@ def with_library(config: Path | None, fn: Callable[[Library], T], *, create: boo
     from grimoire_beholder.library import Library
 
     if not create:
-        with reported_errors(), Library.open(config, create=False, **kwargs) as lib:
+        with (reported_errors(writes=not kwargs.get("read_only", False)),
+              Library.open(config, create=False, **kwargs) as lib):
             return fn(lib)
     from grimoire_beholder.config import load_config
 
