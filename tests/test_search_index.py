@@ -8,6 +8,7 @@ ranking for keywords, the in-memory float32 scan for vectors.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -147,7 +148,7 @@ def test_reading_position_scope_matches_the_exact_scan(
     """The scope's rows are read from the vectors file: by ``os.preadv``, and by seek and
     read where there is none (Windows)."""
     if not preadv:
-        monkeypatch.setattr(seg, "_PREADV", None)
+        monkeypatch.delattr(os, "preadv", raising=False)
     conn, path, ids = random_library(tmp_path)
     index_writer.update(conn, path)
     index, exact = SearchIndex(path), VectorIndex()

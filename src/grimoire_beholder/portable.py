@@ -1,10 +1,11 @@
 """The one place for what differs between Linux, macOS and Windows.
 
 Every other module uses these functions instead of a POSIX-only (or Windows-only) call, so
-no module imports ``fcntl``, calls ``os.pread``/``os.pwrite``, or reads ``st_uid`` on a path
-that Windows takes. Locks are ``filelock``'s (``flock`` on Unix, ``LockFileEx`` on Windows);
-where neither primitive exists, its ``SoftFileLock`` (a marker file whose dead owner is
-recovered) stands in. Imports nothing heavy: ``filelock`` is imported on first lock.
+no module imports ``fcntl``, calls ``os.pread``/``os.preadv``/``os.pwrite``, or reads
+``st_uid`` on a path that Windows takes. Locks are ``filelock``'s (``flock`` on Unix,
+``LockFileEx`` on Windows); where neither primitive exists, its ``SoftFileLock`` (a marker
+file whose dead owner is recovered) stands in. Imports nothing heavy: ``filelock`` is
+imported on first lock.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import signal
 import stat
 import sys
 import unicodedata
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePath, PureWindowsPath
@@ -144,6 +146,32 @@ def open_without_links(path: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+class OffsetReader:
+    """A file whose bytes are read at given offsets straight into the caller's buffers:
+    ``os.preadv`` on one descriptor opened on first use and closed with the reader (no
+    seek, no copy), or where there is no ``preadv`` (Windows) a handle opened per call,
+    seek and ``readinto``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def read_into(self, parts: Iterable[tuple[int, memoryview]]) -> bool:
+        """Fill each (offset, buffer) from the file; False when the file ends first."""
+        preadv = getattr(os, "preadv", None)
+        if preadv is not None:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY | CLOEXEC)
+                weakref.finalize(self, os.close, self._fd)
+            return all(preadv(self._fd, [view], at) == len(view) for at, view in parts)
+        with open(self.path, "rb", buffering=0) as handle:
+            for at, view in parts:
+                handle.seek(at)
+                if handle.readinto(view) != len(view):
+                    return False
+        return True
 
 
 def cpu_count() -> int:

@@ -30,7 +30,6 @@ every file it names is on disk, so a crash leaves either the old or the new inde
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import functools
 import hashlib
@@ -39,7 +38,6 @@ import math
 import os
 import re
 import stat
-import weakref
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,7 +90,6 @@ CHECKED_AT_OPEN = ("term_hash", "offsets", "chunk_ids", "book_ids", "lengths", "
                    "list_offsets", "radii")
 SEGMENT_NAME = re.compile(r"seg-[0-9a-f]{12}")
 DEAD_NAME = re.compile(r"dead-[0-9a-f]{8}\.npy")
-_PREADV = getattr(os, "preadv", None)  # not on Windows
 
 
 def folder_for(db_path: Path) -> Path:
@@ -158,12 +155,11 @@ class Segment:
 
     def vectors_of(self, rows: np.ndarray) -> np.ndarray:
         """float32 vectors of ``rows`` (ascending). On disk they are read one call per run
-        of consecutive rows, straight into the result (``os.preadv`` on the descriptor the
-        segment keeps open; a seek and a read of a fresh handle where there is no
-        ``preadv``, as on Windows), not through the memory map: mapped pages count as
-        resident and the kernel maps neighbours of every touched page too, so re-scoring
-        256 random rows a query had mapped most of a 100k-row file within 120 queries (RSS
-        1.7× the raw vectors; bench/scale.py). A file shorter than its rows is IndexDamage."""
+        of consecutive rows, straight into the result (``portable.OffsetReader``), not
+        through the memory map: mapped pages count as resident and the kernel maps
+        neighbours of every touched page too, so re-scoring 256 random rows a query had
+        mapped most of a 100k-row file within 120 queries (RSS 1.7× the raw vectors;
+        bench/scale.py). A file shorter than its rows is IndexDamage."""
         vectors = self.arrays["vectors"]
         if not isinstance(vectors, np.memmap) or rows.size == 0:
             return np.asarray(vectors[rows], dtype=np.float32)
@@ -172,30 +168,17 @@ class Segment:
         view, first = out.data.cast("B"), rows.tolist()
         breaks = np.flatnonzero(np.diff(rows) != 1) + 1
         runs = zip([0, *breaks.tolist()], [*breaks.tolist(), len(rows)], strict=True)
-        with contextlib.ExitStack() as stack:
-            handle = (None if _PREADV is not None else
-                      stack.enter_context(open(str(vectors.filename), "rb", buffering=0)))
-            for a, b in runs:
-                at, part = vectors.offset + first[a] * row_bytes, view[a * row_bytes:b * row_bytes]
-                if _PREADV is not None:
-                    got = _PREADV(self._vectors_fd, [part], at)
-                else:
-                    assert handle is not None
-                    handle.seek(at)
-                    got = handle.readinto(part)
-                if got != len(part):
-                    raise IndexDamage(f"segment {self.name}: its vectors file is too short")
+        if not self._vectors_file.read_into(
+                (vectors.offset + first[a] * row_bytes, view[a * row_bytes:b * row_bytes])
+                for a, b in runs):
+            raise IndexDamage(f"segment {self.name}: its vectors file is too short")
         return out
 
     @functools.cached_property
-    def _vectors_fd(self) -> int:
-        """The vectors file, opened once for positional reads; closed when the segment is
-        collected."""
+    def _vectors_file(self) -> portable.OffsetReader:
         vectors = self.arrays["vectors"]
         assert isinstance(vectors, np.memmap)
-        fd = os.open(str(vectors.filename), os.O_RDONLY)
-        weakref.finalize(self, os.close, fd)
-        return fd
+        return portable.OffsetReader(str(vectors.filename))
 
     def postings(self, term_hash: int) -> tuple[np.ndarray, np.ndarray]:
         """(rows, tf) of one term in this segment (empty if absent)."""
