@@ -12,6 +12,7 @@ import pytest
 from fakes import FakeEmbedder
 from grimoire_beholder.errors import GrimoireError, StorageError
 from grimoire_beholder.library import Library
+from grimoire_beholder.store import chunk_progress
 from grimoire_beholder.store.postgres import pg_schema
 from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
 
@@ -26,7 +27,9 @@ QUERIES = ["compost heap microbes", "how do I water tomatoes", "pruning roses in
 RUNBOOK = {"Deploys": {"Rollout": "Roll the release out to one canary host first, watch the "
                                   "error rate, then the rest of the fleet. " * 4,
                        "Rollback": "Rolling back means redeploying the previous tag; never "
-                                   "patch a host by hand during an incident. " * 4}}
+                                   "patch a host by hand during an incident. " * 4},
+           "Index": {"Index": "canary, 1\n\nerror rate, 1\n\nfleet, 1\n\nhost, 1, 2\n\n"
+                              "incident, 2\n\nrelease, 1\n\nrollback, 2\n\ntag, 2"}}
 
 
 @pytest.fixture
@@ -68,6 +71,14 @@ def test_the_same_books_and_the_same_answers_as_sqlite(twins: tuple[Library, Lib
     quoted = server.verify_quote("Turn the heap weekly so air reaches the microbes")
     assert quoted.to_dict() == local.verify_quote(
         "Turn the heap weekly so air reaches the microbes").to_dict()
+    # what the embed stage reads of each chunk, its section's role and its book's kind of
+    # file among it (pipeline.embedding_texts), comes out of both engines alike
+    waiting = [[(w.book_id, w.section_id, w.text, w.context, w.content_hash, w.role,
+                 w.source_type) for w in chunk_progress.pending_chunks(lib.store, None,
+                                                                       "embedded")]
+               for lib in (server, local)]
+    assert waiting[0] == waiting[1]
+    assert {(w[5], w[6]) for w in waiting[0]} == {("body", "markdown"), ("index", "markdown")}
     narrowed = server.search("host", book="runbook", mode="hybrid").hits
     assert narrowed and {h.slug for h in narrowed} == {"runbook"}
     assert server.server is not None  # the graph is built with the library's own options
