@@ -163,22 +163,26 @@ def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Se
     space = buf == 32
     starts = np.flatnonzero(space[:-8] & ~space[1:-7]) + 1  # the first byte of each word
     heads = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))[starts]
-    which = np.full(len(starts), -1, dtype=np.int64)
+    found: list[np.ndarray] = []  # the words matching each stem in ``names``
     names: list[str] = []
     for width, keys in by_width.items():
-        wanted = np.array(sorted(keys), dtype=np.uint64)
         masked = heads & np.uint64((1 << (8 * width)) - 1)
-        at = np.minimum(np.searchsorted(wanted, masked), len(wanted) - 1)
-        which = np.where(wanted[at] == masked, at + len(names), which)
-        names += [keys[int(k)] for k in wanted.tolist()]
-    hits = np.flatnonzero(which >= 0)
-    if not hits.size:
+        for value, stem in keys.items():
+            words = np.flatnonzero(masked == np.uint64(value))
+            if words.size:
+                found.append(words)
+                names.append(stem)
+    if not found:
         return
+    hits = np.concatenate(found)
+    which = np.repeat(np.arange(len(found)), [words.size for words in found])
+    order = np.argsort(hits, kind="stable")  # word order
+    hits, which = hits[order], which[order]
     bounds = np.cumsum([1, *(len(text) + 1 for text in encoded)])  # where each text starts
     text_of = np.searchsorted(bounds, starts[hits], side="right") - 1
     first_word = np.searchsorted(starts, bounds[:-1])
     for n, index, name in zip(text_of.tolist(), (hits - first_word[text_of]).tolist(),
-                              which[hits].tolist(), strict=True):
+                              which.tolist(), strict=True):
         out[n].append((index, names[name]))
 
 
