@@ -81,6 +81,29 @@ def test_every_line_is_answered(library_dir: Path) -> None:
     assert len(replies) == 1 + len(lines)
 
 
+@pytest.mark.slow  # serve-mcp as a real subprocess
+@pytest.mark.timeout(90)
+def test_requests_piped_in_are_all_answered_after_stdin_ends(library_dir: Path) -> None:
+    """`printf … | grimoire-beholder serve-mcp`: stdin ends right after the requests, and
+    every request still gets its answer (the SDK used to cancel the ones still running);
+    a request the client cancels is not waited for."""
+    lines = [json.dumps(INIT).encode(),
+             b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+             _search(1, "aphids").encode(),
+             b'{"jsonrpc": "2.0", "id": "two", "method": "tools/list"}',
+             _search(3, "roses").encode(),
+             b'{"jsonrpc": "2.0", "method": "notifications/cancelled", '
+             b'"params": {"requestId": 3}}']
+    proc = subprocess.run([*cli_command(), "serve-mcp"], cwd=library_dir, env=dict(os.environ),
+                          input=b"\n".join(lines) + b"\n", capture_output=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    by_id = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
+    assert {0, 1, "two"} <= set(by_id), by_id
+    assert not by_id[1]["result"]["isError"] and "aphid" in json.dumps(by_id[1]).lower()
+    assert any(t["name"] == "search_book" for t in by_id["two"]["result"]["tools"])
+
+
 def test_an_invalid_object_is_answered_even_without_an_id() -> None:
     message, answer = read_line(b'{"jsonrpc": "2.0", "method": 7}')  # JSON-RPC's own example
     assert message is None and answer is not None

@@ -40,6 +40,8 @@ from mcp.types import (
     JSONRPCError,
     JSONRPCMessage,
     JSONRPCNotification,
+    JSONRPCRequest,
+    JSONRPCResponse,
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
@@ -190,31 +192,77 @@ async def _read_line(reader: BinaryIO, portal: BlockingPortal) -> bytes:
     return got[0]
 
 
+class Unanswered:
+    """The ids of the client's requests that the server has not answered yet.
+
+    When stdin ends, the wire waits until there are none before it closes the server's
+    input: the SDK cancels whatever is still running when its input ends, so a client that
+    writes its requests and closes stdin (``printf … | grimoire-beholder serve-mcp``) got
+    the answers that happened to be ready and nothing else. A request the client cancels
+    (``notifications/cancelled``) is not waited for: it gets no answer."""
+
+    def __init__(self) -> None:
+        self._ids: set[str | int] = set()
+        self._none = anyio.Event()
+        self._none.set()
+
+    def asked(self, message: JSONRPCMessage) -> None:
+        """Note a message read from the client."""
+        if isinstance(message, JSONRPCRequest):
+            if not self._ids:
+                self._none = anyio.Event()
+            self._ids.add(message.id)
+        elif (isinstance(message, JSONRPCNotification)
+              and message.method == "notifications/cancelled"):
+            self._settle((message.params or {}).get("requestId"))
+
+    def answered(self, message: JSONRPCMessage) -> None:
+        """Note a message written to the client."""
+        if isinstance(message, JSONRPCResponse | JSONRPCError):
+            self._settle(message.id)
+
+    def _settle(self, request_id: object) -> None:
+        if isinstance(request_id, str | int):
+            self._ids.discard(request_id)
+        if not self._ids:
+            self._none.set()
+
+    async def all_answered(self) -> None:
+        """Return once every request read so far has been answered (or cancelled)."""
+        await self._none.wait()
+
+
 async def _pump_in(reader: BinaryIO, to_server: MemoryObjectSendStream[Any],
-                   answers: MemoryObjectSendStream[SessionMessage]) -> None:
+                   answers: MemoryObjectSendStream[SessionMessage],
+                   unanswered: Unanswered) -> None:
     async with to_server, answers, BlockingPortal() as portal:
         while line := await _read_line(reader, portal):
             message, answer = read_line(line)
             if message is not None:
+                unanswered.asked(message.message)
                 await to_server.send(message)
             if answer is not None:
                 await answers.send(answer)
+        await unanswered.all_answered()
 
 
 async def serve(server: Server[Any]) -> None:
-    """Serve ``server`` on this process's stdin and stdout until stdin ends."""
+    """Serve ``server`` on this process's stdin and stdout until stdin ends and every request
+    read has been answered (see :class:`Unanswered`)."""
     to_server, server_reads = anyio.create_memory_object_stream[Any](0)
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](16)
+    unanswered = Unanswered()
     with _claimed_std() as (reader, writer):
 
         async def pump_out() -> None:
             async with out_receive:
                 async for message in out_receive:
                     await anyio.to_thread.run_sync(_write, writer, _encode(message))
+                    unanswered.answered(message.message)
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(pump_out)
-            tasks.start_soon(_pump_in, reader, to_server, out_send.clone())
+            tasks.start_soon(_pump_in, reader, to_server, out_send.clone(), unanswered)
             async with out_send:
                 await server.run(server_reads, out_send,
                                  server.create_initialization_options())
