@@ -48,3 +48,22 @@ def test_reading_part_of_the_candidates_answers_as_reading_all(
         roles = {h.role for h in lib.search("lamp wick", mode=mode, top_k=10).hits}
     assert lazy == whole
     assert "index" in roles or mode == "vector"  # the index chunks are among the candidates
+
+
+def test_the_ceiling_is_the_most_any_candidate_can_be_given() -> None:
+    """``ranking.ceiling`` reads the best unlifted score only: the same bound as every
+    candidate times every role prior and its lift, negative scores and ties included."""
+    import random
+
+    from grimoire_beholder.search.fusion import Fused
+
+    rng = random.Random(4)
+    priors = (min(1.0, *ranking.ROLE_PRIOR.values()), max(1.0, *ranking.ROLE_PRIOR.values()))
+    for _ in range(300):
+        rest = [Fused(i, rng.choice((rng.uniform(-2, 2), 0.5, -0.5, 0.0)), {}, {})
+                for i in range(rng.randint(0, 12))]
+        lifts = {i: rng.choice((0.0, 0.5, 1.0)) for i in range(12) if rng.random() < 0.2}
+        want = max((f.score * (p * (1.0 + ranking.INDEX_LIFT * lifts.get(f.chunk_id, 0.0))
+                               * (1.0 + ranking.PROXIMITY_WEIGHT * 0.0))
+                    for f in rest for p in priors), default=-float("inf"))
+        assert ranking.ceiling(rest, lifts) == want

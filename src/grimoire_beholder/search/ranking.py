@@ -131,9 +131,14 @@ def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
     same product in the same order as ``adjust`` computes (rounding is monotonic)."""
     best = -math.inf
     priors = (min(1.0, *ROLE_PRIOR.values()), max(1.0, *ROLE_PRIOR.values()))
-    for f in rest:
-        lift = 1.0 + INDEX_LIFT * lifts.get(f.chunk_id, 0.0)
+    # A candidate without a lift has the factor ``prior · 1 · 1``: of those, only the best
+    # score can give the most (a product with a constant rounds monotonically).
+    top = max((f.score for f in rest if f.chunk_id not in lifts), default=None)
+    lifted = [f for f in rest if f.chunk_id in lifts]
+    for score, lift in ([] if top is None else [(top, 0.0)]) + [
+            (f.score, lifts[f.chunk_id]) for f in lifted]:
+        factor = 1.0 + INDEX_LIFT * lift
         for prior in priors:
-            best = max(best, f.score * (prior * lift * (1.0 + PROXIMITY_WEIGHT * 0.0)))
+            best = max(best, score * (prior * factor * (1.0 + PROXIMITY_WEIGHT * 0.0)))
     return best
 
