@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 from grimoire_beholder.config import Config
-from grimoire_beholder.ingest.pipeline import embedding_text
+from grimoire_beholder.ingest.pipeline import embedding_texts
 from grimoire_beholder.library import Library
 from grimoire_beholder.models.embedded import EmbeddedEmbedder
 from grimoire_beholder.store import chunk_progress
@@ -85,7 +85,7 @@ def pipeline_overhead(files: list[Path]) -> None:
             report = lib.ingest_folder(folder)
             ingest_wall, ingest_cpu = time.perf_counter() - wall, time.process_time() - cpu
             work = chunk_progress.pending_chunks(lib.conn, None, "embedded")
-        texts = [embedding_text(w) for w in work]
+        texts = embedding_texts(embedder, work)  # what ingest gave the model
     raws = [_raw_pass(embedder, texts, config.embed_batch_size) for _ in range(2)]
     raw_wall = statistics.mean(r[0] for r in raws)
     raw_cpu = statistics.mean(r[1] for r in raws)
