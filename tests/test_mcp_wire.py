@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from grimoire_beholder.library import Library
-from grimoire_beholder.mcp_server.stdio_wire import read_line
+from grimoire_beholder.mcp_server.stdio_wire import Unanswered, read_line
 from helpers import GARDEN_CHAPTERS, write_markdown_book
 from mcp_helpers import cli_command, write_config
 
@@ -93,15 +93,50 @@ def test_requests_piped_in_are_all_answered_after_stdin_ends(library_dir: Path) 
              b'{"jsonrpc": "2.0", "id": "two", "method": "tools/list"}',
              _search(3, "roses").encode(),
              b'{"jsonrpc": "2.0", "method": "notifications/cancelled", '
-             b'"params": {"requestId": 3}}']
+             b'"params": {"requestId": 3}}',
+             # cancelled as "4": the SDK matches it to 4 and never answers; the wait hung
+             _search(4, "roses").encode(),
+             b'{"jsonrpc": "2.0", "method": "notifications/cancelled", '
+             b'"params": {"requestId": "4"}}']
     proc = subprocess.run([*cli_command(), "serve-mcp"], cwd=library_dir, env=dict(os.environ),
                           input=b"\n".join(lines) + b"\n", capture_output=True, timeout=60,
                           check=False)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     by_id = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
-    assert {0, 1, "two"} <= set(by_id), by_id
+    assert {0, 1, "two"} <= set(by_id) and 4 not in by_id, by_id
     assert not by_id[1]["result"]["isError"] and "aphid" in json.dumps(by_id[1]).lower()
     assert any(t["name"] == "search_book" for t in by_id["two"]["result"]["tools"])
+
+
+def _request(request_id: int | str) -> Any:
+    message, _ = read_line(json.dumps({"jsonrpc": "2.0", "id": request_id,
+                                       "method": "ping"}).encode())
+    return message
+
+
+@pytest.mark.anyio
+async def test_each_request_waits_for_its_own_answer_even_with_one_id() -> None:
+    """Two requests in flight with id 1, and an invalid line with id 1 that the wire
+    answers itself: one answer for id 1 settled every request with that id, so stdin's end
+    closed the server's input with a search still running and its answer was lost."""
+    unanswered = Unanswered()
+    sent = [unanswered.asked(_request(1)), unanswered.asked(_request(1)),
+            unanswered.asked(_request("1"))]
+    _, own = read_line(b'{"jsonrpc": "2.0", "id": 1, "method": 5}')
+    assert own is not None and own.message.model_dump()["id"] == 1
+    unanswered.answered(unanswered.own(own))
+    assert unanswered.waiting == 3
+    reply = read_line(b'{"jsonrpc": "2.0", "id": 1, "result": {}}')[0]
+    assert reply is not None
+    unanswered.answered(reply)
+    assert unanswered.waiting == 2
+    # the SDK settles a request it will never answer (cancelled, even as "1") by its hook
+    hook = sent[2].metadata.on_request_unanswered  # type: ignore[union-attr]
+    await hook()
+    assert unanswered.waiting == 1
+    unanswered.answered(reply)
+    assert unanswered.waiting == 0
+    await unanswered.all_answered()
 
 
 def test_an_invalid_object_is_answered_even_without_an_id() -> None:

@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import threading
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO
@@ -32,7 +33,7 @@ import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 from anyio.streams.memory import MemoryObjectSendStream
 from mcp.server.lowlevel import Server
-from mcp.shared.message import SessionMessage
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp.types import (
     INVALID_REQUEST,
     PARSE_ERROR,
@@ -193,42 +194,65 @@ async def _read_line(reader: BinaryIO, portal: BlockingPortal) -> bytes:
 
 
 class Unanswered:
-    """The ids of the client's requests that the server has not answered yet.
+    """The client's requests that the server has not answered yet.
 
     When stdin ends, the wire waits until there are none before it closes the server's
     input: the SDK cancels whatever is still running when its input ends, so a client that
     writes its requests and closes stdin (``printf … | grimoire-beholder serve-mcp``) got
-    the answers that happened to be ready and nothing else. A request the client cancels
-    (``notifications/cancelled``) is not waited for: it gets no answer."""
+    the answers that happened to be ready and nothing else. A request the server settles
+    without an answer (the client cancelled it: the SDK matches ``"7"`` to ``7`` there)
+    is not waited for: the SDK's ``on_request_unanswered`` hook says so. Each request
+    counts once, so two in flight with one id need two answers; the wire's own answers
+    (to lines the server never sees) settle nothing."""
 
     def __init__(self) -> None:
-        self._ids: set[str | int] = set()
+        self._counts: Counter[str | int] = Counter()
+        self._own: set[int] = set()
         self._none = anyio.Event()
         self._none.set()
 
-    def asked(self, message: JSONRPCMessage) -> None:
-        """Note a message read from the client."""
-        if isinstance(message, JSONRPCRequest):
-            if not self._ids:
-                self._none = anyio.Event()
-            self._ids.add(message.id)
-        elif (isinstance(message, JSONRPCNotification)
-              and message.method == "notifications/cancelled"):
-            self._settle((message.params or {}).get("requestId"))
+    @property
+    def waiting(self) -> int:
+        """How many requests read so far are still unanswered."""
+        return self._counts.total()
 
-    def answered(self, message: JSONRPCMessage) -> None:
+    def asked(self, message: SessionMessage) -> SessionMessage:
+        """``message`` read from the client, as it goes to the server: a request is noted,
+        and carries the hook that settles it if the server ends it with no answer."""
+        if not isinstance(message.message, JSONRPCRequest):
+            return message
+        request_id = message.message.id
+        if not self._counts:
+            self._none = anyio.Event()
+        self._counts[request_id] += 1
+
+        async def unanswered() -> None:
+            self._settle(request_id)
+
+        return SessionMessage(message.message,
+                              ServerMessageMetadata(on_request_unanswered=unanswered))
+
+    def own(self, answer: SessionMessage) -> SessionMessage:
+        """``answer``, the wire's own (the server never saw its line): settles nothing."""
+        self._own.add(id(answer))
+        return answer
+
+    def answered(self, message: SessionMessage) -> None:
         """Note a message written to the client."""
-        if isinstance(message, JSONRPCResponse | JSONRPCError):
-            self._settle(message.id)
+        if id(message) in self._own:
+            self._own.discard(id(message))
+        elif isinstance(message.message, JSONRPCResponse | JSONRPCError):
+            self._settle(message.message.id)
 
-    def _settle(self, request_id: object) -> None:
-        if isinstance(request_id, str | int):
-            self._ids.discard(request_id)
-        if not self._ids:
+    def _settle(self, request_id: str | int | None) -> None:
+        if request_id is not None and self._counts[request_id] > 0:
+            self._counts[request_id] -= 1
+        self._counts = +self._counts
+        if not self._counts:
             self._none.set()
 
     async def all_answered(self) -> None:
-        """Return once every request read so far has been answered (or cancelled)."""
+        """Return once every request read so far has been answered (or settled unanswered)."""
         await self._none.wait()
 
 
@@ -239,10 +263,9 @@ async def _pump_in(reader: BinaryIO, to_server: MemoryObjectSendStream[Any],
         while line := await _read_line(reader, portal):
             message, answer = read_line(line)
             if message is not None:
-                unanswered.asked(message.message)
-                await to_server.send(message)
+                await to_server.send(unanswered.asked(message))
             if answer is not None:
-                await answers.send(answer)
+                await answers.send(unanswered.own(answer))
         await unanswered.all_answered()
 
 
@@ -258,7 +281,7 @@ async def serve(server: Server[Any]) -> None:
             async with out_receive:
                 async for message in out_receive:
                     await anyio.to_thread.run_sync(_write, writer, _encode(message))
-                    unanswered.answered(message.message)
+                    unanswered.answered(message)
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(pump_out)
