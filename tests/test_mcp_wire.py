@@ -209,3 +209,27 @@ def test_ctrl_c_ends_the_server_while_the_client_keeps_stdin_open(library_dir: P
     finally:
         proc.kill()
         proc.communicate()
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess
+@pytest.mark.timeout(90)
+def test_a_client_that_closes_stdout_ends_the_server_without_a_traceback(
+        library_dir: Path) -> None:
+    """The client stops reading (closes its end of the server's stdout) with searches still
+    running: serve-mcp exits 1 like any command whose output is closed, not with a
+    traceback of every task the SDK had running."""
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
+                            env=dict(os.environ), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"\n".join([json.dumps(INIT).encode()]
+                                    + [_search(i, "aphids").encode() for i in range(1, 50)])
+                         + b"\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["id"] == 0
+        proc.stdout.close()
+        _out, err = proc.communicate(timeout=30)  # stdin stays open until here
+        assert proc.returncode == 1 and b"Traceback" not in err, err.decode(errors="replace")
+    finally:
+        proc.kill()

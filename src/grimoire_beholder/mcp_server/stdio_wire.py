@@ -161,13 +161,24 @@ def _claimed_std() -> Iterator[tuple[BinaryIO, BinaryIO]]:
     os.dup2(2, 1)
     try:
         with os.fdopen(wire_in, "rb", buffering=0, closefd=False) as reader, \
-                os.fdopen(wire_out, "wb", closefd=False) as writer:
+                _unflushed_on_error(os.fdopen(wire_out, "wb", closefd=False)) as writer:
             yield reader, writer
     finally:
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
         os.close(wire_in)
         os.close(wire_out)
+
+
+@contextmanager
+def _unflushed_on_error(writer: BinaryIO) -> Iterator[BinaryIO]:
+    """``writer``, closed after; what a broken pipe left unwritten is dropped, not raised
+    a second time over the first error."""
+    try:
+        yield writer
+    finally:
+        with contextlib.suppress(OSError):
+            writer.close()
 
 
 async def _read_line(reader: BinaryIO, portal: BlockingPortal) -> bytes:
@@ -271,16 +282,25 @@ async def _pump_in(reader: BinaryIO, to_server: MemoryObjectSendStream[Any],
 
 async def serve(server: Server[Any]) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends and every request
-    read has been answered (see :class:`Unanswered`)."""
+    read has been answered (see :class:`Unanswered`). A client that closes its end of stdout
+    ends serving at the next answer: ``BrokenPipeError`` (the CLI's quiet exit 1), not a
+    traceback of every task the SDK had running."""
     to_server, server_reads = anyio.create_memory_object_stream[Any](0)
     out_send, out_receive = anyio.create_memory_object_stream[SessionMessage](16)
     unanswered = Unanswered()
     with _claimed_std() as (reader, writer):
 
+        reader_gone: list[OSError] = []
+
         async def pump_out() -> None:
             async with out_receive:
                 async for message in out_receive:
-                    await anyio.to_thread.run_sync(_write, writer, _encode(message))
+                    try:
+                        await anyio.to_thread.run_sync(_write, writer, _encode(message))
+                    except OSError as exc:  # the client closed stdout: nobody reads
+                        reader_gone.append(exc)
+                        tasks.cancel_scope.cancel()
+                        return
                     unanswered.answered(message)
 
         async with anyio.create_task_group() as tasks:
@@ -289,6 +309,8 @@ async def serve(server: Server[Any]) -> None:
             async with out_send:
                 await server.run(server_reads, out_send,
                                  server.create_initialization_options())
+    if reader_gone:
+        raise BrokenPipeError("the client closed its end of stdout") from reader_gone[0]
 
 
 def _write(writer: BinaryIO, data: bytes) -> None:
