@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -231,5 +232,32 @@ def test_a_client_that_closes_stdout_ends_the_server_without_a_traceback(
         proc.stdout.close()
         _out, err = proc.communicate(timeout=30)  # stdin stays open until here
         assert proc.returncode == 1 and b"Traceback" not in err, err.decode(errors="replace")
+    finally:
+        proc.kill()
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C is a console event on Windows")
+@pytest.mark.timeout(90)
+def test_ctrl_c_during_a_burst_of_requests_exits_130_without_a_traceback(
+        library_dir: Path) -> None:
+    """Ctrl-C while hundreds of piped-in requests are still being passed to the server: the
+    sends on the torn-down streams broke, and serve-mcp exited 1 with their traceback."""
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
+                            env=dict(os.environ), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(b"\n".join([json.dumps(INIT).encode()]
+                                    + [_search(i, "aphids").encode() for i in range(1, 500)])
+                         + b"\n")
+        proc.stdin.close()
+        for _ in range(3):
+            json.loads(proc.stdout.readline())
+        threading.Thread(target=proc.stdout.read, daemon=True).start()  # a reading client
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+        err = proc.stderr.read()  # type: ignore[union-attr]
+        assert code == 130 and b"Traceback" not in err, err.decode(errors="replace")
     finally:
         proc.kill()

@@ -17,6 +17,7 @@ Only ``os.dup``/``os.dup2``: nothing POSIX-only, so the same code serves on Wind
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -303,14 +304,25 @@ async def serve(server: Server[Any]) -> None:
                         return
                     unanswered.answered(message)
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(pump_out)
-            tasks.start_soon(_pump_in, reader, to_server, out_send.clone(), unanswered)
-            async with out_send:
-                await server.run(server_reads, out_send,
-                                 server.create_initialization_options())
+        try:
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(pump_out)
+                tasks.start_soon(_pump_in, reader, to_server, out_send.clone(), unanswered)
+                async with out_send:
+                    await server.run(server_reads, out_send,
+                                     server.create_initialization_options())
+        except* anyio.BrokenResourceError:
+            if _cancelled():  # Ctrl-C while lines were still passed on: the sends broke
+                raise asyncio.CancelledError from None  # so it ends as Ctrl-C: 130, quiet
+            raise
     if reader_gone:
         raise BrokenPipeError("the client closed its end of stdout") from reader_gone[0]
+
+
+def _cancelled() -> bool:
+    """Whether serving is being cancelled (asyncio's runner cancels it on Ctrl-C)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def _write(writer: BinaryIO, data: bytes) -> None:
