@@ -212,6 +212,18 @@ def test_ctrl_c_ends_the_server_while_the_client_keeps_stdin_open(library_dir: P
         proc.communicate()
 
 
+def _serve_with_searches(cwd: Path, searches: int) -> subprocess.Popen[bytes]:
+    """serve-mcp started in ``cwd`` and sent initialize and ``searches`` search_book requests
+    (ids 1…``searches``), its stdin still open."""
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=cwd, env=dict(os.environ),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None
+    proc.stdin.write(b"\n".join([json.dumps(INIT).encode()] + [
+        _search(i, "aphids").encode() for i in range(1, searches + 1)]) + b"\n")
+    return proc
+
+
 @pytest.mark.slow  # serve-mcp as a real subprocess
 @pytest.mark.timeout(90)
 def test_a_client_that_closes_stdout_ends_the_server_without_a_traceback(
@@ -219,14 +231,9 @@ def test_a_client_that_closes_stdout_ends_the_server_without_a_traceback(
     """The client stops reading (closes its end of the server's stdout) with searches still
     running: serve-mcp exits 1 like any command whose output is closed, not with a
     traceback of every task the SDK had running."""
-    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
-                            env=dict(os.environ), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _serve_with_searches(library_dir, 49)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(b"\n".join([json.dumps(INIT).encode()]
-                                    + [_search(i, "aphids").encode() for i in range(1, 50)])
-                         + b"\n")
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["id"] == 0
         proc.stdout.close()
@@ -243,14 +250,9 @@ def test_ctrl_c_during_a_burst_of_requests_exits_130_without_a_traceback(
         library_dir: Path) -> None:
     """Ctrl-C while hundreds of piped-in requests are still being passed to the server: the
     sends on the torn-down streams broke, and serve-mcp exited 1 with their traceback."""
-    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
-                            env=dict(os.environ), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _serve_with_searches(library_dir, 499)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(b"\n".join([json.dumps(INIT).encode()]
-                                    + [_search(i, "aphids").encode() for i in range(1, 500)])
-                         + b"\n")
         proc.stdin.close()
         for _ in range(3):
             json.loads(proc.stdout.readline())
