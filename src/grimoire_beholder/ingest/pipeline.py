@@ -40,8 +40,8 @@ CONTEXT_ROOM: int | None = None
 BOOK_SOURCES = frozenset({"pdf", "epub", "docx", "html"})
 BOOK_CONTEXT_PIECES: int | None = 16
 """At most this many pieces of the context of a chunk of a book (:data:`BOOK_SOURCES`) are
-embedded (None: as many as fit). Markdown and plain text keep the whole room their chunk
-budget leaves them."""
+embedded (None: as many as fit); so is a contents or index chunk's of any kind of file.
+Other Markdown and plain text keep the whole room their chunk budget leaves them."""
 
 NAVIGATION_ROLES = frozenset({"contents", "index"})
 NAVIGATION_PIECES: int | None = 48
