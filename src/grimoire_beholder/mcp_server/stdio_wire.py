@@ -257,9 +257,10 @@ class Unanswered:
             self._settle(message.message.id)
 
     def _settle(self, request_id: str | int | None) -> None:
-        if request_id is not None and self._counts[request_id] > 0:
+        if request_id is not None and request_id in self._counts:
             self._counts[request_id] -= 1
-        self._counts = +self._counts
+            if not self._counts[request_id]:
+                del self._counts[request_id]
         if not self._counts:
             self._none.set()
 
