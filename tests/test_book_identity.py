@@ -266,11 +266,14 @@ def test_an_edited_file_never_becomes_a_second_book(tmp_path: Path) -> None:
         assert refused.stderr.startswith("error: ") and "has changed since" in refused.stderr
         assert "sync" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     assert _ids_by_slug(config) == first
-    assert cli(config, "ingest", str(notes), "--force").exit_code == 0
-    with Library.open(config, read_only=True) as lib:
+    assert cli(config, "ingest", str(notes), "--force").exit_code == 0  # in place: the
+    with Library.open(config, read_only=True) as lib:  # book keeps its id, slug and name
         books = lib.list_books()
-        assert [b.slug for b in books] == ["field-notes-revised"]
+        assert {b.slug: b.id for b in books} == first
         assert "weir" in lib.section(books[0].id, 0, 0).text
+    renamed = cli(config, "ingest", str(notes), "--force", "--name", "Field Notes, Revised")
+    assert renamed.exit_code == 0  # the new title's slug, when asked for
+    assert _ids_by_slug(config) == {"field-notes-revised": first["field-notes"]}
 
 
 def test_force_on_a_file_keeps_its_copy_in_another_folder_and_follows_a_move(

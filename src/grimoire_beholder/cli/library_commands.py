@@ -90,11 +90,12 @@ def ingest(
     # Model work on a file that was already there is an interrupted ingest being finished.
     resumed = report.summaries or report.contexts or report.embedded
     status = "resumed" if resumed else "already in the library"
-    verb = ("replaced" if report.replaced else "added") if report.created else (
-        f"{status}; its file moved from {report.moved_from} and the book follows it"
-        if report.moved_from else
-        f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
-        if report.copy_of else status)
+    if report.created:  # new, or cut again (in place, after its file if it moved)
+        status = "replaced" if report.replaced else "added"
+    verb = (f"{status}; its file moved from {report.moved_from} and the book follows it"
+            if report.moved_from else
+            f"{status} from {report.copy_of} (the same bytes; the book keeps that file)"
+            if report.copy_of else status)
     if report.windowed:
         was = "was" if report.windowed == 1 else "were"
         err.print(f"note: {plural(report.windowed, 'chunk')} {was} longer than the embedding "

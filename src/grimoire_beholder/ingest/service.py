@@ -81,11 +81,12 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
                 progress: Progress) -> IngestReport:
     """Ingest one file: its book, new or resumed (the same bytes are never two books).
 
-    ``force`` replaces what stands in the way: another book holding the slug, a copy's book,
-    and the file's own book (edited or not), which is cut again *in place* — same id,
-    unchanged chunks' work kept, as sync replaces a changed file — keeping its folder and
-    group, and, for a book of a folder or a Calibre/Zotero library, its slug and name (and
-    that library's origin, see :func:`_keep_origin`).
+    ``force`` replaces what stands in the way of a new file — another book holding the
+    slug, the book of a file it copies — with a warning naming each; and cuts the file's
+    own book (edited or not, or moved here since) again *in place*: same id, slug and name
+    (unless ``name`` renames it), folder and group (none once moved out of its folder),
+    unchanged chunks' work kept, as sync replaces a changed file, and a Calibre/Zotero
+    book's origin (see :func:`_keep_origin`). A refusal writes nothing, not even a move.
     """
     stat_source(path)
     info = file_info(path)
@@ -114,23 +115,22 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             return report
 
         own = next(iter(book_rows.books_of_file(conn, info.path)), None)
-        moved_from = _follow_if_moved(conn, same, info) if own is None and same else None
-        if moved_from is not None:  # re-cut where it now is, as a plain ingest follows it
-            own = book_rows.find_book(conn, same.id) if same else None
+        moved_from = None
+        if own is None and same is not None and _moved_here(same, info):
+            own, moved_from = same, same.source_path  # re-cut where it now is (in place)
         origin = source_rows.origins(conn, [own.id]).get(own.id) if own else None
 
         def naming(suggested: str) -> tuple[str, str]:
             if not name:
-                if own is not None and (own.source_root or origin):
-                    return own.slug, own.name  # a folder's or library's book: as sync does
+                if own is not None:
+                    return own.slug, own.name  # a re-cut keeps them, as sync does
                 return book_slug(suggested, path, info.sha256), suggested
             assert wanted_slug is not None
             return wanted_slug, one_line_name(name) or one_line_name(path.stem)
 
+        root, group = _place(own, info) if own else (None, "")
         prepared = prepare_book(path, info, deps.config, label=str(path), progress=progress,
-                                naming=naming, limit=deps.chunk_limit,
-                                root=own.source_root if own else None,
-                                group=own.source_group if own else "")
+                                naming=naming, limit=deps.chunk_limit, root=root, group=group)
         if origin is not None and own is not None:  # the library's author, not the file's
             prepared.book.author = own.author
         with deps.book_writer(slug=prepared.book.slug):  # a server's other writers
@@ -139,8 +139,12 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
             # folder's book (sync follows the same bytes in two folders) and stays
             copy = same if own is None or (same is not None and same.id == own.id) else None
             other = _other_files_book(replaced, own, copy, edited, path)
-            if other:
-                progress.message(f"warning: {other}")
+            others = [other] if other else []
+            if copy is not None and own is None:  # a live book of another file: say so
+                others.append(f"replaced '{copy.slug}' (id {copy.id}), the book of "
+                              f"{copy.source_path}, which has the same bytes")
+            for warning in others:
+                progress.message(f"warning: {warning}")
             removing = {b.id for b in (replaced, copy, *edited) if b is not None}
             in_place = own.id if own is not None else None
             removing.discard(in_place)
@@ -151,7 +155,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
         report = _report(conn, book_id, created=True,
                          replaced=bool(removing) or in_place is not None,
                          stages=stages,
-                         warnings=links + ([other] if other else []) + prepared.warnings)
+                         warnings=links + others + prepared.warnings)
         report.moved_from = moved_from
         return report
 
@@ -211,21 +215,33 @@ def _same_bytes(conn: Store, info: FileInfo) -> BookRow | None:
             or next(iter(books), None))
 
 
-def _follow_if_moved(conn: Store, book: BookRow, info: FileInfo) -> str | None:
-    """The old path when the book's file moved to ``info.path`` (and the book now points
-    there, as sync does for a move); None when it did not move.
+def _moved_here(book: BookRow, info: FileInfo) -> bool:
+    """Whether the book's file moved to ``info.path``: it is elsewhere and gone from there.
 
     The book's file still in place means the file named now is a copy: the book keeps its
     own file, which is what a later sync compares and what citations name."""
-    if book.source_path == info.path or Path(book.source_path).is_file():
+    return book.source_path != info.path and not Path(book.source_path).is_file()
+
+
+def _place(book: BookRow, info: FileInfo) -> tuple[str | None, str]:
+    """(folder, group) of ``book`` with its file at ``info.path``: its own while the file is
+    under its folder, else none (a single file's book), as sync records a move."""
+    relative = relative_path(info.path, book.source_root)
+    if book.source_path == info.path:
+        return book.source_root, book.source_group
+    return (book.source_root, group_of(relative)) if relative else (None, "")
+
+
+def _follow_if_moved(conn: Store, book: BookRow, info: FileInfo) -> str | None:
+    """The old path when the book's file moved to ``info.path`` (and the book now points
+    there, as sync does for a move); None when it did not move (:func:`_moved_here`)."""
+    if not _moved_here(book, info):
         return None
-    root = book.source_root
-    relative = relative_path(info.path, root)
+    root, group = _place(book, info)
     with transaction(conn):
         book_rows.relocate_book(conn, book.id, source_path=info.path,
-                                 source_mtime=info.mtime,
-                                 source_root=root if relative else None,
-                                 source_group=group_of(relative) if relative else "")
+                                 source_mtime=info.mtime, source_root=root,
+                                 source_group=group)
     return book.source_path
 
 
