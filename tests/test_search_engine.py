@@ -222,3 +222,22 @@ def test_a_shallow_pool_fuses_like_a_deep_one(tmp_path: Path,
     (chunk_id, (score, vector_rank)), = shallow.items()
     assert vector_rank is None and deep[chunk_id][1] is not None  # missed by a shallow pool
     assert score == pytest.approx(deep[chunk_id][0])
+
+
+def test_hits_show_a_book_renamed_by_another_connection(two_books: sqlite3.Connection,
+                                                        tmp_path: Path) -> None:
+    """Hit rows keep what they read of each book only while the library is unchanged: a
+    rename committed elsewhere (a Calibre or Zotero sync) shows in the next search."""
+    from grimoire_beholder.store import db
+    from grimoire_beholder.store.source_rows import rename_book
+
+    engine = engine_for(two_books)
+    first = engine.search("dragon", book="small-notes").hits
+    assert {(h.book, h.author) for h in first} == {("Small Notes", "Émile Zola")}
+    other = db.connect(tmp_path / "library.db")
+    with db.transaction(other):
+        rename_book(other, first[0].book_id, "Carnets", "É. Zola")
+    other.close()
+    again = engine.search("dragon", book="small-notes").hits
+    assert {(h.book, h.author) for h in again} == {("Carnets", "É. Zola")}
+    assert again[0].citation.book == "Carnets"

@@ -131,6 +131,8 @@ class SearchEngine:
         self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._state: tuple[int, bool] | None = None  # library_state at that token (SQLite)
         self._indexed: bool | None = None  # any printed-index entry at that token
+        # the books hits have shown since that token (SQLite: hit_queries.hit_rows)
+        self._books: dict[int, hit_queries.BookFacts] = {}
         self._config = config
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = SearchIndex(None if config.database_url else config.database_path)
@@ -149,6 +151,7 @@ class SearchEngine:
         token = hit_queries.change_token(self._conn)
         if token != self._seen:
             self._state = self._indexed = None
+            self._books.clear()
             self._embed = self._query_embedder()
             self._seen = token
 
@@ -286,7 +289,7 @@ class SearchEngine:
             clock.lap("fusion")
             kept, chosen = self._choose(result.query, fused, allowed, clock, rerank.depth(
                 k, self._config.rerank_candidates, self._reranker))
-            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen), chosen)
+            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
         fused_scores = [f.score for f in kept[:2]]

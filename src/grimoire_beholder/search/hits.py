@@ -12,6 +12,7 @@ from typing import Any
 
 from grimoire_beholder.citation import Citation, Source, relative_path
 from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.store.records import filled
 from grimoire_beholder.structure import MAX_CHUNK_CHARS
 from grimoire_beholder.text import clip
 
@@ -45,11 +46,12 @@ class SearchHit(HitRow):
         source = Source.of(row.book, row.source_type, row.source_path, row.source_root,
                            row.page_labels)
         citation = source.cite_span(row.section, row)
-        values = dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True))
-        # bounded as the text is, also for a context stored before ingest cut them (README)
-        values["context"] = clip(row.context or "", MAX_CHUNK_CHARS, at_sentence=True) or None
-        return cls(**values, rank=rank, score=score, ranks={arm: ranks.get(arm) for arm in ARMS},
-                   citation=citation, rerank_score=rerank_score)
+        return filled(cls, {
+            **dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True)),
+            # bounded as the text is, also for a context stored before ingest cut them (README)
+            "context": clip(row.context or "", MAX_CHUNK_CHARS, at_sentence=True) or None,
+            "rank": rank, "score": score, "ranks": {arm: ranks.get(arm) for arm in ARMS},
+            "citation": citation, "rerank_score": rerank_score})
 
     @property
     def page_label(self) -> str | None:

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.store.records import filled
 from grimoire_beholder.store.text_spans import ChunkSpan
 from grimoire_beholder.structure import MAX_CHUNK_CHARS
 
@@ -157,10 +158,10 @@ def apply(rows: Mapping[int, HitRow], chosen: Mapping[int, Passage]) -> dict[int
         if row is None:
             continue
         if passage.text is not None:
-            row = replace(row, text=passage.text,
-                          page_start=passage.page_start or row.page_start,
-                          page_end=passage.page_end or row.page_end,
-                          line_start=passage.line_start or row.line_start,
-                          line_end=passage.line_end or row.line_end)
+            row = filled(HitRow, {**vars(row), "text": passage.text,
+                                  "page_start": passage.page_start or row.page_start,
+                                  "page_end": passage.page_end or row.page_end,
+                                  "line_start": passage.line_start or row.line_start,
+                                  "line_end": passage.line_end or row.line_end})
         out[chunk_id] = row
     return out

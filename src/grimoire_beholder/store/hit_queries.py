@@ -21,7 +21,7 @@ from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
-from grimoire_beholder.store.records import SectionPlace
+from grimoire_beholder.store.records import SectionPlace, filled
 from grimoire_beholder.store.source_rows import SourceStore
 
 # Mirrors the CHECK constraint on books.source_type (schema.sql, widened by migration 6).
@@ -298,38 +298,68 @@ def chunk_positions(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int
     return {int(r[0]): ChunkPosition(r[1], r[2], r[3], r[4]) for r in rows}
 
 
-def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int]) -> dict[int, HitRow]:
-    """Full hit metadata of these chunks, keyed by chunk id."""
+class BookFacts(NamedTuple):
+    """What a hit row shows of its book (``hit_rows`` reads them once per book and keeps
+    them in the caller's dict for as long as the caller knows the library unchanged)."""
+
+    slug: str
+    name: str
+    author: str | None
+    source_type: str
+    source_path: str
+    page_labels: dict[int, str]
+    source_root: str | None
+    group: str
+    link: str | None
+
+
+def _book_facts(conn: sqlite3.Connection, book_ids: Collection[int]) -> dict[int, BookFacts]:
+    rows = conn.execute(
+        "SELECT b.id, b.slug, b.name, b.author, b.source_type, b.source_path, b.page_labels, "
+        "b.source_root, b.source_group, o.link FROM books b "
+        "LEFT JOIN book_sources o ON o.book_id = b.id "
+        "WHERE b.id IN (SELECT value FROM json_each(?))", (ids_param(book_ids),)).fetchall()
+    return {int(r[0]): BookFacts(r[1], r[2], r[3], r[4], r[5], {
+        int(k): str(v) for k, v in json.loads(r[6] or "{}").items()}, r[7], r[8] or "", r[9])
+        for r in rows}
+
+
+def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int],
+             books: dict[int, BookFacts] | None = None) -> dict[int, HitRow]:
+    """Full hit metadata of these chunks, keyed by chunk id (missing ids are left out).
+
+    ``books`` holds the facts of books already read (a SQLite library only): the chunks'
+    other books are read and added to it, and those in it are not read again — so the
+    caller must clear it whenever the library may have changed (the search engine does at
+    every change token). A server engine reads every row whole."""
     if not isinstance(conn, sqlite3.Connection):
         return conn.hit_rows(chunk_ids)
     rows = conn.execute(
-        """SELECT c.id, c.book_id, b.slug, b.name, b.author, b.source_type, b.source_path,
-                  b.page_labels, c.chapter_index, ch.title AS chapter, c.section_index,
-                  s.breadcrumb, c.chunk_index, c.page_start, c.page_end, c.line_start,
-                  c.line_end, c.text, c.context, b.source_root, b.source_group, r.role,
-                  o.link
+        """SELECT c.id, c.book_id, c.chapter_index, ch.title, c.section_index, s.breadcrumb,
+                  c.chunk_index, c.page_start, c.page_end, c.line_start, c.line_end, c.text,
+                  c.context, r.role
            FROM chunks c
            JOIN sections s ON s.id = c.section_id
            JOIN sections r INDEXED BY sections_role ON r.id = c.section_id
            JOIN chapters ch ON ch.id = s.chapter_id
-           JOIN books b ON b.id = c.book_id
-           LEFT JOIN book_sources o ON o.book_id = c.book_id
            WHERE c.id IN (SELECT value FROM json_each(?))""",
         (ids_param(chunk_ids),),
     ).fetchall()
-    labels_cache: dict[int, dict[int, str]] = {}
+    known = {} if books is None else books
+    missing = {int(r[1]) for r in rows} - known.keys()
+    if missing:
+        known.update(_book_facts(conn, missing))
     out: dict[int, HitRow] = {}
     for r in rows:
-        book_id = int(r[1])
-        if book_id not in labels_cache:
-            raw = json.loads(r[7] or "{}")
-            labels_cache[book_id] = {int(k): str(v) for k, v in raw.items()}
-        out[int(r[0])] = HitRow(
-            chunk_id=int(r[0]), book_id=book_id, slug=r[2], book=r[3], author=r[4],
-            source_type=r[5], source_path=r[6], page_labels=labels_cache[book_id],
-            chapter_index=r[8], chapter=r[9], section_index=r[10], section=r[11],
-            chunk_index=r[12], page_start=r[13], page_end=r[14], line_start=r[15],
-            line_end=r[16], text=r[17], context=r[18] or None, source_root=r[19],
-            group=r[20] or "", role=r[21], link=r[22],
-        )
+        book = known.get(r[1])
+        if book is None:  # no such book row (the foreign key forbids it; a join dropped it)
+            continue
+        out[r[0]] = filled(HitRow, {
+            "book_id": r[1], "slug": book.slug, "book": book.name, "author": book.author,
+            "source_type": book.source_type, "source_path": book.source_path,
+            "chapter_index": r[2], "chapter": r[3], "section_index": r[4], "section": r[5],
+            "chunk_id": r[0], "page_labels": book.page_labels, "chunk_index": r[6],
+            "page_start": r[7], "page_end": r[8], "line_start": r[9], "line_end": r[10],
+            "text": r[11], "context": r[12] or None, "source_root": book.source_root,
+            "group": book.group, "role": r[13], "link": book.link})
     return out
