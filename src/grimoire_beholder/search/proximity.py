@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +41,9 @@ _SEP = "\x00"  # never part of a word (``_WORD`` matches letters and digits only
 # bytes of other characters kept (then blanked unless the character is a letter or digit).
 _LOWER_WORDS = bytes(ord(chr(c).lower()) if c < 128 and chr(c).isalnum() else
                      32 if c < 128 else c for c in range(256))
+# The same, every non-ASCII byte a space but 0xFF (never in UTF-8): what a non-ASCII letter
+# or digit is written as before the table is applied (``_byte_occurrences``).
+_LOWER_ASCII_WORDS = _LOWER_WORDS[:128] + b" " * 127 + b"\xff"
 _ASCII = bytes(range(128))
 assert STEM < 8  # a full stem and the byte after a shorter one fit in eight bytes
 # The letters whose lower case holds an ASCII letter (İ → i̇, the Kelvin sign → k): a word
@@ -123,7 +126,7 @@ def _occurrences(texts: Sequence[str], stems: Sequence[str]) -> list[list[tuple[
         for n in slow:
             out[n] = _text_occurrences(texts[n], needles)
             encoded[n] = b""
-    _byte_occurrences(encoded, [c for c in others if not c.isalnum()], stems, out)
+    _byte_occurrences(encoded, others, stems, out)
     return out
 
 
@@ -139,15 +142,18 @@ def _non_ascii_words(texts: Sequence[str], joined: str) -> set[int]:
     return set(np.searchsorted(ends, at, side="right").tolist())
 
 
-def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Sequence[str],
+def _byte_occurrences(encoded: Sequence[bytes], others: Collection[str], stems: Sequence[str],
                       out: list[list[tuple[int, str]]]) -> None:
     """Add to ``out[n]`` the (word index, stem) of each word of the UTF-8 text
     ``encoded[n]`` whose stem is one of the ASCII ``stems``, for texts whose non-ASCII
-    letters and digits all lower-case to non-ASCII: such a letter stays a byte of its word
-    that no ASCII stem matches, and the ``blanks`` (the texts' other non-ASCII characters)
-    are word breaks, as in ``_WORD``. Each word's first eight bytes (the text padded with
-    spaces) are one little-endian integer: a full-length stem is its first :data:`STEM`
-    bytes, a shorter one the whole word and the space after it."""
+    letters and digits all lower-case to non-ASCII: such a letter stays bytes of its word
+    that no ASCII stem matches, and the texts' other non-ASCII characters (``others`` holds
+    every non-ASCII character of the texts) are word breaks, as in ``_WORD``. Whichever
+    kind is fewer is rewritten, one ``bytes.replace`` a character: the breaks as spaces, or
+    the letters as 0xFF bytes and then every other non-ASCII byte a space. Each word's
+    first eight bytes (the text padded with spaces) are one little-endian integer: a
+    full-length stem is its first :data:`STEM` bytes, a shorter one the whole word and the
+    space after it."""
     by_width: dict[int, dict[int, str]] = {}
     for stem in stems:
         if stem.isascii():
@@ -155,10 +161,19 @@ def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Se
             by_width.setdefault(len(key), {})[int.from_bytes(key, "little")] = stem
     if not by_width:
         return
-    raw = (b" " + b" ".join(encoded) + b" " * 8).translate(_LOWER_WORDS)
-    for char in blanks:  # UTF-8 sequences only match whole characters
-        code = char.encode("utf-8", "surrogatepass")
-        raw = raw.replace(code, b" " * len(code))
+    letters = [c for c in others if c.isalnum()]
+    raw = b" " + b" ".join(encoded) + b" " * 8
+    if len(letters) * 2 <= len(others):  # no more letters than breaks
+        for char in letters:  # UTF-8 sequences only match whole characters
+            code = char.encode("utf-8", "surrogatepass")
+            raw = raw.replace(code, b"\xff" * len(code))
+        raw = raw.translate(_LOWER_ASCII_WORDS)
+    else:
+        raw = raw.translate(_LOWER_WORDS)
+        for char in others:
+            if not char.isalnum():
+                code = char.encode("utf-8", "surrogatepass")
+                raw = raw.replace(code, b" " * len(code))
     buf = np.frombuffer(raw, dtype=np.uint8)
     space = buf == 32
     starts = np.flatnonzero(space[:-8] & ~space[1:-7]) + 1  # the first byte of each word
@@ -168,7 +183,7 @@ def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Se
     for width, keys in by_width.items():
         masked = heads & np.uint64((1 << (8 * width)) - 1)
         for value, stem in keys.items():
-            words = np.flatnonzero(masked == np.uint64(value))
+            words = (masked == np.uint64(value)).nonzero()[0]
             if words.size:
                 found.append(words)
                 names.append(stem)
@@ -181,9 +196,11 @@ def _byte_occurrences(encoded: Sequence[bytes], blanks: Sequence[str], stems: Se
     bounds = np.cumsum([1, *(len(text) + 1 for text in encoded)])  # where each text starts
     text_of = np.searchsorted(bounds, starts[hits], side="right") - 1
     first_word = np.searchsorted(starts, bounds[:-1])
-    for n, index, name in zip(text_of.tolist(), (hits - first_word[text_of]).tolist(),
-                              which.tolist(), strict=True):
-        out[n].append((index, names[name]))
+    indexes = (hits - first_word[text_of]).tolist()
+    stems_of = [names[name] for name in which.tolist()]
+    cuts = (np.diff(text_of).nonzero()[0] + 1).tolist()  # where the next text's words begin
+    for a, b in zip([0, *cuts], [*cuts, len(indexes)], strict=True):
+        out[int(text_of[a])].extend(zip(indexes[a:b], stems_of[a:b], strict=True))
 
 
 def _starts(hay: str, needle: str) -> Iterator[int]:
@@ -209,8 +226,14 @@ def _share(positions: Sequence[tuple[int, str]], term_weights: Mapping[str, floa
            window: int = WINDOW) -> float:
     """:func:`_best_window` over the (word index, stem) positions of weighted stems."""
     total = sum(term_weights.values())
-    if total <= 0:
+    if total <= 0 or not positions:
         return 0.0
+    if positions[-1][0] - positions[0][0] < window:
+        # one window holds them all: nothing leaves it, and the sum over all its stems (in
+        # the order they came, as below) is the largest (adding weights ≥ 0 never lowers a
+        # rounded sum)
+        return sum(map(term_weights.__getitem__, dict.fromkeys(s for _, s in positions))
+                   ) / total
     best = 0.0
     start = 0
     counts: dict[str, int] = {}
