@@ -165,7 +165,9 @@ class OffsetReader:
             if self._fd is None:
                 self._fd = os.open(self.path, os.O_RDONLY | CLOEXEC)
                 weakref.finalize(self, os.close, self._fd)
-            return all(preadv(self._fd, [view], at) == len(view) for at, view in parts)
+            fd, wanted = self._fd, list(parts)
+            return ([preadv(fd, [view], at) for at, view in wanted]
+                    == [len(view) for _, view in wanted])
         with open(self.path, "rb", buffering=0) as handle:
             for at, view in parts:
                 handle.seek(at)

@@ -162,8 +162,7 @@ class SearchIndex:
 
 
 def _ids(ids: Collection[int] | None) -> np.ndarray | None:
-    return None if ids is None else np.unique(np.fromiter((int(i) for i in ids),
-                                                          dtype=np.int64))
+    return None if ids is None else np.unique(np.fromiter(ids, dtype=np.int64))
 
 
 def _plain_tokens(expression: str) -> list[str] | None:

@@ -191,9 +191,9 @@ class PersistedIndex:
         ``last_proven`` (see :func:`_bounded`)."""
         parts = list(zip(self.segments, self.alive, strict=True))
         delta_rows = np.arange(self.delta.size)
-        if book_ids is not None:
+        if book_ids is not None and delta_rows.size:
             delta_rows = delta_rows[np.isin(self.delta.arrays["book_ids"][delta_rows], book_ids)]
-        if chunk_ids is not None:
+        if chunk_ids is not None and delta_rows.size:
             delta_rows = delta_rows[np.isin(self.delta.arrays["chunk_ids"][delta_rows],
                                             chunk_ids)]
         found = [_exact(self.delta, delta_rows, query)]

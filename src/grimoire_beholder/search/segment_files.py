@@ -33,6 +33,7 @@ from __future__ import annotations
 import errno
 import functools
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -165,12 +166,12 @@ class Segment:
             return np.asarray(vectors[rows], dtype=np.float32)
         row_bytes = vectors.shape[1] * 4
         out = np.empty((len(rows), vectors.shape[1]), dtype=np.float32)
-        view, first = out.data.cast("B"), rows.tolist()
-        breaks = np.flatnonzero(np.diff(rows) != 1) + 1
-        runs = zip([0, *breaks.tolist()], [*breaks.tolist(), len(rows)], strict=True)
-        if not self._vectors_file.read_into(
-                (vectors.offset + first[a] * row_bytes, view[a * row_bytes:b * row_bytes])
-                for a, b in runs):
+        view = out.data.cast("B")
+        starts = np.flatnonzero(np.diff(rows) != 1) + 1
+        bounds = [0, *(starts * row_bytes).tolist(), len(rows) * row_bytes]
+        at = (vectors.offset + rows[np.r_[0, starts]] * row_bytes).tolist()
+        if not self._vectors_file.read_into(zip(at, [
+                view[a:b] for a, b in itertools.pairwise(bounds)], strict=True)):
             raise IndexDamage(f"segment {self.name}: its vectors file is too short")
         return out
 
