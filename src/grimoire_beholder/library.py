@@ -73,10 +73,12 @@ class Library(LibraryWriting):
             engine = PostgresEngine.open(cfg.database_url, read_only=read_only, create=create)
             return cls(cfg, None, read_only=read_only, embedder=embedder, generator=generator,
                        server=engine)
-        if not cfg.database_path.exists():
+        exists, empty = cfg.database_path.exists(), _empty_file(cfg.database_path)
+        if not exists or empty:
             if read_only or not create:
-                raise missing_library(cfg)
-            prepare_new_library(cfg)
+                raise missing_library(cfg, empty=empty)
+            if not exists:
+                prepare_new_library(cfg)
         conn = connect(cfg.database_path, read_only=read_only)
         if conn.read_only_reason is None:
             from grimoire_beholder.ingest.derive import refresh_if_needed
@@ -324,3 +326,13 @@ class Library(LibraryWriting):
                 for b, report in zip(books, reports, strict=True):
                     health_rows.save_health(self.store, b.source_hash, report.summary(), live)
         return reports
+
+
+def _empty_file(path: os.PathLike[str]) -> bool:
+    """A database file of 0 bytes with no write-ahead log beside it: a library to be made."""
+    try:
+        wal = f"{os.fspath(path)}-wal"
+        return (os.path.isfile(path) and os.path.getsize(path) == 0
+                and not (os.path.isfile(wal) and os.path.getsize(wal)))
+    except OSError:  # gone meanwhile, or unreadable: as it is, for the open to report
+        return False

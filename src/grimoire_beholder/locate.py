@@ -344,9 +344,10 @@ def locate(config_path: str | os.PathLike[str] | None = None,
                     BY_USER_DEFAULT)
 
 
-def missing_library(config: Placed) -> StorageError:
-    """The one-line error for a library whose database does not exist yet: the path looked
-    at, why there, and the command that creates it."""
+def missing_library(config: Placed, *, empty: bool = False) -> StorageError:
+    """The one-line error for a library whose database does not exist yet (or is an
+    ``empty`` file, which ``ingest`` makes the library): the path looked at, why there, and
+    the command that creates it."""
     create = "grimoire-beholder ingest FILE"
     if config.origin == BY_LIBRARY_FLAG:
         create += f" --library {config.database_path if config.library_file else config.base_dir}"
@@ -355,8 +356,9 @@ def missing_library(config: Placed) -> StorageError:
     working = _working_folder() or "the working folder (deleted)"
     why = {BY_USER_DEFAULT: f"the per-user library; no library folder in {working} or above",
            BY_FOLDER: f"from {config.source}"}.get(config.origin, f"chosen by {config.origin}")
-    return StorageError(f"no library database at {config.database_path} ({why}); "
-                        f"create it with `{create}`")
+    what = (f"{config.database_path} is an empty file, not a library yet" if empty else
+            f"no library database at {config.database_path}")
+    return StorageError(f"{what} ({why}); create it with `{create}`")
 
 
 def prepare_new_library(config: Placed) -> None:

@@ -262,6 +262,7 @@ def _open_writable(path: Path) -> LibraryConnection:
         raise StorageError(f"the library's directory does not exist: {path.parent}")
     with set_up(sqlite_open(path, path)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        _check_version(conn, path, allow_older=True)  # before WAL: a foreign file stays as is
         conn.execute("PRAGMA foreign_keys = ON")
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -294,6 +295,8 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
     """The library's schema version; an error for one this code cannot read. An older
     one is upgraded by a writable open, which media this process cannot write never get."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version == 0:
+        _refuse_no_library(conn, path, creating=allow_older and unwritable is None)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer grimoire-beholder (schema {version}, this one "
@@ -310,6 +313,22 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
             "`grimoire-beholder sync --dry-run` (which changes no book) or any command "
             "that writes")
     return version
+
+
+def _refuse_no_library(conn: sqlite3.Connection, path: Path, *, creating: bool) -> None:
+    """A database at schema 0 is a library only to be: refused when another program's tables
+    are in it (nothing is written to it), and when empty unless ``creating`` it."""
+    tables = [r[0] for r in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY name")]
+    if tables and "books" not in tables:
+        shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
+        raise StorageError(
+            f"{path} is an SQLite database of another program (its tables: {shown}), not a "
+            "grimoire-beholder library; nothing was written to it: name another file or folder")
+    if not tables and not creating:
+        raise StorageError(f"{path} holds no library yet (an empty SQLite database); "
+                           "`grimoire-beholder ingest` creates one there")
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:

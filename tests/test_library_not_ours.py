@@ -1,0 +1,92 @@
+"""A file named as the library that holds no library: an empty file is a library still to
+be created (reading commands say so and how, `ingest` creates it there); another program's
+SQLite database is refused in one line by every command and never written to."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from grimoire_beholder.cli.entry import app
+from helpers import write_markdown_book
+from mcp_helpers import FAKE_CONFIG
+
+pytestmark = pytest.mark.usefixtures("fake_models")
+
+
+@pytest.fixture
+def fake_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake models through a marked config.toml beside the database files named below."""
+    (tmp_path / "config.toml").write_text(FAKE_CONFIG, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def _book(tmp_path: Path) -> Path:
+    return write_markdown_book(tmp_path / "garden.md", "The Garden Book",
+                               {"Trees": {"Oaks": "Oaks live for centuries. " * 30}})
+
+
+def _tables(db: Path) -> list[str]:
+    conn = sqlite3.connect(db)
+    try:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master ORDER BY name")]
+    finally:
+        conn.close()
+
+
+def test_an_empty_file_is_a_library_to_be_created(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    db.touch()
+    listed = _cli("list", "--library", str(db))
+    assert listed.exit_code == 1 and listed.stdout == ""
+    assert listed.stderr == (f"error: {db} is an empty file, not a library yet (chosen by flag "
+                             f"--library); create it with `grimoire-beholder ingest FILE "
+                             f"--library {db}`\n")
+    as_json = _cli("query", "oaks", "--library", str(db), "--json")
+    assert json.loads(as_json.stderr) == {"error": listed.stderr[7:-1], "exit_code": 1}
+    assert db.stat().st_size == 0 and sorted(p.name for p in tmp_path.iterdir()) == [
+        "config.toml", "empty.db"]  # nothing written, nothing created
+    assert _cli("ingest", str(_book(tmp_path)), "--library", str(db)).exit_code == 0
+    assert [b["slug"] for b in json.loads(
+        _cli("list", "--library", str(db), "--json").stdout)] == ["the-garden-book"]
+
+
+def test_an_empty_sqlite_database_holds_no_library_yet(tmp_path: Path) -> None:
+    db = tmp_path / "blank.sqlite"
+    sqlite3.connect(db).execute("VACUUM").connection.close()
+    assert db.stat().st_size > 0 and _tables(db) == []
+    listed = _cli("status", "--library", str(db))
+    assert listed.exit_code == 1
+    assert listed.stderr == (f"error: {db} holds no library yet (an empty SQLite database); "
+                             "`grimoire-beholder ingest` creates one there\n")
+    assert _tables(db) == []
+
+
+@pytest.mark.parametrize("command", [["list"], ["check"], ["sync", "--dry-run"], ["ingest"]])
+def test_another_programs_database_is_refused_and_left_alone(
+        tmp_path: Path, command: list[str]) -> None:
+    db = tmp_path / "contacts.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE people (name TEXT)")
+    conn.execute("INSERT INTO people VALUES ('Ada')")
+    conn.commit()
+    conn.close()
+    before, book = db.read_bytes(), _book(tmp_path)
+    args = [*command, str(book)] if command == ["ingest"] else command
+    refused = _cli(*args, "--library", str(db))
+    assert refused.exit_code == 1
+    assert refused.stderr == (f"error: {db} is an SQLite database of another program (its "
+                              "tables: people), not a grimoire-beholder library; nothing was "
+                              "written to it: name another file or folder\n")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "contacts.db",
+                                                          "garden.md"]
