@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import HitRow
@@ -76,8 +75,7 @@ def window(text: str, start: int, end: int, target: int) -> tuple[int, int]:
     return new_start, new_end
 
 
-@dataclass(frozen=True)
-class Passage:
+class Passage(NamedTuple):
     """What a hit returns for one chunk: the widened text (None: the chunk's own) and the
     pages or lines it covers."""
 
@@ -138,9 +136,8 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
         # what each window can reach: ``size`` characters on each side of its chunk
         reach = [(_section(own), max(0, own.char_start - size), own.char_end + size)
                  for own in owns]
-        texts = text_spans.section_slices(conn, reach)
-        near = text_spans.spans_within(conn, reach)
-        for own, (key, low, _), text, spans_near in zip(owns, reach, texts, near, strict=True):
+        for own, (key, low, _), (text, spans_near) in zip(
+                owns, reach, text_spans.passage_reads(conn, reach), strict=True):
             passage, start, end = _passage(own, spans_near, size, low, text)
             shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
             if shared * 2 > end - start:

@@ -127,42 +127,34 @@ def _wanted(rows: Sequence[tuple[int, ...]]) -> tuple[str, list[int]]:
             [int(v) for n, row in enumerate(rows) for v in (n, *row)])
 
 
-def spans_within(conn: sqlite3.Connection | SpanStore,
-                 wanted: Sequence[tuple[Section, int, int]]) -> list[list[ChunkSpan]]:
-    """For each (section, start, end): the spans of the section's chunks overlapping
-    characters ``[start, end)``, in order, in one read."""
+def passage_reads(conn: sqlite3.Connection | SpanStore,
+                  wanted: Sequence[tuple[Section, int, int]]
+                  ) -> list[tuple[str, list[ChunkSpan]]]:
+    """For each (section, start, end): characters ``[start, end)`` of the section's text
+    (as :func:`section_slice`) and the spans of the section's chunks overlapping them, in
+    order — all in one read."""
     if not isinstance(conn, sqlite3.Connection):
-        return [[s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start]
+        return [(conn.section_slice(*key, start, end),
+                 [s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start])
                 for key, start, end in wanted]
     if not wanted:
         return []
     table, args = _wanted([(*key, start, end) for key, start, end in wanted])
+    # One compound statement: a slice row has no chunk index (-1) and its text where a span
+    # row has its chunk id.
     rows = conn.execute(
-        f"{table}SELECT w.k, {_SPAN_COLUMNS} FROM w JOIN chunks c ON c.book_id = w.b "
-        "AND c.chapter_index = w.ch AND c.section_index = w.s AND c.char_start < w.hi "
-        "AND c.char_end > w.lo ORDER BY w.k, c.chunk_index", args).fetchall()
-    out: list[list[ChunkSpan]] = [[] for _ in wanted]
+        f"{table}SELECT w.k, -1, substr(s.text, max(w.lo, 0) + 1, max(w.hi - max(w.lo, 0), 0)), "
+        "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM w JOIN sections s "
+        "ON s.book_id = w.b AND s.chapter_index = w.ch AND s.section_index = w.s "
+        f"UNION ALL SELECT w.k, c.chunk_index, {_SPAN_COLUMNS} FROM w JOIN chunks c "
+        "ON c.book_id = w.b AND c.chapter_index = w.ch AND c.section_index = w.s "
+        "AND c.char_start < w.hi AND c.char_end > w.lo ORDER BY 1, 2", args).fetchall()
+    out: list[tuple[str, list[ChunkSpan]]] = [("", []) for _ in wanted]
     for r in rows:
-        out[int(r[0])].append(ChunkSpan(*r[1:]))
-    return out
-
-
-def section_slices(conn: sqlite3.Connection | SpanStore,
-                   wanted: Sequence[tuple[Section, int, int]]) -> list[str]:
-    """:func:`section_slice` of several (section, start, end) in one read, in order."""
-    if not isinstance(conn, sqlite3.Connection):
-        return [conn.section_slice(*key, start, end) for key, start, end in wanted]
-    if not wanted:
-        return []
-    table, args = _wanted([(*key, max(start, 0) + 1, max(end - max(start, 0), 0))
-                           for key, start, end in wanted])
-    rows = conn.execute(
-        f"{table}SELECT w.k, substr(s.text, w.lo, w.hi) FROM w JOIN sections s "
-        "ON s.book_id = w.b AND s.chapter_index = w.ch AND s.section_index = w.s",
-        args).fetchall()
-    out = [""] * len(wanted)
-    for r in rows:
-        out[int(r[0])] = str(r[1])
+        if r[1] < 0:
+            out[r[0]] = (str(r[2]), out[r[0]][1])
+        else:
+            out[r[0]][1].append(ChunkSpan(*r[2:]))
     return out
 
 
