@@ -23,7 +23,7 @@ PLAIN = [
     ["query", "drainage", "--author", "Test Author", "--tag", "x", "--series", "y",
      "--collection", "z", "--group", "g", "--path-prefix", "/nowhere"],
     ["query", "", "--json"],
-    ["query", "compost", "-k", "0"],
+    ["query", "compost", "-k", "100"],
     ["list"],
     ["list", "--json"],
     ["hook", "prompt"],
@@ -34,7 +34,8 @@ PLAIN = [
 PARSED = [
     [], ["--help"], ["query"], ["query", "--help"], ["query", "a", "b"], ["query", "a", "--"],
     ["query", "a", "--book=x"], ["query", "a", "--book"], ["query", "a", "--book", "-x"],
-    ["query", "a", "-k", "two"], ["query", "a", "-k", "-1"], ["query", "a", "-k", "٣"],
+    ["query", "a", "-k", "two"], ["query", "a", "-k", "-1"], ["query", "a", "-k", "0"],
+    ["query", "a", "-k", "101"], ["query", "a", "-k", "00"], ["query", "a", "-k", "٣"],
     ["query", "a", "-k", "9" * 5000], ["hook", "prompt", "--budget", "9" * 5000],
     ["query", "a", "--json", "--json"], ["query", "a", "--mode", "keyword"],
     ["query", "a", "--no-expand"], ["query", "a", "--library", "/x"], ["list", "extra"],
@@ -126,3 +127,20 @@ def test_a_number_too_long_for_int_is_the_parsers_one_line_error(argv: list[str]
     assert run.returncode == 2
     assert run.stderr.startswith("error: Invalid value for '--")
     assert len(run.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("count", ["0", "-3", "101"])
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+def test_a_top_k_out_of_range_is_a_usage_error(count: str, json_out: bool,
+                                               cli_env: dict[str, str | None]) -> None:
+    """``query --top-k 0`` exited 1 with the search engine's error, as if the library had
+    failed: a usage error, exit 2 and one line (a JSON object under ``--json``), as any other
+    bad option value; ``eval`` takes the same range."""
+    for argv in (["query", "compost", "--top-k", count], ["eval", "q.jsonl", "-k", count]):
+        run = run_cli(*argv, *(["--json"] if json_out else []), env=cli_env)
+        bound = "less than or equal to 100" if count == "101" else "greater than or equal to 1"
+        line = (f"Invalid value for '--top-k' / '-k': Input should be {bound} "
+                f"(see 'grimoire-beholder {argv[0]} --help')")
+        assert (run.returncode, run.stdout) == (2, "")
+        assert run.stderr == (json.dumps({"error": line, "exit_code": 2}) if json_out
+                              else f"error: {line}") + "\n"

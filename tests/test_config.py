@@ -66,8 +66,9 @@ def test_bad_keys_are_named(tmp_path: Path, text: str, key: str) -> None:
 def test_top_k_bound_is_the_search_engines(tmp_path: Path) -> None:
     from grimoire_beholder.config import RANGES
     from grimoire_beholder.search.engine import MAX_TOP_K
+    from grimoire_beholder.text import MOST_HITS
 
-    assert RANGES["top_k"] == (1, MAX_TOP_K)
+    assert RANGES["top_k"] == (1, MAX_TOP_K) == (1, MOST_HITS)
 
 
 def test_a_config_path_that_is_a_folder_says_so(tmp_path: Path,

@@ -57,6 +57,10 @@ SUMMARY_STOP_WORDS = STOP_WORDS | frozenset({
 # surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
 MAX_QUERY_CHARS = 2_000
 
+# The most hits one search returns (``--top-k``, ``top_k`` in the config): the search
+# engine's MAX_TOP_K, here for the CLI's option checks (tests/test_config.py holds them equal).
+MOST_HITS = 100
+
 ELLIPSIS = "…"
 _SENTENCE_ENDS = (". ", "! ", "? ", "。")
 _TRAILING = " \t\r\n,;:"

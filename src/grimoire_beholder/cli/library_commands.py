@@ -27,7 +27,7 @@ from grimoire_beholder.cli.app import (
 from grimoire_beholder.cli.help_pages import command
 from grimoire_beholder.cli.query_and_list import run_list, run_query
 from grimoire_beholder.errors import GrimoireError
-from grimoire_beholder.text import plural
+from grimoire_beholder.text import MOST_HITS, plural
 
 if TYPE_CHECKING:
     from grimoire_beholder.library import BookRow, Library
@@ -355,7 +355,8 @@ def query(
         help="Only items of this Zotero collection.")] = None,
     series: Annotated[str | None, typer.Option(
         help="Only books of this Calibre series.")] = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", "-k", help="How many hits.")] = None,
+    top_k: Annotated[int | None, typer.Option(
+        "--top-k", "-k", min=1, max=MOST_HITS, help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
     = False,

@@ -52,6 +52,10 @@ def shortcut(argv: Sequence[str]) -> Callable[[], int] | None:
     name, rest = argv[0], argv[1:]
     if name == "query":
         command, found = _query, _plain(rest, *_QUERY, arguments=("question",))
+        from grimoire_beholder.text import MOST_HITS  # run_query's own import: free
+
+        if found is not None and not 1 <= found.get("top_k", 1) <= MOST_HITS:
+            found = None  # the parser's usage error, exit 2
     elif name == "list":
         command, found = _list, _plain(rest, *_LIST, arguments=())
     elif name == "hook" and rest and rest[0] in ("prompt", "session-start"):

@@ -27,6 +27,7 @@ from grimoire_beholder.cli.app import (
 )
 from grimoire_beholder.cli.assistant_hooks import print_hook
 from grimoire_beholder.cli.help_pages import command, help_when_bare
+from grimoire_beholder.text import MOST_HITS
 
 if TYPE_CHECKING:
     from grimoire_beholder.library import Library
@@ -58,7 +59,8 @@ def eval_(
     run_out: Annotated[Path | None, typer.Option(
         "--run-out", help="Write the run (JSONL); with --mode all one file per mode, "
         "suffixed -MODE.", show_default=False)] = None,
-    top_k: Annotated[int, typer.Option("--top-k", "-k", help="Hits per question.")] = 10,
+    top_k: Annotated[int, typer.Option(
+        "--top-k", "-k", min=1, max=MOST_HITS, help="Hits per question.")] = 10,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
