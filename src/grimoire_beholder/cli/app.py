@@ -111,15 +111,38 @@ def _print_version(requested: bool) -> None:
 
 
 @app.callback(invoke_without_command=True)
-def _root(ctx: typer.Context, version: Annotated[bool, typer.Option(
+def _root(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option(
         "--version", callback=_print_version, is_eager=True,
-        help="Print the version and exit.")] = False) -> None:
+        help="Print the version and exit.")] = False,
+    config: Annotated[Path | None, typer.Option(
+        "--config", "-c", metavar="FILE", help="The command's --config, given before it.",
+        show_default=False, parser=_named_path)] = None,
+    library: Annotated[Path | None, typer.Option(
+        "--library", metavar="DIR", help="The command's --library, given before it.",
+        show_default=False, parser=_library_locator)] = None,
+) -> None:
     """Options that apply before any command; alone, the command prints its help (exit 0),
-    as git and uv do."""
+    as git and uv do. ``--config``/``--library`` here are every command's own (see
+    :func:`_given_before`)."""
     ERRORS_AS_JSON["on"] = False  # until this invocation's --json says otherwise
+    ctx.meta[_BEFORE] = {"config": config, "library": library}
     if ctx.invoked_subcommand is None:
         print(ctx.get_help())
         raise typer.Exit()
+
+
+_BEFORE = "grimoire_beholder.before_command"  # ctx.meta is shared by a command's contexts
+
+
+def _given_before(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """A command's ``--config``/``--library``: its own value, else the one given before the
+    command name (``grimoire-beholder --library L query …``); both is a usage error."""
+    before = ctx.meta.get(_BEFORE, {}).get(param.name)
+    if before is not None and value is not None:
+        raise typer.BadParameter("given before the command too; give it once")
+    return value if value is not None else before
 
 
 def _named_path(text: str) -> Path:
@@ -168,12 +191,12 @@ class Role(StrEnum):
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", "-c", metavar="FILE", help="Config file (default: "
     "$GRIMOIRE_BEHOLDER_CONFIG, else the library's own; see --library).",
-    show_default=False, parser=_named_path)]
+    show_default=False, parser=_named_path, callback=_given_before)]
 LibraryOpt = Annotated[Path | None, typer.Option(
     "--library", metavar="DIR", help="Library folder (default: "
     "$GRIMOIRE_BEHOLDER_LIBRARY, else the nearest folder above with a config.toml holding "
     "[grimoire-beholder], else the per-user library; or a postgresql:// URL).",
-    show_default=False, parser=_library_locator)]
+    show_default=False, parser=_library_locator, callback=_given_before)]
 
 
 def _json_errors(given: bool) -> bool:
