@@ -327,3 +327,21 @@ def test_a_question_naming_the_books_author_is_not_flagged(tmp_path: Path, mode:
         assert not found.low_confidence, found.confidence
         missing = lib.search("What does Clausewitz say about the five classes of spies?")
         assert missing.confidence is not None and missing.confidence < found.confidence
+
+
+def test_accents_fold_alike_on_first_and_later_texts() -> None:
+    """Accents are dropped the same way whether a text's characters are met for the first
+    time (a translate) or were met before (one regular-expression pass), also after new
+    characters arrive."""
+    import unicodedata
+
+    from grimoire_beholder.search.confidence import _folded
+
+    def reference(text: str) -> str:
+        low = unicodedata.normalize("NFKD", text.lower())
+        return "".join(c for c in low if not unicodedata.combining(c))
+
+    texts = ["Sun Tzŭ’s “Art of War”", "Zoë and Chloë — naïve café", "Sun Tzŭ again",
+             "ǅemal Bijedić, Ελληνικά τονισμένα", "Zoë — naïve", "漢字とかな ½ ﬁne"] * 3
+    assert [_folded(t) for t in texts] == [reference(t) for t in texts]
+    assert confidence.coverage("Sun Tzŭ", "the sayings of sun tzu") == 1.0
