@@ -132,7 +132,7 @@ async def test_each_request_waits_for_its_own_answer_even_with_one_id() -> None:
     unanswered.answered(reply)
     assert unanswered.waiting == 2
     # the SDK settles a request it will never answer (cancelled, even as "1") by its hook
-    hook = sent[2].metadata.on_request_unanswered  # type: ignore[union-attr]
+    hook = sent[2].metadata.on_request_unanswered
     await hook()
     assert unanswered.waiting == 1
     unanswered.answered(reply)
