@@ -90,3 +90,34 @@ def test_another_programs_database_is_refused_and_left_alone(
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml", "contacts.db",
                                                           "garden.md"]
+
+
+@pytest.mark.parametrize(("tables", "user_version"), [
+    (["books (id INTEGER PRIMARY KEY, title TEXT, price REAL)"], 0),  # a shop's "books"
+    (["notes (id INTEGER PRIMARY KEY, body TEXT)"], 3),  # an app that versions its schema
+    (["books (id INTEGER PRIMARY KEY, title TEXT)", "authors (name TEXT)"], 26),  # Calibre's
+])
+@pytest.mark.parametrize("command", [["query", "oaks"], ["sync", "--dry-run"], ["ingest"]])
+def test_another_programs_versioned_database_is_left_alone(
+        tmp_path: Path, tables: list[str], user_version: int, command: list[str]) -> None:
+    """Another program's database whose tables include one named ``books``, or which sets
+    ``user_version`` as many programs do, is refused too: it was taken for an older library,
+    sent to `sync --dry-run`, and that (or ingest) switched it to WAL and migrated it —
+    adding columns to the program's own ``books`` table."""
+    db = tmp_path / "app.db"
+    conn = sqlite3.connect(db)
+    for table in tables:
+        conn.execute(f"CREATE TABLE {table}")
+    conn.execute(f"PRAGMA user_version = {user_version}")
+    conn.commit()
+    conn.close()
+    before, book = db.read_bytes(), _book(tmp_path)
+    args = [*command, str(book)] if command == ["ingest"] else command
+    refused = _cli(*args, "--library", str(db))
+    assert refused.exit_code == 1
+    names = ", ".join(sorted(t.split(" ")[0] for t in tables))
+    assert refused.stderr == (f"error: {db} is an SQLite database of another program (its "
+                              f"tables: {names}), not a grimoire-beholder library; nothing "
+                              "was written to it: name another file or folder\n")
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db", "config.toml", "garden.md"]

@@ -295,8 +295,7 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
     """The library's schema version; an error for one this code cannot read. An older
     one is upgraded by a writable open, which media this process cannot write never get."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    if version == 0:
-        _refuse_no_library(conn, path, creating=allow_older and unwritable is None)
+    _refuse_no_library(conn, path, version, creating=allow_older and unwritable is None)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer grimoire-beholder (schema {version}, this one "
@@ -315,17 +314,25 @@ def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
     return version
 
 
-def _refuse_no_library(conn: sqlite3.Connection, path: Path, *, creating: bool) -> None:
-    """A database at schema 0 is a library only to be: refused when another program's tables
-    are in it (nothing is written to it), and when empty unless ``creating`` it."""
+# The tables every library has had since schema 1 (schema.sql), whatever its version.
+_LIBRARY_TABLES = frozenset({"library_meta", "books", "chapters", "sections", "chunks"})
+
+
+def _refuse_no_library(conn: sqlite3.Connection, path: Path, version: int, *,
+                       creating: bool) -> None:
+    """Refuse a database that is not a library (nothing is written to it): one with
+    another program's tables — at schema 0 any table (schema 1 is made in the transaction
+    that sets it), at any other ``user_version`` (which other programs set too) one lacking
+    a library's tables; and an empty one at schema 0 unless ``creating`` a library there."""
     tables = [r[0] for r in conn.execute(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
         "ORDER BY name")]
-    if tables and "books" not in tables:
+    if (tables and version == 0) or (version and not _LIBRARY_TABLES.issubset(tables)):
         shown = ", ".join(tables[:5]) + (", …" if len(tables) > 5 else "")
         raise StorageError(
-            f"{path} is an SQLite database of another program (its tables: {shown}), not a "
-            "grimoire-beholder library; nothing was written to it: name another file or folder")
+            f"{path} is an SQLite database of another program (its tables: {shown or 'none'}), "
+            "not a grimoire-beholder library; nothing was written to it: name another file or "
+            "folder")
     if not tables and not creating:
         raise StorageError(f"{path} holds no library yet (an empty SQLite database); "
                            "`grimoire-beholder ingest` creates one there")
