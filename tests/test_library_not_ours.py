@@ -121,3 +121,19 @@ def test_another_programs_versioned_database_is_left_alone(
                               "was written to it: name another file or folder\n")
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["app.db", "config.toml", "garden.md"]
+
+
+@pytest.mark.parametrize("command", [["sync"], ["delete", "oaks"], ["reindex-fts"]])
+def test_only_ingest_makes_an_empty_sqlite_database_a_library(
+        tmp_path: Path, command: list[str]) -> None:
+    """Writing commands other than ingest say an empty SQLite database holds no library, as
+    the reading ones do: `sync` made the library's schema in it and reported 0 books."""
+    db = tmp_path / "blank.sqlite"
+    sqlite3.connect(db).execute("VACUUM").connection.close()
+    before = db.read_bytes()
+    refused = _cli(*command, "--library", str(db))
+    assert refused.exit_code == 1
+    assert refused.stderr == (f"error: {db} holds no library yet (an empty SQLite database); "
+                              "`grimoire-beholder ingest` creates one there\n")
+    assert db.read_bytes() == before and _tables(db) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blank.sqlite", "config.toml"]

@@ -79,7 +79,7 @@ class Library(LibraryWriting):
                 raise missing_library(cfg, empty=empty)
             if not exists:
                 prepare_new_library(cfg)
-        conn = connect(cfg.database_path, read_only=read_only)
+        conn = connect(cfg.database_path, read_only=read_only, create=create)
         if conn.read_only_reason is None:
             from grimoire_beholder.ingest.derive import refresh_if_needed
 

@@ -231,11 +231,12 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
+def connect(path: Path, *, read_only: bool = False, create: bool = True) -> LibraryConnection:
     """Open (creating and migrating if needed) the library database at ``path``.
 
     ``read_only`` opens with SQLite's ``mode=ro``: no statement on that connection can
-    write, whatever the code above it does. A read-only open never creates or migrates.
+    write, whatever the code above it does. A read-only open never creates or migrates;
+    without ``create`` no library is made in an empty SQLite database either.
     A library this process cannot write (read-only media, permissions) is opened read-only
     too, whatever was asked, so reading commands still work there; the connection's
     ``read_only_reason`` says why writes will be refused.
@@ -244,7 +245,7 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     require_fts5()
     reason = "it was opened read-only" if read_only else unwritable_reason(path)
     if reason is None:
-        return _open_writable(path)
+        return _open_writable(path, create=create)
     if not path.is_file():
         if read_only:
             raise StorageError(f"no library database at {path} (ingest a book first)")
@@ -257,12 +258,13 @@ def connect(path: Path, *, read_only: bool = False) -> LibraryConnection:
     return conn
 
 
-def _open_writable(path: Path) -> LibraryConnection:
+def _open_writable(path: Path, *, create: bool) -> LibraryConnection:
     if not path.parent.is_dir():
         raise StorageError(f"the library's directory does not exist: {path.parent}")
     with set_up(sqlite_open(path, path)) as conn:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        _check_version(conn, path, allow_older=True)  # before WAL: a foreign file stays as is
+        # before WAL: a foreign file stays as is
+        _check_version(conn, path, allow_older=True, create=create)
         conn.execute("PRAGMA foreign_keys = ON")
         try:
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
@@ -291,11 +293,11 @@ def _apply_test_size_limit(conn: sqlite3.Connection) -> None:
 
 
 def _check_version(conn: sqlite3.Connection, path: Path, *, allow_older: bool,
-                   unwritable: str | None = None) -> int:
+                   unwritable: str | None = None, create: bool = True) -> int:
     """The library's schema version; an error for one this code cannot read. An older
     one is upgraded by a writable open, which media this process cannot write never get."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    _refuse_no_library(conn, path, version, creating=allow_older and unwritable is None)
+    _refuse_no_library(conn, path, version, creating=create and allow_older and unwritable is None)
     if version > SCHEMA_VERSION:
         raise StorageError(
             f"{path} was written by a newer grimoire-beholder (schema {version}, this one "
