@@ -137,3 +137,15 @@ def test_only_ingest_makes_an_empty_sqlite_database_a_library(
                               "`grimoire-beholder ingest` creates one there\n")
     assert db.read_bytes() == before and _tables(db) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blank.sqlite", "config.toml"]
+
+
+
+def test_a_name_with_a_line_break_keeps_the_error_on_one_line(tmp_path: Path) -> None:
+    """A file name holding a newline is escaped in the ``error:`` line (it split the line
+    in two); under --json the name is the file's own."""
+    missing = tmp_path / "new\nbook.md"
+    refused = _cli("ingest", str(missing))
+    assert refused.exit_code == 1, refused.stderr
+    assert refused.stderr == f"error: {tmp_path}/new\\nbook.md: file not found\n"
+    as_json = _cli("ingest", str(missing), "--json")
+    assert json.loads(as_json.stderr)["error"] == f"{missing}: file not found"

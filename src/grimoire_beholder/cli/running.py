@@ -26,13 +26,20 @@ T = TypeVar("T")
 # entry.main for a usage error, when callbacks may not have run).
 ERRORS_AS_JSON = {"on": False}
 
+# Line breaks a message can carry in from a name (a file or folder named with a newline):
+# escaped as Python writes them, so the error stays one line.
+_BREAKS = {c: repr(chr(c))[1:-1] for c in (*range(0x20), 0x7F, 0x85, 0x2028, 0x2029)
+           if c != 0x09}
+
+
 def error_line(message: str, code: int) -> str:
-    """How an error is told: ``error: …``, or under ``--json`` one JSON object."""
+    """How an error is told: ``error: …`` on one line (a line break inside the message
+    escaped: ``\\n``), or under ``--json`` one JSON object."""
     if ERRORS_AS_JSON["on"]:
         from grimoire_beholder.cli.plain_output import json_text
 
         return json_text({"error": message, "exit_code": code}, sys.stderr, indent=None)
-    return f"error: {message}"
+    return f"error: {message.translate(_BREAKS)}"
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
