@@ -200,3 +200,27 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
     # scores tie in bulk on this small vocabulary, may need more rows, never every row
     assert all(kept == 256 for _, kept in rescored[:20]), rescored[:20]
     assert all(kept < size for size, kept in rescored), rescored
+
+
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_index_found_damaged_mid_search_answers_from_the_exact_arms(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The vector arm meeting damage (a vectors file cut short) sets the index aside and
+    the same search answers from the exact arms — run on a worker beside the keyword arm
+    or, in vector mode, on the searching thread."""
+    from helpers import engine_for
+
+    conn, path, _ = random_library(tmp_path)
+    assert index_writer.update(conn, path) == "built"
+    engine = engine_for(conn, db_path=str(path))
+    want = [(h.chunk_id, h.score) for h in engine.search("lantern keeper", mode=mode).hits]
+    assert want and engine.vector_index.persisted
+
+    def cut_short(self: seg.Segment, rows: np.ndarray) -> np.ndarray:
+        raise seg.IndexDamage(f"segment {self.name}: its vectors file is too short")
+
+    monkeypatch.setattr(seg.Segment, "vectors_of", cut_short)
+    got = engine.search("lantern keeper", mode=mode)
+    assert [h.chunk_id for h in got.hits] == [c for c, _ in want]
+    assert [h.score for h in got.hits] == pytest.approx([s for _, s in want])
+    assert not engine.vector_index.persisted

@@ -251,9 +251,14 @@ class SearchEngine:
             if local is not None:
                 self._index.refresh(local, exact_vectors=wants_vectors)
             clock.lap("refresh")
-            if wants_vectors and local is None:  # a server's arms share one connection
+            if wants_vectors and (local is None or result.mode == "vector"):
+                # a server's arms share one connection; alone, the arm has nothing to wait
+                # beside, and a worker would only add its hand-off (~40 CPU-µs)
                 vector_arm = futures.Future[_VectorArm]()
-                vector_arm.set_result(self._vector_arm(result.query, pool, allowed, scope))
+                try:
+                    vector_arm.set_result(self._vector_arm(result.query, pool, allowed, scope))
+                except Exception as exc:  # raised below, as a worker's would be
+                    vector_arm.set_exception(exc)
             elif wants_vectors:
                 # Embedding the query and scanning the matrix never touch the connection, so
                 # they run on a worker thread while this one runs the keyword arm (SQLite,
