@@ -196,11 +196,9 @@ def _byte_occurrences(encoded: Sequence[bytes], others: Collection[str], stems: 
     bounds = np.cumsum([1, *(len(text) + 1 for text in encoded)])  # where each text starts
     text_of = np.searchsorted(bounds, starts[hits], side="right") - 1
     first_word = np.searchsorted(starts, bounds[:-1])
-    indexes = (hits - first_word[text_of]).tolist()
-    stems_of = [names[name] for name in which.tolist()]
-    cuts = (np.diff(text_of).nonzero()[0] + 1).tolist()  # where the next text's words begin
-    for a, b in zip([0, *cuts], [*cuts, len(indexes)], strict=True):
-        out[int(text_of[a])].extend(zip(indexes[a:b], stems_of[a:b], strict=True))
+    for n, index, name in zip(text_of.tolist(), (hits - first_word[text_of]).tolist(),
+                              which.tolist(), strict=True):
+        out[n].append((index, names[name]))
 
 
 def _starts(hay: str, needle: str) -> Iterator[int]:
