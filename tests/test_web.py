@@ -213,6 +213,25 @@ def test_hand_edited_numbers_that_are_not_plain_digits_are_ignored(client: TestC
         assert soup(r.text).select_one("main") is not None, path
 
 
+def test_numbers_of_thousands_of_digits_are_no_such_page_not_a_crash(client: TestClient
+                                                                    ) -> None:
+    # int() refuses more than 4,300 digits: each of these was a 500 (ValueError).
+    big = "9" * 5000
+    for path, words in [(f"/book/keeper/{big}/0", "chapters 0–"),
+                        (f"/book/keeper/1/{big}", "sections 0–"),
+                        (f"/book/keeper/1/0?part={big}", "parts 1–"),
+                        (f"/book/keeper/page/{big}", "pages 1–5"),
+                        (f"/book/keeper/page/{big}.png", "pages 1–5")]:
+        r = client.get(path)
+        assert r.status_code == 404, path
+        assert words in soup(r.text).select_one(".error").get_text(), path
+    for path in [f"/book/keeper/1/0?at=1-{big}", f"/search?q=lens&k={big}"]:
+        r = client.get(path)
+        assert r.status_code == 200, path
+        assert soup(r.text).select_one("main") is not None, path
+    assert len(hits_of(client.get(f"/search?q=lens&k=0{'0' * 40}1").text)) == 1
+
+
 # -- search --------------------------------------------------------------------------------
 
 def hits_of(html: str) -> list[BeautifulSoup]:

@@ -17,6 +17,7 @@ from starlette.responses import Response
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.text import split_parts
+from grimoire_beholder.web.links import whole_number
 from grimoire_beholder.web.templating import Reader
 
 FILTERS = ("book", "author", "type", "role", "tag", "collection", "series")
@@ -79,9 +80,8 @@ def search_view(reader: Reader, request: Request) -> Response:
     note when the library probably does not cover the question; the filters' menus."""
     q = request.query_params.get("q", "").strip()
     filters = _filters(request)
-    k = request.query_params.get("k", "")
-    plain = k.isascii() and k.isdigit()  # '²' is a digit int() refuses
-    top_k = min(int(k), MAX_HITS) if plain and int(k) > 0 else None  # config's top_k
+    k = whole_number(request.query_params.get("k"))
+    top_k = min(k, MAX_HITS) if k else None  # else config's top_k
 
     started = time.perf_counter()
 

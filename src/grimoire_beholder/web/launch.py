@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
+from starlette.convertors import IntegerConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -26,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.web import finding, routes
 from grimoire_beholder.web.access import Access, Guard, new_token
+from grimoire_beholder.web.links import whole_number
 from grimoire_beholder.web.templating import Reader
 
 if TYPE_CHECKING:
@@ -33,6 +35,19 @@ if TYPE_CHECKING:
 
 HOST = "127.0.0.1"
 STATIC = Path(__file__).parent / "static"
+
+
+class _Number(IntegerConvertor):
+    """A page, chapter or section number in a URL path: Starlette's ``int`` but one of
+    thousands of digits is ``links.BEYOND`` (a 404 for no such page) instead of a 500."""
+
+    def convert(self, value: str) -> int:
+        number = whole_number(value)
+        assert number is not None  # the regex matched digits
+        return number
+
+
+register_url_convertor("number", _Number())
 
 
 def _route(path: str, view: Callable[[Reader, Request], Response], reader: Reader) -> Route:
@@ -51,9 +66,9 @@ def build_app(library: Library, access: Access, *, warm: bool = False) -> Guard:
         _route("/quote", finding.quote_view, reader),
         _route("/lookup", finding.lookup_view, reader),
         _route("/book/{slug}", routes.outline_view, reader),
-        _route("/book/{slug}/page/{page:int}.png", routes.page_png, reader),
-        _route("/book/{slug}/page/{page:int}", routes.page_view, reader),
-        _route("/book/{slug}/{chapter:int}/{section:int}", routes.section_view, reader),
+        _route("/book/{slug}/page/{page:number}.png", routes.page_png, reader),
+        _route("/book/{slug}/page/{page:number}", routes.page_view, reader),
+        _route("/book/{slug}/{chapter:number}/{section:number}", routes.section_view, reader),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])
     return Guard(app, access)

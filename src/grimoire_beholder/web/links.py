@@ -14,6 +14,20 @@ from urllib.parse import quote, urlencode
 # A highlight travels in the page's URL: its first characters find the passage on the page
 # (checks/pages.py aligns what it is given), so longer ones only make the URL longer.
 HIGHLIGHT_CHARS = 600
+# Past this many digits a number in a URL names nothing there is (ids end at 2^63 - 1) and is
+# read as BEYOND: int() refuses more than 4,300 digits (ValueError, a 500 before).
+_MOST_DIGITS = 30
+BEYOND = 10 ** _MOST_DIGITS
+
+
+def whole_number(value: str | None) -> int | None:
+    """A hand-editable number of a URL: plain ASCII digits as an int (one of more than
+    :data:`_MOST_DIGITS` significant digits as :data:`BEYOND`, larger than any page, part,
+    chapter or hit count); None for anything else (``'²'`` passes ``str.isdigit``)."""
+    if not value or not (value.isascii() and value.isdigit()):
+        return None
+    digits = value.lstrip("0")
+    return BEYOND if len(digits) > _MOST_DIGITS else int(digits or "0")
 
 
 def _query(**params: object) -> str:
@@ -68,7 +82,7 @@ def parse_span(value: str | None) -> tuple[int, int] | None:
     if not value:
         return None
     start, sep, end = value.partition("-")
-    if not (sep and value.isascii() and start.isdigit() and end.isdigit()) \
-            or int(end) <= int(start):
+    first, last = whole_number(start), whole_number(end)
+    if not sep or first is None or last is None or last <= first:
         return None
-    return int(start), int(end)
+    return first, last

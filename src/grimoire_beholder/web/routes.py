@@ -15,13 +15,13 @@ from starlette.responses import Response
 
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.web.links import parse_span
+from grimoire_beholder.web.links import parse_span, whole_number
 from grimoire_beholder.web.templating import Reader
 
 
 def _int_param(request: Request, name: str, default: int) -> int:
-    value = request.query_params.get(name, "")
-    return int(value) if value.isascii() and value.isdigit() else default
+    value = whole_number(request.query_params.get(name))
+    return default if value is None else value
 
 
 def books_view(reader: Reader, request: Request) -> Response:
