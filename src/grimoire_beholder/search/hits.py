@@ -47,7 +47,9 @@ class SearchHit(HitRow):
                            row.page_labels)
         citation = source.cite_span(row.section, row)
         return filled(cls, {
-            **dict(zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True)),
+            # the row's fields: its attributes (a SearchHit's own are all set below)
+            **(vars(row) if isinstance(row, HitRow) else dict(
+                zip(_ROW_FIELDS, _ROW_VALUES(row), strict=True))),
             # bounded as the text is, also for a context stored before ingest cut them (README)
             "context": clip(row.context or "", MAX_CHUNK_CHARS, at_sentence=True) or None,
             "rank": rank, "score": score, "ranks": {arm: ranks.get(arm) for arm in ARMS},
