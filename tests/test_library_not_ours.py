@@ -149,3 +149,21 @@ def test_a_name_with_a_line_break_keeps_the_error_on_one_line(tmp_path: Path) ->
     assert refused.stderr == f"error: {tmp_path}/new\\nbook.md: file not found\n"
     as_json = _cli("ingest", str(missing), "--json")
     assert json.loads(as_json.stderr)["error"] == f"{missing}: file not found"
+
+
+@pytest.mark.parametrize("command", [["check"], ["list"], ["query", "oaks", "--json"]])
+def test_a_file_that_is_not_a_database_does_not_send_the_user_to_check(
+        tmp_path: Path, command: list[str]) -> None:
+    """`check` cannot open a file that is not an SQLite database either: its error said to run
+    `check` to see the damage (`check` itself said so too)."""
+    db = tmp_path / "notes.db"
+    db.write_text("plain text, not a database\n", encoding="utf-8")
+    refused = _cli(*command, "--library", str(db))
+    assert refused.exit_code == 1 and refused.stdout == ""
+    message = (json.loads(refused.stderr)["error"] if "--json" in command
+               else refused.stderr.removeprefix("error: ").removesuffix("\n"))
+    assert message == (f"the library file {db} is not a library database, or its first page "
+                       "is damaged (file is not a database); if it was a library, restore it "
+                       "from a backup, or move it aside and ingest the books again; else name "
+                       "another file")
+    assert db.read_text(encoding="utf-8") == "plain text, not a database\n"

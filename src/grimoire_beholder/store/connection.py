@@ -30,7 +30,6 @@ from grimoire_beholder.errors import LibraryDamagedError, StorageError
 
 T = TypeVar("T")
 
-_DAMAGED = {sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB}
 # Python's sqlite3 says this (with no SQLite error code) of a value that is not the text it
 # should be: on a library that only writes valid text, overwritten pages.
 _UNDECODABLE = "Could not decode to UTF-8 column"
@@ -43,13 +42,16 @@ def storage_failure(exc: sqlite3.DatabaseError, path: object) -> StorageError | 
     primary = code & 0xFF if isinstance(code, int) else None
     if primary is None and str(exc).startswith(_UNDECODABLE):
         primary = sqlite3.SQLITE_CORRUPT  # bytes where our schema keeps numbers or UTF-8 text
-    if primary in _DAMAGED:
-        what = ("is damaged" if primary == sqlite3.SQLITE_CORRUPT
-                else "is not a library database, or its first page is damaged")
+    if primary == sqlite3.SQLITE_CORRUPT:
         return LibraryDamagedError(
-            f"the library file {path} {what} ({exc}); run `grimoire-beholder check` to see "
-            "the damage, then restore the file from a backup, or move it aside and ingest "
+            f"the library file {path} is damaged ({exc}); run `grimoire-beholder check` to "
+            "see the damage, then restore the file from a backup, or move it aside and ingest "
             "the books again")
+    if primary == sqlite3.SQLITE_NOTADB:  # `check` cannot open it either: not sent there
+        return LibraryDamagedError(
+            f"the library file {path} is not a library database, or its first page is "
+            f"damaged ({exc}); if it was a library, restore it from a backup, or move it "
+            "aside and ingest the books again; else name another file")
     if primary == sqlite3.SQLITE_IOERR:
         return StorageError(f"the disk failed reading or writing the library file {path} "
                             f"({exc}); check the drive, then run the command again")
