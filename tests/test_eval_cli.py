@@ -90,3 +90,23 @@ def test_eval_says_which_fields_count(tmp_path: Path, sample_book: Path) -> None
     assert "left out 1 answerable question" in result.stderr and "q1" in result.stderr
     scores = json.loads(result.stdout)["keyword"]
     assert scores["n_answerable"] == 1 and scores["recall@1"] == 1.0
+
+
+def test_eval_does_not_report_recall_deeper_than_the_hits_it_searched_for(
+        tmp_path: Path, sample_book: Path) -> None:
+    """With --top-k 1 a question has one hit: R@5, R@10 and MRR@10 were counted from it (a
+    gold at rank 2 counted as missed at 5 and 10); now they are not measured (— and null)."""
+    config, questions = _setup(tmp_path, sample_book)
+    args = ["eval", str(questions), "--mode", "keyword", "-c", str(config)]
+    deep = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)["keyword"]
+    one = CliRunner().invoke(app, [*args, "--json", "--top-k", "1"])
+    assert one.exit_code == 0, one.output
+    shallow = json.loads(one.stdout)["keyword"]
+    assert shallow["recall@1"] == deep["recall@1"]
+    for key in ("recall@5", "recall@10", "mrr@10", "strict_recall@10", "strict_mrr@10"):
+        assert deep[key] is not None and shallow[key] is None, key
+        assert all(group[key] is None for group in shallow["groups"].values()), key
+    table = CliRunner().invoke(app, [*args, "--top-k", "5"]).stdout
+    row = next(line for line in table.splitlines() if line.startswith("| keyword |"))
+    assert row.split(" | ")[1:5] == [f"{deep['recall@1']:.3f}", f"{deep['recall@5']:.3f}",
+                                      "—", "—"]

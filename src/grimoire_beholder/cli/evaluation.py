@@ -221,7 +221,7 @@ def _group(question_id: str) -> str:
 
 
 def _metrics(questions: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping[str, Any]],
-             ks: Sequence[int]) -> dict[str, Any]:
+             ks: Sequence[int], retrieved: int | None = None) -> dict[str, Any]:
     answerable = [q for q in questions if q.get("answerable", True)]
     out: dict[str, Any] = {
         "n_answerable": len(answerable),
@@ -237,17 +237,23 @@ def _metrics(questions: Sequence[Mapping[str, Any]], by_id: Mapping[str, Mapping
             first_hits.append(next((i for i, r in enumerate(results)
                                     if judge(question, r)[kind]), None))
         total = len(answerable)
+        measured = total and (retrieved is None or depth <= retrieved)
         for k in ks:
             found = sum(1 for f in first_hits if f is not None and f < k)
-            out[f"{prefix}recall@{k}"] = round(found / total, 4) if total else None
+            out[f"{prefix}recall@{k}"] = (round(found / total, 4) if total and (
+                retrieved is None or k <= retrieved) else None)
         reciprocal = sum(1.0 / (f + 1) for f in first_hits if f is not None and f < depth)
-        out[f"{prefix}mrr@{depth}"] = round(reciprocal / total, 4) if total else None
+        out[f"{prefix}mrr@{depth}"] = round(reciprocal / total, 4) if measured else None
     return out
 
 
 def score_run(questions: Sequence[Mapping[str, Any]], run: Iterable[Mapping[str, Any]],
-              ks: Sequence[int] = DEFAULT_KS) -> dict[str, Any]:
+              ks: Sequence[int] = DEFAULT_KS, *, retrieved: int | None = None
+              ) -> dict[str, Any]:
     """Recall@k and MRR@max(k), by the hit rule and the strict (text-only) rule.
+
+    ``retrieved``: how many hits a question was searched for; a recall or MRR deeper than
+    that is not measured (None) rather than counted from the fewer hits there are.
 
     Returns the metrics over all questions plus ``groups``: the same per question set (the
     id without its last ``-`` part, e.g. ``bk-dev-rdata``), so books are reported apart.
@@ -256,11 +262,12 @@ def score_run(questions: Sequence[Mapping[str, Any]], run: Iterable[Mapping[str,
     if not ks or min(ks) < 1:
         raise GrimoireError("k values must be positive")
     by_id = {record["id"]: record for record in run}
-    out = _metrics(questions, by_id, ks)
+    out = _metrics(questions, by_id, ks, retrieved)
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for question in questions:
         groups.setdefault(_group(question["id"]), []).append(question)
-    out["groups"] = {name: _metrics(members, by_id, ks) for name, members in groups.items()}
+    out["groups"] = {name: _metrics(members, by_id, ks, retrieved)
+                     for name, members in groups.items()}
     return out
 
 

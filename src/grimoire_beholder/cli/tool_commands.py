@@ -65,7 +65,9 @@ def eval_(
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
-    """Score retrieval on a question set: recall@1/5/10, MRR@10 and abstention per mode."""
+    """Score retrieval on a question set: recall@1/5/10, MRR@10 and abstention per mode.
+
+    With --top-k under 10, a recall or MRR deeper than the hits searched for shows as —."""
     from grimoire_beholder.cli import evaluation
 
     modes = list(EVAL_MODES) if mode == "all" else [mode]
@@ -89,7 +91,7 @@ def eval_(
                 _run_path(run_out, m, len(modes) > 1).write_text(
                     "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                     encoding="utf-8")
-            scores = evaluation.score_run(items, records, EVAL_KS)
+            scores = evaluation.score_run(items, records, EVAL_KS, retrieved=top_k)
             scores["abstention"] = evaluation.abstention(items, records)
             out[m] = scores
         return out
