@@ -214,6 +214,21 @@ async def test_top_k_is_clamped_not_crashed(config_path: Path) -> None:
     assert default["top_k"] == 5 and default["note"] is None
 
 
+async def test_a_config_top_k_above_the_tools_bound_is_not_blamed_on_the_assistant(
+        library_dir: Path, tmp_path: Path) -> None:
+    """top_k = 50 in the config (the CLI takes up to 100): a search_book without top_k said
+    'top_k 50 is out of range; used 20' on every call, a value the assistant never gave."""
+    config = tmp_path / "config.toml"
+    config.write_text(f"db_path = {json.dumps(str(library_dir / 'book.db'))}\n"
+                      'embedding_backend = "fake"\nllm_backend = "none"\ntop_k = 50\n',
+                      encoding="utf-8")
+    async with connect(config) as client:
+        default = structured(await call(client, "search_book", question="the"))
+        given = structured(await call(client, "search_book", question="the", top_k=50))
+    assert default["top_k"] == MAX_TOP_K and default["note"] is None
+    assert given["top_k"] == MAX_TOP_K and "top_k 50 is out of range" in given["note"]
+
+
 async def test_huge_section_comes_in_parts(config_path: Path) -> None:
     async with connect(config_path) as client:
         first = await call(client, "get_section", book_id="lighthouse-log",

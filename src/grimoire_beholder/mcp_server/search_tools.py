@@ -123,7 +123,7 @@ def search_book(
         series=series))
     entries = _hit_entries([hit.to_dict() for hit in found.hits])
     notes = [found.note] if found.note else []
-    if clamped != limit:
+    if clamped != limit and top_k is not None:  # not the config's top_k, which it never gave
         notes.append(f"top_k {limit} is out of range; used {clamped} (allowed 1–{MAX_TOP_K}).")
     if found.low_confidence and entries:
         notes.insert(0, "Low confidence: the library probably does not cover this question; "
