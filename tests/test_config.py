@@ -138,3 +138,21 @@ def test_the_package_registers_no_test_backend(tmp_path: Path) -> None:
     path.write_text('embedding_backend = "gpt"\n')
     with pytest.raises(ConfigError, match=r"one of embedded, ollama, fake \(got 'gpt'\)"):
         load_config(path)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('top_k = "5"', "config key 'top_k' must be an integer (got string '5')"),
+    ("top_k = true", "config key 'top_k' must be an integer (got boolean True)"),
+    ("top_k = 1e3", "config key 'top_k' must be an integer (got float 1000.0)"),
+    ("fusion_alpha = [1]", "config key 'fusion_alpha' must be a number (got array [1])"),
+    ("db_path = 5", "config key 'db_path' must be a string (got integer 5)"),
+])
+def test_a_value_of_the_wrong_kind_is_named_in_toml_words(
+        tmp_path: Path, text: str, said: str) -> None:
+    """The kinds are TOML's (the file's language), not Python's: it said 'must be a int (got
+    str '5')'."""
+    path = tmp_path / "config.toml"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == f"{said} in {path}"

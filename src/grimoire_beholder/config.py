@@ -257,6 +257,21 @@ def _check_paths_and_names(cfg: Config, fail: Any) -> None:
                    f"\"epub,pdf,docx\" (got {cfg.source_formats!r})")
 
 
+# What TOML calls a value of each type the config's keys take ("must be a int" before).
+_TOML_KINDS: dict[type, str] = {int: "an integer", float: "a number", str: "a string",
+                                bool: "true or false"}
+
+
+def _toml_kind(value: object) -> str:
+    """TOML's name for a parsed value's kind: ``boolean`` before ``integer`` (a bool is an
+    int in Python)."""
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"),
+                       (list, "array"), (dict, "table")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
 def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
                         base_dir: str = ".") -> Config:
     """Build a validated Config from parsed TOML; errors name the offending key."""
@@ -270,7 +285,7 @@ def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
             value = float(value)
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise ConfigError(
-                f"config key '{key}' must be a {want.__name__} (got {type(value).__name__} "
+                f"config key '{key}' must be {_TOML_KINDS[want]} (got {_toml_kind(value)} "
                 f"{value!r})" + (f" in {source}" if source else "")
             )
         values[key] = value
