@@ -167,3 +167,20 @@ def test_a_file_that_is_not_a_database_does_not_send_the_user_to_check(
                        "from a backup, or move it aside and ingest the books again; else name "
                        "another file")
     assert db.read_text(encoding="utf-8") == "plain text, not a database\n"
+
+
+def test_an_empty_book_db_in_a_library_folder_is_made_a_library_as_a_missing_one(
+        tmp_path: Path) -> None:
+    """ingest --library DIR makes DIR's config.toml (the marker later commands inside DIR find
+    it by) when DIR/book.db is an empty file too, as when there is none: it made the library
+    but no marker, and `status` inside DIR fell back to the per-user library."""
+    from grimoire_beholder.library import Library
+
+    for name, empty in (("new", False), ("empty", True)):
+        shelf = tmp_path / name
+        if empty:
+            shelf.mkdir()
+            (shelf / "book.db").touch()
+        with Library.open(library=shelf, create=True) as lib:
+            assert not lib.list_books()
+        assert "[grimoire-beholder]" in (shelf / "config.toml").read_text(encoding="utf-8")

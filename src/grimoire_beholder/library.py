@@ -77,8 +77,7 @@ class Library(LibraryWriting):
         if not exists or empty:
             if read_only or not create:
                 raise missing_library(cfg, empty=empty)
-            if not exists:
-                prepare_new_library(cfg)
+            prepare_new_library(cfg)  # an empty file's folder is marked as a new one's
         conn = connect(cfg.database_path, read_only=read_only, create=create)
         if conn.read_only_reason is None:
             from grimoire_beholder.ingest.derive import refresh_if_needed
