@@ -26,6 +26,11 @@ was made from are never split), and again with each set scored by a model fit on
 two (a kind of library the model has never seen). Also printed: how often the top 5 holds
 the answer at each level of (cross-validated) confidence, the Brier score, and the largest
 threshold that flags at most 3% of every set's answerable questions.
+
+``--question-case lower`` asks every question in lower case as well and scores those
+searches by the models fit on the questions as written (the committed model is fit on
+those): the same cross-validated and set-held-out tables, for a user who types in lower
+case. The model file is then not written.
 """
 
 from __future__ import annotations
@@ -46,7 +51,16 @@ from grimoire_beholder.cli import evaluation
 from grimoire_beholder.config import Config
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import confidence
-from retrieval_eval import OUT, ROOT, DevSet, build_library, caching_embedder, dev_sets
+from retrieval_eval import (
+    OUT,
+    QUESTION_CASES,
+    ROOT,
+    DevSet,
+    build_library,
+    caching_embedder,
+    dev_sets,
+    load_questions,
+)
 
 MODEL_FILE = ROOT / "src" / "grimoire_beholder" / "search" / "confidence_model.json"
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (
@@ -122,12 +136,13 @@ def collect(config: Config, questions: list[dict[str, Any]], group: str, kind: s
     return rows
 
 
-def gather(setting: dict[str, Any], top_k: int, label: str = "strict") -> list[Row]:
+def gather(setting: dict[str, Any], top_k: int, label: str = "strict",
+           case: str = "as-written") -> list[Row]:
     rows: list[Row] = []
     for name in SETS:
         dev = dev_sets()[name]
         config = build_library(dev, {}).with_overrides(record_stats=False, **setting)
-        questions = [q for path in dev.questions for q in evaluation.load_questions(path)]
+        questions = load_questions(dev, case)
         answerable = [q for q in questions if q.get("answerable", True)]
         unanswerable = [q for q in questions if not q.get("answerable", True)
                         and q.get("unanswerable_reason") != SAME_TOPIC]
@@ -148,9 +163,12 @@ def _weights(rows: list[Row]) -> list[float]:
 
 
 def cross_validated(rows: list[Row], names: tuple[str, ...], folds: int = 5,
-                    seed: int = 0) -> np.ndarray:
+                    seed: int = 0, scored: list[Row] | None = None) -> np.ndarray:
     """Out-of-fold probabilities: each question scored by a model fit on no question about
-    its file (the files dealt to ``folds`` folds in an order shuffled by ``seed``)."""
+    its file (the files dealt to ``folds`` folds in an order shuffled by ``seed``). With
+    ``scored`` (the same searches asked otherwise, row for row), those are scored instead
+    by the models fit on ``rows``."""
+    scored = rows if scored is None else scored
     keys = [(r.group, article_key(r.doc)) for r in rows]
     docs = sorted(set(keys))
     np.random.default_rng(seed).shuffle(docs)
@@ -161,15 +179,18 @@ def cross_validated(rows: list[Row], names: tuple[str, ...], folds: int = 5,
         train = [i for i, key in enumerate(keys) if fold_of[key] != fold]
         model = confidence.fit([rows[i].feats for i in train], [rows[i].label for i in train],
                                names, weights=[weights[i] for i in train])
-        for i, r in enumerate(rows):
+        for i in range(len(rows)):
             if fold_of[keys[i]] == fold:
-                out[i] = confidence.predict(r.feats, model)
+                out[i] = confidence.predict(scored[i].feats, model)
     return out
 
 
-def set_held_out(rows: list[Row], names: tuple[str, ...]) -> np.ndarray:
+def set_held_out(rows: list[Row], names: tuple[str, ...],
+                 scored: list[Row] | None = None) -> np.ndarray:
     """Probabilities for each set from a model fit on the *other* sets only: how the model
-    does on a kind of library it has never seen (a new corpus shifts every score)."""
+    does on a kind of library it has never seen (a new corpus shifts every score); with
+    ``scored``, those searches scored instead (as :func:`cross_validated`)."""
+    scored = rows if scored is None else scored
     out = np.zeros(len(rows))
     for group in {r.group for r in rows}:
         train = [r for r in rows if r.group != group]
@@ -177,7 +198,7 @@ def set_held_out(rows: list[Row], names: tuple[str, ...]) -> np.ndarray:
                                weights=_weights(train))
         for i, r in enumerate(rows):
             if r.group == group:
-                out[i] = confidence.predict(r.feats, model)
+                out[i] = confidence.predict(scored[i].feats, model)
     return out
 
 
@@ -241,6 +262,9 @@ def main() -> int:
                     help="what counts as answered: a text holding the evidence, or any hit")
     ap.add_argument("--reuse", action="store_true",
                     help="fit on the searches saved by the last run (no new searches)")
+    ap.add_argument("--question-case", choices=QUESTION_CASES, default="as-written",
+                    help="score the questions asked in lower case by the models fit on "
+                         "them as written (implies --dry-run)")
     args = ap.parse_args()
     models: dict[str, Any] = {}
     report = []
@@ -257,24 +281,34 @@ def main() -> int:
         model["fit"] = {"questions": len(rows), "positives": sum(r.label for r in rows),
                         "top_k": args.top_k, "label": args.label, "sets": list(SETS)}
         models[key] = model
-        runs = [cross_validated(rows, names, seed=seed) for seed in range(args.repeats)]
+        scored, how = rows, ""
+        if args.question_case == "lower":
+            lower = saved.with_name(saved.stem + "-lower.json")
+            if args.reuse and lower.exists():
+                scored = [Row(**r) for r in json.loads(lower.read_text(encoding="utf-8"))]
+            else:
+                scored = gather(setting, args.top_k, args.label, "lower")
+                lower.write_text(json.dumps([vars(r) for r in scored]), encoding="utf-8")
+            how = "; asked in lower case, scored by models fit as written"
+        runs = [cross_validated(rows, names, seed=seed, scored=scored)
+                for seed in range(args.repeats)]
         folded = runs[0]
-        report.append(table(key, rows, runs, f"cross-validated by document, 5 folds, mean of "
-                            f"{args.repeats} fold assignments"))
+        report.append(table(key, scored, runs, f"cross-validated by document, 5 folds, mean "
+                            f"of {args.repeats} fold assignments{how}"))
         report.append(f"largest threshold flagging <= 3% of every set's answerable "
-                      f"questions (every fold assignment): {operating_point(rows, runs)}\n\n"
-                      + reliability(rows, folded))
-        held_out = set_held_out(rows, names)
+                      f"questions (every fold assignment): {operating_point(scored, runs)}\n\n"
+                      + reliability(scored, folded))
+        held_out = set_held_out(rows, names, scored)
         report.append(f"Brier score (mean squared error of the confidence against 'the top "
                       f"{args.top_k} holds the answer'): cross-validated "
-                      f"{np.mean([brier(rows, probs) for probs in runs]):.3f} (mean of "
+                      f"{np.mean([brier(scored, probs) for probs in runs]):.3f} (mean of "
                       f"{args.repeats}), each set scored by a model fit on the others "
-                      f"{brier(rows, held_out):.3f}")
-        report.append(table(key, rows, [held_out],
-                            "each set scored by a model fit on the other sets"))
+                      f"{brier(scored, held_out):.3f}")
+        report.append(table(key, scored, [held_out],
+                            f"each set scored by a model fit on the other sets{how}"))
         print(report[-1], file=sys.stderr)
     print("\n\n".join(report))
-    if not args.dry_run:
+    if not args.dry_run and args.question_case == "as-written":
         MODEL_FILE.write_text(json.dumps(models, indent=1) + "\n", encoding="utf-8")
         print(f"wrote {MODEL_FILE}", file=sys.stderr)
     return 0

@@ -30,7 +30,9 @@ keys such as ``fusion`` reuse the cached library). Every run is written to ``OUT
 scored twice — by the bench's ``score.py`` and by ``grimoire_beholder.cli.evaluation`` — and any
 disagreement is printed. ``--against DIR`` (a copy of an earlier ``OUT/runs``) prints every
 question whose first hit, first strict hit or "not in the library" flag moved: which
-questions a change won or lost, not only how many.
+questions a change won or lost, not only how many. ``--question-case lower`` asks every
+question in lower case, as people often type in a terminal (run files get a ``-lower``
+suffix): the confidence should not depend on the case of the typing.
 """
 
 from __future__ import annotations
@@ -226,8 +228,15 @@ def build_server_library(dev: DevSet, overrides: dict[str, Any], suffix: str,
     return config
 
 
-def load_questions(dev: DevSet) -> list[dict[str, Any]]:
-    return [q for path in dev.questions for q in evaluation.load_questions(path)]
+QUESTION_CASES = ("as-written", "lower")
+
+
+def load_questions(dev: DevSet, case: str = "as-written") -> list[dict[str, Any]]:
+    """The questions of ``dev``, each in lower case when ``case`` is ``lower``."""
+    questions = [q for path in dev.questions for q in evaluation.load_questions(path)]
+    if case == "lower":
+        questions = [{**q, "question": q["question"].lower()} for q in questions]
+    return questions
 
 
 def official_score(questions: tuple[Path, ...], run_path: Path) -> dict[str, Any]:
@@ -320,10 +329,10 @@ def print_changes(label: str, questions: list[dict[str, Any]], run: list[dict[st
 
 
 def evaluate(dev: DevSet, config: Config, modes: list[str], overrides: dict[str, Any],
-             suffix: str, against: Path | None = None
+             suffix: str, against: Path | None = None, case: str = "as-written"
              ) -> list[tuple[str, str, str, dict[str, Any]]]:
     """Run and score every mode; rows of (set, mode, group, metrics)."""
-    questions = load_questions(dev)
+    questions = load_questions(dev, case)
     query_config = config.with_overrides(**{k: v for k, v in overrides.items()
                                            if k not in INGEST_KEYS})
     rows = []
@@ -333,11 +342,12 @@ def evaluate(dev: DevSet, config: Config, modes: list[str], overrides: dict[str,
             started = time.perf_counter()
             run = evaluation.run_questions(lib, questions, mode=mode, top_k=10)
             seconds = time.perf_counter() - started
-            label = f"{dev.name}{suffix}-{mode}"
+            label = f"{dev.name}{suffix}-{mode}" + ("-lower" if case == "lower" else "")
             if against is not None:
                 print_changes(label, questions, run, against / f"{label}.jsonl")
             for group, metrics in score(dev, label, questions, run).items():
-                rows.append((dev.name + suffix, mode, group, metrics))
+                rows.append((dev.name + suffix + ("-lower" if case == "lower" else ""),
+                             mode, group, metrics))
             print(f"[{label}] {len(questions)} questions in {seconds:.1f}s", file=sys.stderr)
     return rows
 
@@ -383,6 +393,8 @@ def main() -> int:
     ap.add_argument("--against", metavar="DIR", type=Path, default=None,
                     help="print each question whose first hit or strict hit or flag moved "
                          "from the run file of the same name in DIR (e.g. a copy of OUT/runs)")
+    ap.add_argument("--question-case", choices=QUESTION_CASES, default="as-written",
+                    help="ask the questions as written or in lower case")
     args = ap.parse_args()
     if not (BENCH / "score.py").is_file():
         print(f"skipped: the shared bench is not at {BENCH}")
@@ -399,10 +411,11 @@ def main() -> int:
         if args.postgres:
             config = build_server_library(known[name], overrides, suffix, args.postgres)
             rows += evaluate(known[name], config, modes, overrides, suffix + "-postgres",
-                             args.against)
+                             args.against, args.question_case)
         else:
             config = build_library(known[name], overrides, suffix, rebuild=args.rebuild)
-            rows += evaluate(known[name], config, modes, overrides, suffix, args.against)
+            rows += evaluate(known[name], config, modes, overrides, suffix, args.against,
+                             args.question_case)
     print(table(rows))
     return 0
 
