@@ -22,7 +22,10 @@ four features, each a plain reading of "did the search find the question":
   words and names the platform it runs on ("our Docker build") is not such a question.
   A name is what a reader would mark as one: a capitalised word that does not start a
   sentence and is not an acronym (``GitHub`` is one, ``CLI`` and ``JSON`` are not), or a
-  figure of two digits or more; "…on Linux. After I save…" has one name;
+  figure of two digits or more; "…on Linux. After I save…" has one name. A question whose
+  case marks no name (lower case, capitals, Title Case) takes as names the words the
+  library itself writes as names (``search/library_names.py``): "what killed julia
+  stoner" names Julia and Stoner in a library that writes them so;
 * ``rerank_top`` — the reranker's score of the top hit, when a reranker ran;
 * ``kw_gap`` — 1 − second/best keyword score, for keyword search alone (below); 0 when the
   keyword arm found a single passage (no second to stand out from).
@@ -48,7 +51,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -180,7 +183,14 @@ def _names(query: str) -> set[str]:
     ``Mr`` or ``Dr`` (whose period ends no sentence: "Mr. Holmes" names Holmes). A question
     in Title Case ("How Did The Engineer Lose His Thumb?", "How to Build a Package with
     Debhelper") marks no word as a name, as one in capitals or in lower case does not: only
-    its figures count."""
+    its figures count (:func:`_unmatched` then asks the library)."""
+    figures, capitalised, blind = _name_parts(query)
+    return figures if blind else figures | capitalised
+
+
+def _name_parts(query: str) -> tuple[set[str], set[str], bool]:
+    """The query's figures and capitalised words (stems, as :func:`_names` reads them), and
+    whether its case marks no name: all in lower case or in capitals, or in Title Case."""
     capitalised, lower, capital_stop_word, out = [], 0, False, set()
     for match in WORD_TOKEN.finditer(query):
         word = match.group()
@@ -199,7 +209,7 @@ def _names(query: str) -> set[str]:
             capitalised.append(folded[:STEM])
     title_case = lower == 0 and (len(capitalised) >= 4
                                  or (len(capitalised) >= 3 and capital_stop_word))
-    return out if title_case else out | set(capitalised)
+    return out, set(capitalised), title_case or query.islower() or query.isupper()
 
 
 def _inside_sentence(before: str) -> bool:
@@ -228,8 +238,13 @@ def _missing(names: set[str], stems: set[str]) -> float:
 
 def _any_missing(names: set[str], pieces: Sequence[str], top_text: str,
                  top: Folded) -> bool:
-    """Whether a name is absent from the text the ``pieces`` make joined by spaces (the top
-    hit's text when they are empty), piece by piece until every name is found (a word
+    """Whether a name is absent from the text the ``pieces`` make joined by spaces."""
+    return bool(_absent(names, pieces, top_text, top))
+
+
+def _absent(names: set[str], pieces: Sequence[str], top_text: str, top: Folded) -> set[str]:
+    """The names absent from the text the ``pieces`` make joined by spaces (the top hit's
+    text when they are empty), looked for piece by piece until every name is found (a word
     never spans a space, so the stems of the whole are those of its pieces)."""
     left = set(names)
     if not pieces or (len(pieces) == 1 and not pieces[0]):
@@ -239,13 +254,34 @@ def _any_missing(names: set[str], pieces: Sequence[str], top_text: str,
             break
         folded = top if piece == top_text else _bigrams(_folded(piece))
         left = {name for name in left if not _holds(folded, name)}
-    return bool(left)
+    return left
+
+
+def _unmatched(query: str, pieces: Sequence[str], top_text: str, top: Folded,
+               written: Callable[[Sequence[str]], Sequence[str]] | None) -> bool:
+    """Whether a name or number of the query is in none of the hits. When the query's case
+    marks no name and ``written`` is given, its names are the words the top hit lacks that
+    ``written`` says the library writes as names (``search/library_names.py``); only those
+    are looked for in the other hits."""
+    figures, capitalised, blind = _name_parts(query)
+    if not blind or written is None:
+        return _any_missing(figures if blind else figures | capitalised, pieces, top_text, top)
+    if _any_missing(figures, pieces, top_text, top):
+        return True
+    rest, _ = _bigrams(_folded(query))
+    words = {w[:STEM]: w for w in WORD_TOKEN.findall(rest)
+             if w not in STOP_WORDS and len(w) > 2 and w.isalpha()}
+    unseen = [word for stem, word in sorted(words.items()) if not _holds(top, stem)]
+    names = {word[:STEM] for word in written(unseen)} if unseen else set()
+    return bool(names) and _any_missing(names, pieces, top_text, top)
 
 
 def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
              fused_scores: Sequence[float], top_text: str,
              rerank_top: float | None = None,
-             all_text: str | Sequence[str] = "") -> dict[str, float]:
+             all_text: str | Sequence[str] = "",
+             written: Callable[[Sequence[str]], Sequence[str]] | None = None
+             ) -> dict[str, float]:
     """The feature vector of one search (see the module docstring); arms best first,
     ``all_text`` the text of every hit returned (the top one's alone when empty), whole or
     in pieces that joined by spaces make it.
@@ -253,7 +289,8 @@ def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
     No text is stemmed word by word: the query's stems are looked for (:func:`_holds`), in
     as much of ``all_text`` as the answer needs: none when the query names nothing or the
     top hit covers none of its words (the feature is 0 either way), and pieces only until
-    every name is found."""
+    every name is found. ``written`` tells which words the library writes as names, for a
+    query whose case marks none (:func:`_unmatched`)."""
     vector = arms.get("vector") or []
     keyword = arms.get("keyword") or []
     words = _content(query)
@@ -263,9 +300,9 @@ def features(query: str, arms: Mapping[str, Sequence[tuple[int, float]]],
         "cos_top": float(vector[0][1]) if vector else 0.0,
         "fused_top": float(fused_scores[0]) if fused_scores else 0.0,
         "coverage": top_coverage,
-        "names_unmatched": (top_coverage ** 2 if top_coverage > 0 and _any_missing(
-            _names(query), [all_text] if isinstance(all_text, str) else all_text,
-            top_text, top) else 0.0),
+        "names_unmatched": (top_coverage ** 2 if top_coverage > 0 and _unmatched(
+            query, [all_text] if isinstance(all_text, str) else all_text, top_text, top,
+            written) else 0.0),
         # A lone keyword match has no lead to measure: it is the one passage holding a word
         # of the question, which off-topic questions find too (counted as no lead, not 1).
         "kw_gap": (1.0 - float(keyword[1][1]) / float(keyword[0][1])

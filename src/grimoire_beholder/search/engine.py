@@ -43,6 +43,7 @@ from grimoire_beholder.search import (
     confidence,
     fusion,
     keyword,
+    library_names,
     passages,
     position,
     ranking,
@@ -137,6 +138,7 @@ class SearchEngine:
         self._reranker = reranker  # None unless config.reranker != "none" (search/rerank.py)
         self._index = SearchIndex(None if config.database_url else config.database_path)
         self._lock = threading.Lock()
+        self._written = library_names.WrittenNames(conn)  # names the library writes
 
     @property
     def vector_index(self) -> SearchIndex:
@@ -152,6 +154,7 @@ class SearchEngine:
         if token != self._seen:
             self._state = self._indexed = None
             self._books.clear()
+            self._written.clear()
             self._embed = self._query_embedder()
             self._seen = token
 
@@ -321,7 +324,7 @@ class SearchEngine:
         shown = [f"{h.text} {h.context or ''} {h.section}" for h in result.hits]
         cited = list(dict.fromkeys(f"{h.book} {h.author or ''}" for h in result.hits))
         feats = confidence.features(result.query, arms, fused_scores, shown[0], rerank_top,
-                                    shown + cited)
+                                    shown + cited, self._written)
         backend = self._config.reranker if self._reranker is not None else None
         result.features = feats
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
