@@ -295,9 +295,10 @@ class SearchEngine:
                 clock.lap("fill")
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
-            kept, chosen = self._choose(result.query, fused, allowed, clock, rerank.depth(
+            kept, chosen, facts = self._choose(result.query, fused, allowed, clock, rerank.depth(
                 k, self._config.rerank_candidates, self._reranker))
-            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books), chosen)
+            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts),
+                                  chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
         fused_scores = [f.score for f in kept[:2]]
@@ -333,9 +334,10 @@ class SearchEngine:
 
     def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
                 clock: _Clock, depth: int
-                ) -> tuple[list[fusion.Fused], dict[int, passages.Passage]]:
-        """The fused list re-ranked (``ranking.adjust``) and diversified, and the passages
-        of its best ``depth`` candidates.
+                ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
+                           dict[int, text_spans.CandidateFacts]]:
+        """The fused list re-ranked (``ranking.adjust``) and diversified, the passages of
+        its best ``depth`` candidates, and the facts read (every chosen candidate's).
 
         The candidates' facts (role, text, span: ``text_spans.candidate_facts``) are read
         only as far down the fused list as the answer can reach: no candidate past the
@@ -369,7 +371,7 @@ class SearchEngine:
                                      spans={c: f.span for c, f in facts.items()})
             clock.lap("passages")
             if len(chosen) >= depth or read == len(ids):
-                return kept, chosen
+                return kept, chosen, facts
 
     def _cosines_missed(self, arms: dict[str, list[tuple[int, float]]],
                         query_vec: np.ndarray, pool: int, allowed: list[int] | None

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError
 from grimoire_beholder.naming import parse_book_ref
@@ -23,6 +23,9 @@ from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
 from grimoire_beholder.store.records import SectionPlace, filled
 from grimoire_beholder.store.source_rows import SourceStore
+
+if TYPE_CHECKING:
+    from grimoire_beholder.store.text_spans import CandidateFacts
 
 # Mirrors the CHECK constraint on books.source_type (schema.sql, widened by migration 6).
 SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "docx")
@@ -325,26 +328,45 @@ def _book_facts(conn: sqlite3.Connection, book_ids: Collection[int]) -> dict[int
 
 
 def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int],
-             books: dict[int, BookFacts] | None = None) -> dict[int, HitRow]:
+             books: dict[int, BookFacts] | None = None,
+             facts: Mapping[int, CandidateFacts] | None = None) -> dict[int, HitRow]:
     """Full hit metadata of these chunks, keyed by chunk id (missing ids are left out).
 
     ``books`` holds the facts of books already read (a SQLite library only): the chunks'
     other books are read and added to it, and those in it are not read again — so the
     caller must clear it whenever the library may have changed (the search engine does at
-    every change token). A server engine reads every row whole."""
+    every change token). ``facts`` holds what ``text_spans.candidate_facts`` read of
+    chunks in the same snapshot: when every chunk is in it, only their chapter titles,
+    breadcrumbs and contexts are read. A server engine reads every row whole."""
     if not isinstance(conn, sqlite3.Connection):
         return conn.hit_rows(chunk_ids)
-    rows = conn.execute(
-        """SELECT c.id, c.book_id, c.chapter_index, ch.title, c.section_index, s.breadcrumb,
-                  c.chunk_index, c.page_start, c.page_end, c.line_start, c.line_end, c.text,
-                  c.context, r.role
-           FROM chunks c
-           JOIN sections s ON s.id = c.section_id
-           JOIN sections r INDEXED BY sections_role ON r.id = c.section_id
-           JOIN chapters ch ON ch.id = s.chapter_id
-           WHERE c.id IN (SELECT value FROM json_each(?))""",
-        (ids_param(chunk_ids),),
-    ).fetchall()
+    ids = list(chunk_ids)
+    rows: list[Any]
+    if facts is not None and all(i in facts for i in ids):
+        rows = []
+        for r in conn.execute(
+                "SELECT c.id, ch.title, s.breadcrumb, c.context FROM chunks c "
+                "JOIN sections s ON s.id = c.section_id "
+                "JOIN chapters ch ON ch.id = s.chapter_id "
+                "WHERE c.id IN (SELECT value FROM json_each(?))", (ids_param(ids),)):
+            known_chunk = facts[r[0]]
+            span = known_chunk.span
+            rows.append((r[0], span.book_id, span.chapter_index, r[1], span.section_index,
+                         r[2], known_chunk.chunk_index, span.page_start, span.page_end,
+                         span.line_start, span.line_end, known_chunk.text, r[3],
+                         known_chunk.role))
+    else:
+        rows = conn.execute(
+            """SELECT c.id, c.book_id, c.chapter_index, ch.title, c.section_index, s.breadcrumb,
+                      c.chunk_index, c.page_start, c.page_end, c.line_start, c.line_end, c.text,
+                      c.context, r.role
+               FROM chunks c
+               JOIN sections s ON s.id = c.section_id
+               JOIN sections r INDEXED BY sections_role ON r.id = c.section_id
+               JOIN chapters ch ON ch.id = s.chapter_id
+               WHERE c.id IN (SELECT value FROM json_each(?))""",
+            (ids_param(ids),),
+        ).fetchall()
     known = {} if books is None else books
     missing = {int(r[1]) for r in rows} - known.keys()
     if missing:
