@@ -295,10 +295,11 @@ class SearchEngine:
                 clock.lap("fill")
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
+            heads: dict[int, hit_queries.ChunkHead] = {}
             kept, chosen, facts = self._choose(result.query, fused, allowed, clock, rerank.depth(
-                k, self._config.rerank_candidates, self._reranker))
-            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts),
-                                  chosen)
+                k, self._config.rerank_candidates, self._reranker), heads)
+            rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
+                                                       heads), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
         fused_scores = [f.score for f in kept[:2]]
@@ -333,11 +334,12 @@ class SearchEngine:
                                  and result.confidence < self._config.min_confidence)
 
     def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
-                clock: _Clock, depth: int
+                clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead]
                 ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
                            dict[int, text_spans.CandidateFacts]]:
         """The fused list re-ranked (``ranking.adjust``) and diversified, the passages of
-        its best ``depth`` candidates, and the facts read (every chosen candidate's).
+        its best ``depth`` candidates, and the facts read (every chosen candidate's); the
+        chosen chunks' heads, read with their passages, go to ``heads``.
 
         The candidates' facts (role, text, span: ``text_spans.candidate_facts``) are read
         only as far down the fused list as the answer can reach: no candidate past the
@@ -368,7 +370,7 @@ class SearchEngine:
                                                for c, f in facts.items()}, len(adjusted))
             clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,
-                                     spans={c: f.span for c, f in facts.items()})
+                                     spans={c: f.span for c, f in facts.items()}, heads=heads)
             clock.lap("passages")
             if len(chosen) >= depth or read == len(ids):
                 return kept, chosen, facts

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from grimoire_beholder.store import text_spans
-from grimoire_beholder.store.hit_queries import HitRow
+from grimoire_beholder.store.hit_queries import ChunkHead, HitRow
 from grimoire_beholder.store.records import filled
 from grimoire_beholder.store.text_spans import ChunkSpan
 from grimoire_beholder.structure import MAX_CHUNK_CHARS
@@ -107,7 +107,8 @@ def _section(span: ChunkSpan) -> text_spans.Section:
 
 
 def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = None,
-           spans: Mapping[int, ChunkSpan] | None = None) -> dict[int, Passage]:
+           spans: Mapping[int, ChunkSpan] | None = None,
+           heads: dict[int, ChunkHead] | None = None) -> dict[int, Passage]:
     """The passages of the first ``limit`` chunks of ``ranked`` whose passage is not mostly
     text of a better one's, in rank order.
 
@@ -116,7 +117,9 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
     ``spans`` are the chunks' spans when the caller has them (a chunk missing there was
     deleted meanwhile), else they are read. Reads go a batch at a time — as many chunks as
     passages are still wanted: the slices of text their windows can reach and the chunk
-    spans within them, one read each — so most searches read once.
+    spans within them, one read each — so most searches read once. ``heads``, when given,
+    gets the chapter title, breadcrumb and context of each chosen chunk that read gave
+    (``hit_queries.hit_rows`` then reads none).
     """
     size = PASSAGE_CHARS if target is None else target
     if size <= 0:
@@ -134,9 +137,9 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
         if not owns:
             continue
         # what each window can reach: ``size`` characters on each side of its chunk
-        reach = [(_section(own), max(0, own.char_start - size), own.char_end + size)
-                 for own in owns]
-        for own, (key, low, _), (text, spans_near) in zip(
+        reach = [(_section(own), max(0, own.char_start - size), own.char_end + size,
+                  own.chunk_id) for own in owns]
+        for own, (key, low, _, _), (text, spans_near, head) in zip(
                 owns, reach, text_spans.passage_reads(conn, reach), strict=True):
             passage, start, end = _passage(own, spans_near, size, low, text)
             shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
@@ -144,6 +147,8 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
                 continue  # mostly text a better hit already returns
             taken.setdefault(key, []).append((start, end))
             chosen[own.chunk_id] = passage
+            if heads is not None and head is not None:
+                heads[own.chunk_id] = head
     return chosen
 
 

@@ -53,6 +53,15 @@ class HitStore(SourceStore, Protocol):
     def snapshot(self) -> AbstractContextManager[object]: ...
 
 
+class ChunkHead(NamedTuple):
+    """What a hit row shows of a chunk beside its candidate facts (read with its passage:
+    ``text_spans.passage_reads``)."""
+
+    chapter: str
+    section: str  # the section's breadcrumb
+    context: str | None
+
+
 class ChunkPosition(NamedTuple):
     """Where a chunk sits, enough to spot overlapping neighbours."""
 
@@ -329,7 +338,8 @@ def _book_facts(conn: sqlite3.Connection, book_ids: Collection[int]) -> dict[int
 
 def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int],
              books: dict[int, BookFacts] | None = None,
-             facts: Mapping[int, CandidateFacts] | None = None) -> dict[int, HitRow]:
+             facts: Mapping[int, CandidateFacts] | None = None,
+             heads: Mapping[int, ChunkHead] | None = None) -> dict[int, HitRow]:
     """Full hit metadata of these chunks, keyed by chunk id (missing ids are left out).
 
     ``books`` holds the facts of books already read (a SQLite library only): the chunks'
@@ -337,12 +347,23 @@ def hit_rows(conn: sqlite3.Connection | HitStore, chunk_ids: Iterable[int],
     caller must clear it whenever the library may have changed (the search engine does at
     every change token). ``facts`` holds what ``text_spans.candidate_facts`` read of
     chunks in the same snapshot: when every chunk is in it, only their chapter titles,
-    breadcrumbs and contexts are read. A server engine reads every row whole."""
+    breadcrumbs and contexts are read, and nothing when ``heads`` holds those of every
+    chunk (read in the same snapshot). A server engine reads every row whole."""
     if not isinstance(conn, sqlite3.Connection):
         return conn.hit_rows(chunk_ids)
     ids = list(chunk_ids)
     rows: list[Any]
-    if facts is not None and all(i in facts for i in ids):
+    if facts is not None and heads is not None and all(
+            i in facts and i in heads for i in ids):
+        rows = []
+        for i in ids:
+            known_chunk, head = facts[i], heads[i]
+            span = known_chunk.span
+            rows.append((i, span.book_id, span.chapter_index, head.chapter, span.section_index,
+                         head.section, known_chunk.chunk_index, span.page_start, span.page_end,
+                         span.line_start, span.line_end, known_chunk.text, head.context,
+                         known_chunk.role))
+    elif facts is not None and all(i in facts for i in ids):
         rows = []
         for r in conn.execute(
                 "SELECT c.id, ch.title, s.breadcrumb, c.context FROM chunks c "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from grimoire_beholder.store.db import ids_param
-from grimoire_beholder.store.hit_queries import ChunkPosition
+from grimoire_beholder.store.hit_queries import ChunkHead, ChunkPosition
 from grimoire_beholder.store.role_rows import RoleStore
 
 
@@ -118,41 +118,46 @@ Section = tuple[int, int, int]  # (book id, chapter index, section index)
 
 
 def _wanted(rows: Sequence[tuple[int, ...]]) -> tuple[str, list[int]]:
-    """A ``w(k, b, ch, s, lo, hi)`` table of bound integers, one row per wanted (section,
-    two numbers), ``k`` its index; and its parameters. Bound, not parsed from JSON row by
-    row: the (book_id, chapter_index, section_index) index serves each row (one cached
-    statement per number of rows)."""
-    values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(rows))
-    return (f"WITH w(k, b, ch, s, lo, hi) AS (VALUES {values}) ",
+    """A ``w(k, b, ch, s, lo, hi, id)`` table of bound integers, one row per wanted
+    (section, two numbers, chunk id), ``k`` its index; and its parameters. Bound, not
+    parsed from JSON row by row: the (book_id, chapter_index, section_index) index serves
+    each row (one cached statement per number of rows)."""
+    values = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+    return (f"WITH w(k, b, ch, s, lo, hi, id) AS (VALUES {values}) ",
             [int(v) for n, row in enumerate(rows) for v in (n, *row)])
 
 
 def passage_reads(conn: sqlite3.Connection | SpanStore,
-                  wanted: Sequence[tuple[Section, int, int]]
-                  ) -> list[tuple[str, list[ChunkSpan]]]:
-    """For each (section, start, end): characters ``[start, end)`` of the section's text
-    (as :func:`section_slice`) and the spans of the section's chunks overlapping them, in
-    order — all in one read."""
+                  wanted: Sequence[tuple[Section, int, int, int]]
+                  ) -> list[tuple[str, list[ChunkSpan], ChunkHead | None]]:
+    """For each (section, start, end, chunk id): characters ``[start, end)`` of the
+    section's text (as :func:`section_slice`), the spans of the section's chunks
+    overlapping them, in order, and the chunk's chapter title, breadcrumb and context
+    (what its hit row shows beside the candidate facts; None from a server engine) — all
+    in one read."""
     if not isinstance(conn, sqlite3.Connection):
         return [(conn.section_slice(*key, start, end),
-                 [s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start])
-                for key, start, end in wanted]
+                 [s for s in conn.section_spans(*key) if s.char_start < end and s.char_end > start],
+                 None)
+                for key, start, end, _ in wanted]
     if not wanted:
         return []
-    table, args = _wanted([(*key, start, end) for key, start, end in wanted])
-    # One compound statement: a slice row has no chunk index (-1) and its text where a span
-    # row has its chunk id.
+    table, args = _wanted([(*key, start, end, chunk) for key, start, end, chunk in wanted])
+    # One compound statement: a slice row has no chunk index (-1), its text where a span
+    # row has its chunk id, and the chunk's heads in the next three columns.
     rows = conn.execute(
         f"{table}SELECT w.k, -1, substr(s.text, max(w.lo, 0) + 1, max(w.hi - max(w.lo, 0), 0)), "
-        "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM w JOIN sections s "
+        "ch.title, s.breadcrumb, (SELECT c.context FROM chunks c WHERE c.id = w.id), "
+        "NULL, NULL, NULL, NULL, NULL, NULL FROM w JOIN sections s "
         "ON s.book_id = w.b AND s.chapter_index = w.ch AND s.section_index = w.s "
+        "JOIN chapters ch ON ch.id = s.chapter_id "
         f"UNION ALL SELECT w.k, c.chunk_index, {_SPAN_COLUMNS} FROM w JOIN chunks c "
         "ON c.book_id = w.b AND c.chapter_index = w.ch AND c.section_index = w.s "
         "AND c.char_start < w.hi AND c.char_end > w.lo ORDER BY 1, 2", args).fetchall()
-    out: list[tuple[str, list[ChunkSpan]]] = [("", []) for _ in wanted]
+    out: list[tuple[str, list[ChunkSpan], ChunkHead | None]] = [("", [], None) for _ in wanted]
     for r in rows:
         if r[1] < 0:
-            out[r[0]] = (str(r[2]), out[r[0]][1])
+            out[r[0]] = (str(r[2]), out[r[0]][1], ChunkHead(r[3], r[4], r[5]))
         else:
             out[r[0]][1].append(ChunkSpan(*r[2:]))
     return out
