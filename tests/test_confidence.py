@@ -345,3 +345,46 @@ def test_accents_fold_alike_on_first_and_later_texts() -> None:
              "ǅemal Bijedić, Ελληνικά τονισμένα", "Zoë — naïve", "漢字とかな ½ ﬁne"] * 3
     assert [_folded(t) for t in texts] == [reference(t) for t in texts]
     assert confidence.coverage("Sun Tzŭ", "the sayings of sun tzu") == 1.0
+
+
+def test_accents_fold_right_when_several_threads_meet_new_characters() -> None:
+    """Two libraries searching from threads share the table of characters met: texts full
+    of characters never met before, folded from four threads at once, neither raise nor
+    keep an accent (the table was iterated while another thread grew it: 'dictionary
+    changed size during iteration')."""
+    import random
+    import sys
+    import threading
+    import unicodedata
+
+    from grimoire_beholder.search.confidence import _Marks
+
+    table = _Marks()
+    marks = [chr(c) for c in range(0x300, 0x370)]
+    errors: list[str] = []
+    wrong: list[str] = []
+
+    def fold(seed: int) -> None:
+        draw = random.Random(seed)
+        try:
+            for _ in range(1500):
+                text = "".join(draw.choice(marks) if draw.random() < 0.2
+                               else chr(draw.randint(0x100, 0x4000))
+                               for _ in range(draw.randint(1, 30)))
+                expected = "".join(c for c in text if not unicodedata.combining(c))
+                if table.drop(text) != expected:
+                    wrong.append(text)
+        except RuntimeError as error:
+            errors.append(repr(error))
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=fold, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(before)
+    assert errors == [] and wrong == [], (errors[:2], wrong[:2])

@@ -84,8 +84,10 @@ class _Marks(dict[int, int | None]):
 
     def __init__(self) -> None:
         super().__init__()
-        self.unmet = re.compile("[^\x00-\x7f]")
-        self.marks: re.Pattern[str] | None = None
+        # (unmet, marks), replaced as one tuple so a thread never pairs a new ``unmet``
+        # with an old ``marks`` (which would keep a mark ``unmet`` calls met).
+        self.patterns: tuple[re.Pattern[str], re.Pattern[str] | None] = (
+            re.compile("[^\x00-\x7f]"), None)
         self.built = 0  # the table's size when they were built
 
     def __missing__(self, key: int) -> int | None:
@@ -94,17 +96,20 @@ class _Marks(dict[int, int | None]):
         return value
 
     def drop(self, text: str) -> str:
-        """``text`` without its combining characters (``text.translate(self)``)."""
-        if self.unmet.search(text) is None:
-            return text if self.marks is None else self.marks.sub("", text)
+        """``text`` without its combining characters (``text.translate(self)``). Safe to
+        call from several threads: the table only grows, and is read from a copy."""
+        unmet, marks = self.patterns
+        if unmet.search(text) is None:
+            return text if marks is None else marks.sub("", text)
         out = text.translate(self)
         if len(self) < 1.5 * self.built:  # rebuilt as the table grows by half (amortised)
             return out
-        self.built = len(self)
-        met = "".join(re.escape(chr(key)) for key in self if key > 127)
-        self.unmet = re.compile(f"[^\\x00-\\x7f{met}]")
-        marks = "".join(re.escape(chr(key)) for key, value in self.items() if value is None)
-        self.marks = re.compile(f"[{marks}]") if marks else None
+        table = list(self.items())  # another thread may be adding characters
+        self.built = len(table)
+        met = "".join(re.escape(chr(key)) for key, _ in table if key > 127)
+        dropped = "".join(re.escape(chr(key)) for key, value in table if value is None)
+        self.patterns = (re.compile(f"[^\\x00-\\x7f{met}]"),
+                         re.compile(f"[{dropped}]") if dropped else None)
         return out
 
 
