@@ -94,6 +94,12 @@ def test_chapter_names_and_mistakes(lib: Library) -> None:
         lib.search("lantern", until_chapter=2)
     with pytest.raises(NotFoundError, match="chapters 0–7, not 12"):
         lib.search("lantern", book="the-novel", until_chapter=12)
+    novel_id = lib.book("the-novel").id  # named by its slug however it was given
+    for named in ("the-novel", novel_id, str(novel_id)):
+        with pytest.raises(NotFoundError, match=r"^book 'the-novel' has chapters 0–7, not 12$"):
+            lib.search("lantern", book=named, until_chapter=12)
+        with pytest.raises(GrimoireError, match=r"^no chapter of 'the-novel'"):
+            lib.search("lantern", book=named, until_chapter="Epilogue")
     with pytest.raises(NotFoundError, match="no chapter"):
         lib.search("lantern", book="the-novel", until_chapter="Epilogue")
     with pytest.raises(GrimoireError, match="several chapters"):

@@ -216,9 +216,12 @@ class Library(LibraryWriting):
         keeps sections of that role or roles (body, front_matter, contents, index, notes,
         bibliography, glossary) — by default all are searched, body first.
         """
-        book_id = None if book is None else self.book(book).id
+        record = None if book is None else self.book(book)
         roles = [role] if isinstance(role, str) else role
-        results = self._search_engine().search(query, top_k=top_k, book=book_id, author=author,
+        results = self._search_engine().search(query, top_k=top_k,
+                                               book=None if record is None else record.id,
+                                               book_slug=None if record is None else record.slug,
+                                               author=author,
                                                source_type=source_type, mode=mode, group=group,
                                                path_prefix=path_prefix,
                                                until_chapter=until_chapter, roles=roles,

@@ -201,7 +201,8 @@ class SearchEngine:
                path_prefix: str | None = None,
                until_chapter: int | str | None = None,
                roles: Collection[str] | None = None,
-               labels: Mapping[str, str | None] | None = None) -> SearchResults:
+               labels: Mapping[str, str | None] | None = None,
+               book_slug: str | None = None) -> SearchResults:
         """Up to ``top_k`` diversified hits for ``query`` within the filters.
 
         ``labels`` ({"tag": …, "collection": …, "series": …}) keeps books of Calibre and
@@ -214,6 +215,7 @@ class SearchEngine:
         same way; without it every role is searched, body text first (``ranking.py``).
 
         ``explain`` adds each hit's fusion trace (per-arm rank and score, fused score).
+        ``book_slug`` is the slug errors name the book by when ``book`` is its id.
         """
         wanted_roles = _check_roles(roles)
         with self._lock:
@@ -226,7 +228,8 @@ class SearchEngine:
                                                  group=group, path_prefix=path_prefix,
                                                  labels=labels)
             scope = (None if until_chapter is None else position.until_scope(
-                self._conn, allowed, None if book is None else str(book), until_chapter))
+                self._conn, allowed, book_slug or (None if book is None else str(book)),
+                until_chapter))
             if wanted_roles is not None:
                 scope = _narrow(scope, role_rows.chunk_ids_with_roles(
                     self._conn, allowed, wanted_roles))
