@@ -37,9 +37,8 @@ from grimoire_beholder.citation import Citation
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.search import keyword
 from grimoire_beholder.store import book_rows, text_spans
-from grimoire_beholder.store.records import BookRow, SectionPlace
+from grimoire_beholder.store.records import BookRow, ChunkSpan, SectionPlace
 from grimoire_beholder.store.server_engine import Store
-from grimoire_beholder.store.text_spans import ChunkSpan
 
 CANDIDATE_CHUNKS = 24
 FOUND_AT = 0.85

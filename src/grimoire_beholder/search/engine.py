@@ -52,7 +52,7 @@ from grimoire_beholder.search import (
 )
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
-from grimoire_beholder.store import hit_queries, index_entries, role_rows, text_spans
+from grimoire_beholder.store import hit_queries, index_entries, records, role_rows, text_spans
 from grimoire_beholder.structure.roles import ROLES
 from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
 
@@ -339,7 +339,7 @@ class SearchEngine:
     def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
                 clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead]
                 ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
-                           dict[int, text_spans.CandidateFacts]]:
+                           dict[int, records.CandidateFacts]]:
         """The fused list re-ranked (``ranking.adjust``) and diversified, the passages of
         its best ``depth`` candidates, and the facts read (every chosen candidate's); the
         chosen chunks' heads, read with their passages, go to ``heads``.
@@ -352,7 +352,7 @@ class SearchEngine:
         """
         ids = [f.chunk_id for f in fused]
         lifts = self._index_lifts(query, allowed)
-        facts: dict[int, text_spans.CandidateFacts] = {}
+        facts: dict[int, records.CandidateFacts] = {}
         near: dict[int, float] | None = None
         read = 0
         while True:

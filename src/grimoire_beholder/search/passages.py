@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from grimoire_beholder.store import text_spans
 from grimoire_beholder.store.hit_queries import ChunkHead, HitRow
-from grimoire_beholder.store.records import filled
-from grimoire_beholder.store.text_spans import ChunkSpan
+from grimoire_beholder.store.records import ChunkSpan, filled
 from grimoire_beholder.structure import MAX_CHUNK_CHARS
 
 if TYPE_CHECKING:

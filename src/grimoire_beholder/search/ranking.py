@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from grimoire_beholder.search import proximity
 from grimoire_beholder.search.fusion import Fused, order
-from grimoire_beholder.store import index_entries, text_spans
+from grimoire_beholder.store import index_entries, records, text_spans
 from grimoire_beholder.text import normalize_term
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ def index_lifts(conn: Store, query: str,
 
 
 def proximity_head(query: str, fused: Sequence[Fused],
-                   facts: Mapping[int, text_spans.CandidateFacts]) -> dict[int, float]:
+                   facts: Mapping[int, records.CandidateFacts]) -> dict[int, float]:
     """Term proximity (chunk id → share) of the head of the fused list: its first
     :data:`PROXIMITY_DEPTH` candidates, whose facts must be in ``facts``."""
     if PROXIMITY_WEIGHT <= 0:
@@ -97,7 +97,7 @@ def proximity_head(query: str, fused: Sequence[Fused],
 
 def adjust(conn: Store, query: str, fused: Sequence[Fused],
            book_ids: Collection[int] | None,
-           facts: Mapping[int, text_spans.CandidateFacts] | None = None,
+           facts: Mapping[int, records.CandidateFacts] | None = None,
            lifts: Mapping[int, float] | None = None,
            near: Mapping[int, float] | None = None) -> list[Fused]:
     """The fused list re-scored by the role prior, the index lift and term proximity;

@@ -25,7 +25,7 @@ from grimoire_beholder.store.records import SectionPlace, filled
 from grimoire_beholder.store.source_rows import SourceStore
 
 if TYPE_CHECKING:
-    from grimoire_beholder.store.text_spans import CandidateFacts
+    from grimoire_beholder.store.records import CandidateFacts
 
 # Mirrors the CHECK constraint on books.source_type (schema.sql, widened by migration 6).
 SOURCE_TYPES: tuple[str, ...] = ("pdf", "epub", "markdown", "text", "html", "docx")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 R = TypeVar("R")
 
@@ -177,3 +177,30 @@ class Integrity:
     fts_rows: int
     embedded_chunks: int
     vectors: int
+
+
+class ChunkSpan(NamedTuple):
+    """Where one chunk sits: its section and its span of the section's text and source (a
+    named tuple: a search makes one for each candidate it reads and each chunk near a
+    passage)."""
+
+    chunk_id: int
+    book_id: int
+    chapter_index: int
+    section_index: int
+    char_start: int
+    char_end: int
+    page_start: int | None
+    page_end: int | None
+    line_start: int | None
+    line_end: int | None
+
+
+class CandidateFacts(NamedTuple):
+    """What search reads of one fused candidate: its section's role, its text (both for
+    ranking), its span (passages) and its index in the section (spotting neighbours)."""
+
+    role: str
+    text: str
+    span: ChunkSpan
+    chunk_index: int

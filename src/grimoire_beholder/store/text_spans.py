@@ -9,10 +9,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Protocol
 
 from grimoire_beholder.store.db import ids_param
 from grimoire_beholder.store.hit_queries import ChunkHead, ChunkPosition
+from grimoire_beholder.store.records import CandidateFacts, ChunkSpan
 from grimoire_beholder.store.role_rows import RoleStore
 
 
@@ -34,23 +35,6 @@ class FactStore(SpanStore, RoleStore, Protocol):
     """What a server engine answers for :func:`candidate_facts`."""
 
     def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]: ...
-
-
-class ChunkSpan(NamedTuple):
-    """Where one chunk sits: its section and its span of the section's text and source (a
-    named tuple: a search makes one for each candidate it reads and each chunk near a
-    passage)."""
-
-    chunk_id: int
-    book_id: int
-    chapter_index: int
-    section_index: int
-    char_start: int
-    char_end: int
-    page_start: int | None
-    page_end: int | None
-    line_start: int | None
-    line_end: int | None
 
 
 @dataclass(frozen=True)
@@ -83,16 +67,6 @@ def chunk_spans(conn: sqlite3.Connection | SpanStore, chunk_ids: Iterable[int]
                         "WHERE c.id IN (SELECT value FROM json_each(?))",
                         (ids_param(chunk_ids),)).fetchall()
     return {int(r[0]): _span(tuple(r)) for r in rows}
-
-
-class CandidateFacts(NamedTuple):
-    """What search reads of one fused candidate: its section's role, its text (both for
-    ranking), its span (passages) and its index in the section (spotting neighbours)."""
-
-    role: str
-    text: str
-    span: ChunkSpan
-    chunk_index: int
 
 
 def candidate_facts(conn: sqlite3.Connection | FactStore, chunk_ids: Iterable[int]

@@ -12,7 +12,8 @@ from typing import Any
 from grimoire_beholder.store.index_entries import IndexRow
 from grimoire_beholder.store.postgres.pg_base import PgBase
 from grimoire_beholder.store.postgres.pg_search_rows import SPAN_COLUMNS, ids_list
-from grimoire_beholder.store.text_spans import ChunkSpan, SectionHead
+from grimoire_beholder.store.records import ChunkSpan
+from grimoire_beholder.store.text_spans import SectionHead
 
 _ENTRY_SQL = ("SELECT e.book_id, b.slug, b.name, e.term, e.parent, e.norm, e.printed, "
               "e.page_start, e.page_end, e.see, e.spread FROM index_entries e "

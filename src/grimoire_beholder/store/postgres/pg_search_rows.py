@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 from grimoire_beholder.store.hit_queries import ChunkPosition, HitRow
 from grimoire_beholder.store.postgres import pg_terms
 from grimoire_beholder.store.postgres.pg_base import PgBase
-from grimoire_beholder.store.text_spans import ChunkSpan, SectionHead
+from grimoire_beholder.store.records import ChunkSpan
+from grimoire_beholder.store.text_spans import SectionHead
 
 if TYPE_CHECKING:
     import numpy as np
