@@ -109,3 +109,20 @@ def test_force_on_a_copy_names_the_live_book_it_replaces(tmp_path: Path) -> None
                "which has the same bytes")
     assert json.loads(forced.stdout)["warnings"] == [warning]
     assert forced.stderr.strip() == f"warning: {warning}"
+
+
+def test_a_name_of_only_spaces_names_nothing(tmp_path: Path) -> None:
+    """``--name "   "`` (or a line break) is taken as no name, as ``--name ""`` is: it
+    renamed a book after its file's stem, while an empty name kept the title."""
+    config = write_config(tmp_path)
+    book = tmp_path / "ops-notes.md"
+    book.write_text(TEXT)
+    assert _cli(config, "ingest", str(book), "--name", "  \n ").exit_code == 0
+    added = _books(config)
+    assert [(slug, name) for slug, (_, name, _) in added.items()] == [("runbook", "Runbook")]
+    book.write_text(TEXT + "\nThe rota changes on Mondays.\n")
+    forced = _cli(config, "ingest", "--force", str(book), "--name", "   ")
+    assert forced.exit_code == 0, forced.stderr
+    assert forced.stdout.startswith("runbook: replaced")
+    assert [(slug, name) for slug, (_, name, _) in _books(config).items()] == [
+        ("runbook", "Runbook")]

@@ -87,7 +87,10 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
     (unless ``name`` renames it), folder and group (none once moved out of its folder),
     unchanged chunks' work kept, as sync replaces a changed file, and a Calibre/Zotero
     book's origin (see :func:`_keep_origin`). A refusal writes nothing, not even a move.
+    A ``name`` of nothing but spaces and line breaks names nothing, as an empty one does.
     """
+    if name is not None and not one_line_name(name):
+        name = None
     stat_source(path)
     info = file_info(path)
     conn = deps.conn
