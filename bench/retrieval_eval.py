@@ -11,8 +11,9 @@ server with pgvector), so the two engines' figures compare on the same questions
 * ``squad``: the 40 articles of ``squad-dev/corpus``, 210 questions;
   ``distractors``: the same plus the 60 ``squad-distractors`` (built from a copy of squad).
 * ``books``: ``books-dev`` (R-data.pdf, the calibre EPUB) plus every PDF/EPUB in ``books/``,
-  the 50 ``books-dev`` questions and our 55 in ``bench/dev-extra`` (Sherlock Holmes, The Art
-  of War, R-intro), reported per book.
+  the 50 ``books-dev`` questions and ours in ``bench/dev-extra`` on Sherlock Holmes, The Art
+  of War and R-intro: 55 in ``books-extra.jsonl`` (groups ``bk-x-…``) and a harder 60 drawn
+  at random and written blind in ``books-extra-2.jsonl`` (groups ``bk-y-…``), reported per book.
 * ``markdown``: ``markdown-dev`` (14 Node.js API pages and the npm docs), 36 questions.
 
 Per set and mode it prints hit recall@1/5/10 and MRR@10 (the bench's rule: the text holds
@@ -100,7 +101,8 @@ def dev_sets() -> dict[str, DevSet]:
                               squad + tuple(sorted((BENCH / "squad-distractors").glob("*.md"))),
                               squad_q, base="squad"),
         "books": DevSet("books", books, (BENCH / "books-dev" / "questions.jsonl",
-                                         ROOT / "bench" / "dev-extra" / "books-extra.jsonl")),
+                                         ROOT / "bench" / "dev-extra" / "books-extra.jsonl",
+                                         ROOT / "bench" / "dev-extra" / "books-extra-2.jsonl")),
         "markdown": DevSet("markdown", markdown,
                            (markdown_root / "questions" / "nodejs-large.jsonl",
                             markdown_root / "questions" / "npm-docs.jsonl")),

@@ -1,0 +1,98 @@
+# A second, harder set of dev questions for books/arthur-conan-doyle_the-adventures-of-
+# sherlock-holmes.epub. Passages drawn at random (seed 20261203, one per twentieth of the
+# twelve stories by characters; see bench/dev-extra/README.md) and the questions written
+# blind - before any search was run on them - in a reader's own words. Built with
+# ../shared/bench/tools/build_epub_questions.py.
+# Q = [(question, answers, evidence, chapter, section_or_None)]
+
+Q = [
+    ("When Watson got back to Baker Street at three, how long had Holmes been out?",
+     ["since shortly after eight in the morning, the landlady said"],
+     "he had left the house shortly after eight o’clock in the morning",
+     "A Scandal in Bohemia", "II"),
+    ("Where did Irene Adler keep the photograph hidden in her house?",
+     ["in a recess behind a sliding panel just above the right bell-pull"],
+     "The photograph is in a recess behind a sliding panel just above the right bellpull",
+     "A Scandal in Bohemia", "II"),
+    ("When the League's office was shut, what did Jabez Wilson learn from his landlord?",
+     ["the landlord, an accountant, had never heard of the League, nor of Duncan Ross"],
+     "He said that he had never heard of any such body",
+     "The Redheaded League", None),
+    ("Why did Mary Sutherland storm out of the house and come to Holmes?",
+     ["it made her angry how easily Mr. Windibank, her stepfather, took it all; he would not "
+      "go to the police or to Holmes"],
+     "it made me angry to see the easy way in which Mr. Windibank",
+     "A Case of Identity", None),
+    ("What did Holmes do with all his newspapers on the train down to the Boscombe case?",
+     ["read them until past Reading, then rolled them into a huge ball and tossed them on the "
+      "rack"],
+     "he suddenly rolled them all into a gigantic ball and tossed them up onto the rack",
+     "The Boscombe Valley Mystery", None),
+    ("What does Holmes say about evidence that seems to point clearly at one suspect?",
+     ["circumstantial evidence is tricky: shift your point of view a little and it may point "
+      "just as firmly to something else"],
+     "if you shift your own point of view a little",
+     "The Boscombe Valley Mystery", None),
+    ("What was the dying man really saying when his son heard something about 'a rat'?",
+     ["he was trying to say the name of his murderer: So-and-so, of Ballarat"],
+     "He was trying to utter the name of his murderer",
+     "The Boscombe Valley Mystery", None),
+    ("How does young Openshaw describe how he feels about the danger hanging over him?",
+     ["helpless, like a rabbit when the snake writhes towards it, in the grasp of an inexorable "
+      "evil"],
+     "like one of those poor rabbits when the snake is writhing towards it",
+     "The Five Orange Pips", None),
+    ("Why would Holmes have been in danger if he had been recognised in the opium den?",
+     ["he had used the den for his own purposes and the Lascar who runs it had sworn vengeance "
+      "on him"],
+     "the rascally Lascar who runs it has sworn to have vengeance upon me",
+     "The Man with the Twisted Lip", None),
+    ("What did Holmes tell the inspector just before they went into the sleeping beggar's cell?",
+     ["to open the door very quietly, and they would soon make him cut a much more respectable "
+      "figure"],
+     "we will soon make him cut a much more respectable figure",
+     "The Man with the Twisted Lip", None),
+    ("What did Holmes work out about the hair of the man who lost the hat?",
+     ["grizzled, cut within the last few days, anointed with lime-cream"],
+     "has grizzled hair which he has had cut within the last few days",
+     "The Adventure of the Blue Carbuncle", None),
+    ("How did Helen Stoner's mother die?",
+     ["she was killed eight years earlier in a railway accident near Crewe"],
+     "she was killed eight years ago in a railway accident near Crewe",
+     "The Adventure of the Speckled Band", None),
+    ("When Holmes and Watson went to Dr. Roylott's room at the end, did anyone answer their "
+     "knock?",
+     ["no: Holmes knocked twice without reply, then went in"],
+     "Twice he struck at the chamber door without any reply from within",
+     "The Adventure of the Speckled Band", None),
+    ("Why did the colonel go and check the door before telling the engineer about the job?",
+     ["he said clerks are sometimes curious about their master's affairs"],
+     "I know that clerks are sometimes curious as to their master’s affairs",
+     "The Adventure of the Engineer’s Thumb", None),
+    ("Is Holmes impressed that his new client is a nobleman?",
+     ["no: the client's status matters less to him than the interest of the case"],
+     "the status of my client is a matter of less moment to me",
+     "The Adventure of the Noble Bachelor", None),
+    ("Who was the woman who made a scene at Lord St. Simon's wedding, and what had she been?",
+     ["Flora Millar, formerly a dancer at the Allegro, who had known the bridegroom for years"],
+     "she was formerly a danseuse at the Allegro",
+     "The Adventure of the Noble Bachelor", None),
+    ("What happened to the missing bride's wedding dress?",
+     ["Frank bundled up her wedding clothes and dropped them where no one would find them, so "
+      "she could not be traced"],
+     "Frank took my wedding-clothes and things and made a bundle of them",
+     "The Adventure of the Noble Bachelor", None),
+    ("How did the coronet get bent and broken, as Holmes tells it?",
+     ["Arthur and Sir George Burnwell struggled for it in the lane, each tugging at one side"],
+     "your lad tugging at one side of the coronet, and his opponent at the other",
+     "The Adventure of the Beryl Coronet", None),
+    ("What colour of dress did Mr. Rucastle want the governess to wear?",
+     ["a particular shade of electric blue, which his wife liked"],
+     "My wife is fond of a particular shade of electric blue",
+     "The Adventure of the Copper Beeches", None),
+    ("Where did Holmes and Watson leave their trap when they reached the Copper Beeches in the "
+     "evening?",
+     ["at a wayside public-house; they arrived at seven"],
+     "having put up our trap at a wayside public-house",
+     "The Adventure of the Copper Beeches", None),
+]
