@@ -15,6 +15,9 @@ server with pgvector), so the two engines' figures compare on the same questions
   of War and R-intro: 55 in ``books-extra.jsonl`` (groups ``bk-x-…``) and a harder 60 drawn
   at random and written blind in ``books-extra-2.jsonl`` (groups ``bk-y-…``), reported per book.
 * ``markdown``: ``markdown-dev`` (14 Node.js API pages and the npm docs), 36 questions.
+* ``fastify``: the 41 Markdown pages of the Fastify 5.12.8 docs alone, fetched into
+  ``OUT/fastify-docs`` on first use (``bench/dev-extra/fetch_fastify_docs.py``), and the 35
+  questions of ``bench/dev-extra/markdown-fastify.jsonl``, written blind (see its README).
 
 Per set and mode it prints hit recall@1/5/10 and MRR@10 (the bench's rule: the text holds
 the evidence or the hit cites the gold location), *strict* recall@5 and MRR@10 (the text
@@ -47,7 +50,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +86,19 @@ class DevSet:
     files: tuple[Path, ...]
     questions: tuple[Path, ...]
     base: str | None = None  # a smaller set whose library this one starts from
+    fetch: Callable[[], tuple[Path, ...]] | None = None  # fetches ``files`` on first use
+    folder: Path | None = None  # ingested as one folder, as a user would (not file by file)
+
+
+def fastify_docs() -> tuple[Path, ...]:
+    """The Fastify docs' Markdown pages, downloaded by fetch_fastify_docs.py if not there yet."""
+    target = OUT / "fastify-docs"
+    done = subprocess.run([sys.executable,
+                           str(ROOT / "bench" / "dev-extra" / "fetch_fastify_docs.py"),
+                           str(target)], stdout=subprocess.DEVNULL)
+    if done.returncode:
+        raise SystemExit(f"could not fetch the Fastify docs into {target}")
+    return tuple(sorted(target.rglob("*.md")))
 
 
 def dev_sets() -> dict[str, DevSet]:
@@ -106,6 +123,9 @@ def dev_sets() -> dict[str, DevSet]:
         "markdown": DevSet("markdown", markdown,
                            (markdown_root / "questions" / "nodejs-large.jsonl",
                             markdown_root / "questions" / "npm-docs.jsonl")),
+        "fastify": DevSet("fastify", (),
+                          (ROOT / "bench" / "dev-extra" / "markdown-fastify.jsonl",),
+                          fetch=fastify_docs, folder=OUT / "fastify-docs"),
     }
 
 
@@ -189,11 +209,18 @@ def build_library(dev: DevSet, overrides: dict[str, Any], suffix: str = "",
     with Library.open(config=config.with_overrides(db_path=partial.name),
                       embedder=caching_embedder(config)) as lib:
         already = {Path(b.source_path).name for b in lib.list_books()}
-        for path in dev.files:
-            if path.name in already and path in base_files:
-                continue
-            report = lib.ingest(path)
-            print(f"[{dev.name}] {path.name}: {report}"[:160], file=sys.stderr)
+        if dev.folder is not None:  # two Index.md: single-file ingest refuses the second slug
+            synced = lib.ingest_folder(dev.folder)
+            for outcome in synced.files:
+                print(f"[{dev.name}] {outcome.describe()}"[:160], file=sys.stderr)
+            if synced.failed:
+                raise SystemExit(f"[{dev.name}] {len(synced.failed)} file(s) failed to ingest")
+        else:
+            for path in dev.files:
+                if path.name in already and path in base_files:
+                    continue
+                report = lib.ingest(path)
+                print(f"[{dev.name}] {path.name}: {report}"[:160], file=sys.stderr)
     partial.rename(config.database_path)
     index = partial.with_name(partial.name + ".search")  # a persisted search index, if built
     if index.is_dir():
@@ -381,7 +408,7 @@ def table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default="squad",
-                    help="comma-separated: squad, distractors, books, markdown")
+                    help="comma-separated: squad, distractors, books, markdown, fastify")
     ap.add_argument("--modes", default="hybrid,vector,keyword")
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     metavar="KEY=VALUE", help="override a config key (repeatable)")
@@ -410,6 +437,8 @@ def main() -> int:
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if name not in known:
             raise SystemExit(f"unknown set {name!r}; use {', '.join(known)}")
+        if known[name].fetch is not None:
+            known[name] = replace(known[name], files=known[name].fetch())
         if args.postgres:
             config = build_server_library(known[name], overrides, suffix, args.postgres)
             rows += evaluate(known[name], config, modes, overrides, suffix + "-postgres",
