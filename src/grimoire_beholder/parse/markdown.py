@@ -34,10 +34,12 @@ from markdown_it.token import Token
 from grimoire_beholder.errors import NoTextError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
 from grimoire_beholder.parse.markdown_pieces import (
+    HTML_TAG,
     Event,
     assign,
     cut,
     fence_event,
+    html_text,
     plain_events,
     references,
     table_event,
@@ -51,6 +53,7 @@ _UNTITLED = "Untitled"
 # Headings become chapters and sections only up to one per this many characters (and at
 # least _MIN_HEADINGS): a file of nothing but "# a" lines must not cost a section each.
 _CHARS_PER_HEADING, _MIN_HEADINGS = 256, 2_000
+_LINE_BREAK_TAG = re.compile(r"<br\b", re.IGNORECASE)
 _CONTAINERS = {"bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"}
 
 
@@ -110,13 +113,19 @@ def _unquote(value: str) -> str:
 
 
 def _inline_text(token: Token) -> str:
-    """Plain text of an inline token: link targets, emphasis marks and HTML tags dropped."""
+    """Plain text of an inline token: link targets, emphasis marks, comments and the tags
+    of HTML's elements dropped (``<br>`` is a line break), as a browser shows it; a tag of
+    another name (``<file>``) is kept as text."""
     parts: list[str] = []
     for child in token.children or []:
-        if child.type in ("text", "code_inline", "html_inline"):
+        if child.type in ("text", "code_inline"):
             parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
+        elif child.type in ("softbreak", "hardbreak") or (
+                child.type == "html_inline" and _LINE_BREAK_TAG.match(child.content)):
             parts.append("\n")
+        elif child.type == "html_inline" and not (child.content.startswith("<!--")
+                                                  or HTML_TAG.fullmatch(child.content)):
+            parts.append(child.content)  # not HTML's: a placeholder such as <file>
         elif child.type == "image":
             parts.append(child.content)
     return "".join(parts).strip()
@@ -165,10 +174,15 @@ def _gather(tokens: list[Token], start: int, stop: int) -> str:
             elif text:
                 parts.append(marker + text)
                 marker = ""
-        elif kind in ("fence", "code_block", "html_block"):
+        elif kind in ("fence", "code_block"):
             code = token.content.rstrip("\n")
             if code.strip():
                 parts.append(marker + code)
+                marker = ""
+        elif kind == "html_block":
+            shown = html_text(token.content)
+            if shown:
+                parts.append(marker + shown)
                 marker = ""
     return "\n".join(parts)
 

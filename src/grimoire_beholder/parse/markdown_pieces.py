@@ -69,6 +69,24 @@ _MARK_COSTS = {
 # Inline markup in plain-read text and table cells: a code span keeps its content as is, a
 # link or image its text, emphasis marks at the edge of a word and HTML tags go.
 _ANY_MARK = re.compile(r"[*_`<\[&]")
+# Raw HTML in Markdown: what a browser does not show (comments, scripts, styles; an
+# unclosed one runs to the end of the block, as in a browser), and the tags of HTML's own
+# elements. A tag of any other name ("cp <source-file> <dest>", "Array<T>") is a reader's
+# placeholder, shown as written: dropping it would lose words the writer typed.
+_HTML_ELEMENTS = (
+    "a|abbr|acronym|address|area|article|aside|audio|b|base|bdi|bdo|big|blink|blockquote|body|"
+    "br|button|canvas|caption|center|cite|code|col|colgroup|data|datalist|dd|del|details|dfn|"
+    "dialog|dir|div|dl|dt|em|embed|fieldset|figcaption|figure|font|footer|form|frame|"
+    "frameset|h[1-6]|head|header|hgroup|hr|html|i|iframe|img|input|ins|kbd|label|legend|li|"
+    "link|main|map|mark|marquee|menu|meta|meter|nav|nobr|noscript|object|ol|optgroup|option|"
+    "output|p|param|picture|pre|progress|q|rp|rt|ruby|s|samp|script|search|section|select|"
+    "slot|small|source|span|strike|strong|style|sub|summary|sup|svg|path|g|rect|circle|"
+    "table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|track|tt|u|ul|var|"
+    "video|wbr")
+_HIDDEN_HTML = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)",
+                          re.DOTALL | re.IGNORECASE)
+HTML_TAG = re.compile(rf"</?(?:{_HTML_ELEMENTS})(?=[\s/>])[^<>]{{0,2000}}+>|<![^<>]{{0,2000}}+>",
+                      re.IGNORECASE)
 # Every alternative starts only where a run of its marks starts and scans no further than
 # the next mark of its kind, so a line of a million backticks or asterisks stays linear.
 _INLINE = re.compile(r"(?<!`)(`++)([^`\n]{1,2000}?)\1(?!`)"
@@ -268,6 +286,19 @@ def plain_inline(text: str) -> str:
         return text
     text = _INLINE.sub(_inline_part, text)
     return html.unescape(text) if "&" in text else text
+
+
+def html_text(block: str) -> str:
+    """What a browser shows of a block of raw HTML in Markdown: comments, ``<script>`` and
+    ``<style>`` contents and HTML's tags dropped, entities decoded, one line per source line
+    that keeps any text. ``<a id="…"></a>`` anchors and ``<!-- lint -->`` comments, which
+    fill real documentation, become nothing; ``<h1 align="center">Fastify</h1>`` its text.
+    A tag not of an HTML element (``<placeholder>``) stays, as text."""
+    text = _HIDDEN_HTML.sub("", block)
+    text = HTML_TAG.sub("", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
 
 
 def _inline_part(found: re.Match[str]) -> str:
