@@ -141,24 +141,6 @@ def test_page_label_citation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert (hit.page_start, hit.page_end, hit.page_label) == (5, 6, None)
 
 
-def test_near_duplicate_neighbours_do_not_crowd_out(tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(passages, "PASSAGE_CHARS", 0)  # chunks, not passages (see below)
-    conn = open_library(tmp_path)
-    overlapping = ["basilisk venom cure recipe one", "basilisk venom cure recipe two",
-                   "basilisk venom cure recipe three", "unrelated closing words here"]
-    add_book(conn, "potions", [("Cures", "Venom", overlapping),
-                               ("Other", "Mention", ["a basilisk once passed by"])])
-    engine = engine_for(conn)
-    for mode in ("hybrid", "keyword", "vector"):
-        hits = engine.search("basilisk venom cure", top_k=3, mode=mode).hits
-        texts = [h.text for h in hits]
-        # Chunk 1 neighbours the better-ranked chunk 0, so it gives way; chunk 2 does not.
-        assert "basilisk venom cure recipe two" not in texts, mode
-        assert "basilisk venom cure recipe three" in texts, mode
-        assert "a basilisk once passed by" in texts, mode
-
-
 def test_engine_sees_added_and_deleted_books(tmp_path: Path) -> None:
     conn = open_library(tmp_path)
     first = add_book(conn, "first", [("C", "S", ["griffin feathers and claws"])])

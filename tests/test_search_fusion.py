@@ -1,4 +1,4 @@
-"""Fusion maths, hand-computed, and near-duplicate diversification."""
+"""Fusion maths, hand-computed."""
 
 from __future__ import annotations
 
@@ -83,25 +83,3 @@ def test_single_arm_keeps_order_and_scores() -> None:
     fused = fusion.single("keyword", KEYWORD, pool=2)
     assert [(f.chunk_id, f.score) for f in fused] == [(3, 12.0), (1, 6.0)]
     assert fused[0].ranks == {"vector": None, "keyword": 1}
-
-
-def _fused(*ids: int) -> list[fusion.Fused]:
-    return [fusion.Fused(i, 1.0 / n, {"vector": n}, {"vector": 1.0 / n})
-            for n, i in enumerate(ids, start=1)]
-
-
-def test_diversify_drops_neighbours_of_kept_hits() -> None:
-    # chunk id → (book, chapter, section, chunk_index)
-    positions = {10: (1, 0, 0, 0), 11: (1, 0, 0, 1), 12: (1, 0, 0, 2), 15: (1, 0, 0, 5),
-                 20: (1, 0, 1, 1), 30: (2, 0, 0, 0)}
-    kept = fusion.diversify(_fused(11, 10, 12, 20, 15, 30), positions, limit=10)
-    # 10 and 12 neighbour the better 11; 20 is index 1 of another section; 15 is far.
-    assert [f.chunk_id for f in kept] == [11, 20, 15, 30]
-
-
-def test_diversify_two_apart_is_not_a_duplicate_and_limit_applies() -> None:
-    positions = {1: (1, 0, 0, 0), 2: (1, 0, 0, 1), 3: (1, 0, 0, 2), 4: (1, 0, 0, 3)}
-    assert [f.chunk_id for f in fusion.diversify(_fused(1, 3, 2, 4), positions, 10)] == [1, 3]
-    assert [f.chunk_id for f in fusion.diversify(_fused(1, 3, 2, 4), positions, 1)] == [1]
-    # A chunk missing from positions (deleted meanwhile) is skipped.
-    assert [f.chunk_id for f in fusion.diversify(_fused(9, 1), positions, 10)] == [1]

@@ -1,4 +1,4 @@
-"""The search entry point: filters → arms (vector, keyword) → fusion → diversify → hits.
+"""The search entry point: filters → arms (vector, keyword) → fusion → priors → passages → hits.
 
 Modes (``retrieval_mode`` or the ``mode`` argument):
 
@@ -21,8 +21,8 @@ embedded package not installed, Ollama down) propagates, so the user learns the 
 broken instead of getting quietly weaker results.
 
 Each arm contributes its best ``max(candidate_pool_size, 3·top_k)`` candidates (3·top_k so
-that diversification, which can drop up to two neighbours per kept hit, still leaves
-``top_k``). Filters are applied inside each arm, before its top candidates are taken.
+that the hits whose passage would mostly repeat a better hit's text, which are dropped,
+still leave ``top_k``). Filters are applied inside each arm, before its top candidates are taken.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ class SearchEngine:
                roles: Collection[str] | None = None,
                labels: Mapping[str, str | None] | None = None,
                book_slug: str | None = None) -> SearchResults:
-        """Up to ``top_k`` diversified hits for ``query`` within the filters.
+        """Up to ``top_k`` hits for ``query`` within the filters.
 
         ``labels`` ({"tag": …, "collection": …, "series": …}) keeps books of Calibre and
         Zotero libraries carrying them (``store.hit_queries.resolve_books``).
@@ -340,9 +340,13 @@ class SearchEngine:
                 clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead]
                 ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
                            dict[int, records.CandidateFacts]]:
-        """The fused list re-ranked (``ranking.adjust``) and diversified, the passages of
-        its best ``depth`` candidates, and the facts read (every chosen candidate's); the
-        chosen chunks' heads, read with their passages, go to ``heads``.
+        """The fused list re-ranked (``ranking.adjust``), the passages of its best ``depth``
+        candidates, and the facts read (every chosen candidate's); the chosen chunks' heads,
+        read with their passages, go to ``heads``.
+
+        A chunk next to a better hit in its section stays a hit of its own: the answer is
+        often just past the better one's boundary. Only a hit whose passage would mostly
+        repeat a better one's text is dropped (``passages.select``).
 
         The candidates' facts (role, text, span: ``text_spans.candidate_facts``) are read
         only as far down the fused list as the answer can reach: no candidate past the
@@ -368,9 +372,7 @@ class SearchEngine:
                 adjusted = adjusted[:next((i for i, f in enumerate(adjusted)
                                            if not f.score > bound), len(adjusted))]
             clock.lap("ranking")
-            kept = fusion.diversify(adjusted, {c: (f.span.book_id, f.span.chapter_index,
-                                                   f.span.section_index, f.chunk_index)
-                                               for c, f in facts.items()}, len(adjusted))
+            kept = [f for f in adjusted if f.chunk_id in facts]  # not deleted meanwhile
             clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,
                                      spans={c: f.span for c, f in facts.items()}, heads=heads)

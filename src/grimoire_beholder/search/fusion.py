@@ -131,32 +131,3 @@ def single(arm: str, ranked: ArmList, arm_names: Sequence[str] = ("vector", "key
     arms: dict[str, ArmList] = {name: ranked if name == arm else [] for name in names}
     return [Fused(chunk_id, scores[arm] or 0.0, ranks, scores)
             for chunk_id, (ranks, scores) in _traces(arms, pool).items()]
-
-
-def diversify(fused: Sequence[Fused], positions: Mapping[int, tuple[int, int, int, int]],
-              limit: int) -> list[Fused]:
-    """The first ``limit`` candidates, skipping near-duplicates of better-ranked ones.
-
-    Neighbouring chunks of one section overlap (``chunk_overlap``), so a passage that
-    matches often comes back two or three times. Rule: walking the fused list best first, a
-    candidate is dropped when a candidate already *kept* is in the same section (book,
-    chapter_index, section_index) with a chunk_index differing by exactly 1. Dropped, not
-    merged, so every hit still cites one exact chunk; a chunk two steps away shares no text
-    with the kept one and stays. Candidates without a position (deleted meanwhile) are
-    skipped. ``positions`` maps chunk id → (book id, chapter, section, chunk index).
-    """
-    kept: list[Fused] = []
-    taken: dict[tuple[int, int, int], set[int]] = {}
-    for candidate in fused:
-        if len(kept) >= limit:
-            break
-        pos = positions.get(candidate.chunk_id)
-        if pos is None:
-            continue
-        section, index = (pos[0], pos[1], pos[2]), pos[3]
-        near = taken.setdefault(section, set())
-        if index - 1 in near or index + 1 in near:
-            continue
-        near.add(index)
-        kept.append(candidate)
-    return kept

@@ -2,7 +2,7 @@
 
 Why after fusion and only the head: a reranker reads every (question, passage) pair, which
 costs milliseconds (ONNX) to seconds (Ollama) per pair, so it sees only the best
-``rerank_candidates`` diversified fused hits; what it returns is reordered by its score
+``rerank_candidates`` fused hits; what it returns is reordered by its score
 (ties keep the fused order) and cut to ``top_k``. Candidates beyond the head are never
 promoted: fusion already decided they were unlikely.
 """
@@ -18,7 +18,7 @@ from grimoire_beholder.store.hit_queries import HitRow
 
 
 def depth(top_k: int, candidates: int, reranker: Reranker | None) -> int:
-    """How many diversified candidates to fetch: the rerank head, or just ``top_k``."""
+    """How many fused candidates to fetch: the rerank head, or just ``top_k``."""
     return max(top_k, candidates) if reranker is not None else top_k
 
 

@@ -1,0 +1,34 @@
+"""The chunk after the best match is a hit of its own: the answer is often just past the
+boundary that cut the best chunk (a story's next scene, a commentary's second half)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fakes import FakeEmbedder
+from grimoire_beholder.library import Library
+from helpers import fake_config, write_markdown_book
+
+FILL = "The keeper swept the stone floor of the tower and counted the jars on every shelf. "
+LORE = ("Basilisk venom burns like fire. Basilisk venom blinds within the hour, and basilisk "
+        "venom antidote lore fills the old books. ") * 3 + FILL * 7
+ANSWER = FILL * 10 + "Against the basilisk the antidote is moonwort tea, drunk warm."
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_the_answer_in_the_next_chunk_of_the_best_match_is_returned(tmp_path: Path,
+                                                                     mode: str) -> None:
+    others = {name: f"{name} venom is mild. {name} venom stings. " + FILL * 8
+              for name in ("Cockatrice", "Wyvern", "Manticore")}
+    book = write_markdown_book(tmp_path / "venoms.md", "Venoms",
+                               {"Venom": {"Basilisk": LORE + "\n\n" + ANSWER, **others}})
+    config = fake_config(tmp_path, chunk_size=300, chunk_overlap=20)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        hits = lib.search("basilisk venom antidote", mode=mode, top_k=3).hits
+    assert hits[0].text.startswith("Basilisk venom burns") and "moonwort" not in hits[0].text
+    answering = [hit for hit in hits if "moonwort tea" in hit.text]
+    assert answering and answering[0].section_index == hits[0].section_index
+    assert "Basilisk venom burns" not in answering[0].text  # not a repeat of the first
