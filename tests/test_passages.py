@@ -49,6 +49,25 @@ def test_the_window_shares_the_room_and_stops_at_the_section_edges() -> None:
     assert passages.window(text, start, end, 5) == (start, end)  # already long enough
 
 
+def test_a_section_opening_in_reach_starts_the_passage() -> None:
+    """The answer is often a section's first sentence, just before the chunk that matched:
+    when the section up to the chunk's end fits in the passage, the passage begins with it,
+    and a section's last sentence (no space after it) is not cut off either."""
+    opening = "Reduction should only be done up to unknown. "
+    text = opening + "The reasoning is long. " * 6 + "THE CHUNK ITSELF. " + "Tail words. " * 30
+    start = text.index("THE CHUNK")
+    end = start + len("THE CHUNK ITSELF.")
+    a, b = passages.window(text, start, end, 240)
+    assert a == 0 and text[a:b].startswith(opening) and b - a <= 240
+    assert text[a:b].rstrip().endswith(".")
+    far = "Filler sentence here. " * 40 + text  # the opening out of reach: shared as before
+    shift = len(far) - len(text)
+    a, b = passages.window(far, start + shift, end + shift, 240)
+    assert a > 0 and b - a <= 240 and "THE CHUNK ITSELF." in far[a:b]
+    ending = "The chunk says this. The section's last sentence ends the text."
+    assert passages.window(ending, 0, 10, 200) == (0, len(ending))
+
+
 def test_proximity_prefers_the_passage_where_the_question_words_meet() -> None:
     scattered = ("The stranger came in spring. " + FILLER * 2 + "Silver was scarce. "
                  + FILLER * 2 + "A lighthouse stood on the point.")

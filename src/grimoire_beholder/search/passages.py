@@ -30,36 +30,44 @@ _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s")
 
 
 def _extend_left(text: str, start: int, room: int) -> int:
-    """A start at most ``room`` characters before ``start``: a sentence start if any."""
+    """A start at most ``room`` characters before ``start``: the section's start if it is in
+    reach (a section's opening sentence often says what it is about), else the earliest
+    sentence start in reach, else a word start."""
     if room <= 0 or start <= 0:
         return start
     floor = max(0, start - room)
+    if floor == 0:
+        return 0
     first = _SENTENCE_END.search(text, floor, start)
     if first is not None:
         return first.end()
-    if floor == 0:
-        return 0
     space = text.find(" ", floor, start)
     return space + 1 if space != -1 else start
 
 
 def _extend_right(text: str, end: int, room: int) -> int:
-    """An end at most ``room`` characters after ``end``: a sentence end if any."""
+    """An end at most ``room`` characters after ``end``: the section's end if it is in
+    reach, else the last sentence end in reach, else a word end."""
     if room <= 0 or end >= len(text):
         return end
     ceiling = min(len(text), end + room)
+    if ceiling == len(text):
+        return ceiling
     ends = [m.end() for m in _SENTENCE_END.finditer(text, end, ceiling)]
     if ends:
         return ends[-1]
-    if ceiling == len(text):
-        return ceiling
     space = text.rfind(" ", end, ceiling)
     return space if space != -1 else end
 
 
 def window(text: str, start: int, end: int, target: int) -> tuple[int, int]:
-    """``[start, end)`` widened towards ``target`` characters, shared between both sides;
-    cut back to its first ``MAX_CHUNK_CHARS`` characters when it is longer than that."""
+    """``[start, end)`` widened towards ``target`` characters, shared between both sides —
+    except that when the section from its first character to the chunk's end fits in
+    ``target``, the passage starts at the section's start (its opening sentence says what
+    it is about: "reduction … should only be done up to `unknown`. The reasoning is …") and
+    the room left goes after the chunk. Cut back to its first ``MAX_CHUNK_CHARS`` characters when
+    it is longer than that. ``text`` begins at the section's start, or further than
+    ``target`` characters before ``start``."""
     if end - start > MAX_CHUNK_CHARS:
         half = MAX_CHUNK_CHARS // 2
         return start, _extend_right(text, start + half, MAX_CHUNK_CHARS - half)
@@ -69,6 +77,8 @@ def window(text: str, start: int, end: int, target: int) -> tuple[int, int]:
     left_room = min(room // 2, start)
     right_room = min(room - left_room, len(text) - end)
     left_room = min(room - right_room, start)
+    if left_room < start <= room:  # the section's opening fits: it, and the rest after
+        left_room, right_room = start, min(room - start, len(text) - end)
     new_end = _extend_right(text, end, right_room)
     new_start = _extend_left(text, start, left_room)
     return new_start, new_end
