@@ -33,13 +33,19 @@ from markdown_it.token import Token
 
 from grimoire_beholder.errors import NoTextError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
+from grimoire_beholder.parse.markdown_html import (
+    heading_text,
+    html_block_unclosed,
+    html_runs,
+    html_text,
+    inline_text,
+)
 from grimoire_beholder.parse.markdown_pieces import (
-    HTML_TAG,
     Event,
     assign,
     cut,
     fence_event,
-    html_text,
+    html_events,
     plain_events,
     references,
     table_event,
@@ -53,7 +59,6 @@ _UNTITLED = "Untitled"
 # Headings become chapters and sections only up to one per this many characters (and at
 # least _MIN_HEADINGS): a file of nothing but "# a" lines must not cost a section each.
 _CHARS_PER_HEADING, _MIN_HEADINGS = 256, 2_000
-_LINE_BREAK_TAG = re.compile(r"<br\b", re.IGNORECASE)
 _CONTAINERS = {"bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"}
 
 
@@ -112,25 +117,6 @@ def _unquote(value: str) -> str:
 # ---------------------------------------------------------------------------- token walking
 
 
-def _inline_text(token: Token) -> str:
-    """Plain text of an inline token: link targets, emphasis marks, comments and the tags
-    of HTML's elements dropped (``<br>`` is a line break), as a browser shows it; a tag of
-    another name (``<file>``) is kept as text."""
-    parts: list[str] = []
-    for child in token.children or []:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak") or (
-                child.type == "html_inline" and _LINE_BREAK_TAG.match(child.content)):
-            parts.append("\n")
-        elif child.type == "html_inline" and not (child.content.startswith("<!--")
-                                                  or HTML_TAG.fullmatch(child.content)):
-            parts.append(child.content)  # not HTML's: a placeholder such as <file>
-        elif child.type == "image":
-            parts.append(child.content)
-    return "".join(parts).strip()
-
-
 def _matching_close(tokens: list[Token], start: int) -> int:
     """Index of the token closing ``tokens[start]`` (an ``*_open``), found by nesting depth."""
     depth = 0
@@ -168,7 +154,7 @@ def _gather(tokens: list[Token], start: int, stop: int) -> str:
             parts.append(" | ".join(row))
             row = None
         elif kind == "inline":
-            text = _inline_text(token)
+            text = inline_text(token)
             if row is not None:
                 row.append(text)
             elif text:
@@ -268,13 +254,18 @@ def _events(tokens: list[Token]) -> list[Event]:
         token = tokens[index]
         kind = token.type
         if kind == "heading_open" and token.level == 0:
-            add(int(token.tag[1:]), _inline_text(tokens[index + 1]), token.map)
+            add(int(token.tag[1:]), heading_text(tokens[index + 1]), token.map)
             index += 3
         elif kind == "paragraph_open":
-            add(0, _inline_text(tokens[index + 1]), token.map)
+            add(0, inline_text(tokens[index + 1]), token.map)
             index += 3
-        elif kind in ("fence", "code_block", "html_block"):
+        elif kind in ("fence", "code_block"):
             add(0, _gather(tokens, index, index), _content_lines(token))
+            index += 1
+        elif kind == "html_block":  # each run of lines that show text, by its own lines
+            top = token.map[0] if token.map else 0
+            for first, text in html_runs(token.content):
+                add(0, text, [top + first, top + first + text.count("\n") + 1])
             index += 1
         elif kind in ("bullet_list_open", "ordered_list_open"):
             close = _matching_close(tokens, index)
@@ -331,7 +322,7 @@ def _recover(run: list[str], first: int, reparse: bool) -> list[Event]:
 
 
 def _document_events(lines: list[str], body: str, warnings: list[str],
-                     budget: _Capped) -> Iterator[Event]:
+                     budget: _Capped, offset: int) -> Iterator[Event]:
     """Headings and blocks in document order, one bounded piece at a time (see
     markdown_pieces.py): no token list ever spans more than one piece."""
     parts = cut(body, lines)
@@ -354,6 +345,13 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
             yield from plain_events(lines, piece, headings=budget.left > 0)
         elif piece.kind == "fence":
             yield fence_event(lines, piece)
+        elif piece.kind == "html":
+            block = "\n".join(lines[piece.start:piece.stop])
+            if piece.stop >= len(lines) and (opener := html_block_unclosed(block)):
+                warnings.append(f"line {piece.start + 1 + offset}: {opener} is never closed, so "
+                                f"the {block.rstrip().count(chr(10)) + 1:,} lines from it to "
+                                "the end of the file are hidden, as a browser hides them")
+            yield from html_events(lines, piece)
         else:
             yield table_event(lines, piece)
 
@@ -405,7 +403,7 @@ def parse_markdown(path: Path) -> ParsedBook:
     warnings: list[str] = []
     events = _Capped(max(_MIN_HEADINGS, len(body) // _CHARS_PER_HEADING))
     for _, level, text_, line_map in events.over(
-            _document_events(builder.lines, body, warnings, events)):
+            _document_events(builder.lines, body, warnings, events, offset)):
         if level:
             builder.heading(level, text_)
         else:

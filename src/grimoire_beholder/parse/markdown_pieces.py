@@ -32,6 +32,14 @@ from typing import Any
 
 from markdown_it.common.utils import normalizeReference
 
+from grimoire_beholder.parse.markdown_html import (
+    BLOCK_OPENER,
+    SEPARATING_TAGS,
+    html_block_end,
+    html_hide,
+    html_runs,
+)
+
 SOFT_LINES, SOFT_BYTES = 400, 16 << 10  # a piece ends at the next block boundary after this
 HARD_LINES, HARD_BYTES = 2000, 64 << 10  # …and anywhere after this
 # The cost model below is in microseconds of markdown-it-py time, measured per construct.
@@ -67,38 +75,22 @@ _MARK_COSTS = {
     "`": 8, "\\": 8, "|": 8, "!": 8,  # code spans, escapes, table cells, images
 }
 # Inline markup in plain-read text and table cells: a code span keeps its content as is, a
-# link or image its text, emphasis marks at the edge of a word and HTML tags go.
+# link or image its text, emphasis marks at the edge of a word and HTML tags go (a tag
+# that separates words, <br> or <td>, leaves a space).
 _ANY_MARK = re.compile(r"[*_`<\[&]")
-# Raw HTML in Markdown: what a browser does not show (comments, scripts, styles; an
-# unclosed one runs to the end of the block, as in a browser), and the tags of HTML's own
-# elements. A tag of any other name ("cp <source-file> <dest>", "Array<T>") is a reader's
-# placeholder, shown as written: dropping it would lose words the writer typed.
-_HTML_ELEMENTS = (
-    "a|abbr|acronym|address|area|article|aside|audio|b|base|bdi|bdo|big|blink|blockquote|body|"
-    "br|button|canvas|caption|center|cite|code|col|colgroup|data|datalist|dd|del|details|dfn|"
-    "dialog|dir|div|dl|dt|em|embed|fieldset|figcaption|figure|font|footer|form|frame|"
-    "frameset|h[1-6]|head|header|hgroup|hr|html|i|iframe|img|input|ins|kbd|label|legend|li|"
-    "link|main|map|mark|marquee|menu|meta|meter|nav|nobr|noscript|object|ol|optgroup|option|"
-    "output|p|param|picture|pre|progress|q|rp|rt|ruby|s|samp|script|search|section|select|"
-    "slot|small|source|span|strike|strong|style|sub|summary|sup|svg|path|g|rect|circle|"
-    "table|tbody|td|template|textarea|tfoot|th|thead|time|title|tr|track|tt|u|ul|var|"
-    "video|wbr")
-_HIDDEN_HTML = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)",
-                          re.DOTALL | re.IGNORECASE)
-HTML_TAG = re.compile(rf"</?(?:{_HTML_ELEMENTS})(?=[\s/>])[^<>]{{0,2000}}+>|<![^<>]{{0,2000}}+>",
-                      re.IGNORECASE)
 # Every alternative starts only where a run of its marks starts and scans no further than
 # the next mark of its kind, so a line of a million backticks or asterisks stays linear.
 _INLINE = re.compile(r"(?<!`)(`++)([^`\n]{1,2000}?)\1(?!`)"
                      r"|!?\[([^\[\]\n]{0,500}+)\](?:\([^()\n]{0,500}+\)|\[[^\[\]\n]{0,500}+\])"
-                     r"|<[A-Za-z/][^<>\n]{0,200}+>|(?<![\w*])[*_]++(?=\S)"
+                     r"|<(?=[A-Za-z/])/?(?P<tag>[A-Za-z0-9]*+)[^<>\n]{0,200}+>"
+                     r"|(?<![\w*])[*_]++(?=\S)"
                      r"|(?<=[^\s*_])[*_]++(?![\w*])")
 
 
 @dataclass(slots=True)
 class Piece:
     """Lines ``[start, stop)`` of the body, read as ``kind``: "md" (markdown-it), "plain",
-    "fence" or "table"."""
+    "fence", "html" or "table"."""
 
     kind: str
     start: int
@@ -162,9 +154,14 @@ def _table_end(lines: list[str], start: int) -> int | None:
 
 
 # Where a piece may start: after a blank line, an unindented line (b); a line opening a fence
-# at the margin (f); a line with a pipe above a delimiter-like line, maybe a table (t).
+# at the margin (f); a comment, script, <pre>… at the margin, which runs past blank lines
+# (h); a line with a pipe above a delimiter-like line, maybe a table (t).
 _CANDIDATE = re.compile(r"(?P<b>\n[ \t]*\n)(?=[^ \t\n])|^(?P<f>)(?=`{3}|~{3})"
+                        r"|^(?P<h>)(?=" + BLOCK_OPENER + ")"
                         r"|^(?P<t>)(?=[^\n|]*+\|[^\n]*+\n {0,3}[|:-])", re.M)
+
+
+_KINDS = {"f": "fence", "h": "html", "t": "table"}
 
 
 class _Cutter:
@@ -190,9 +187,9 @@ class _Cutter:
         self.start, self.start_offset = line, offset
 
     def special(self, kind: str, line: int, at: int) -> tuple[int, int] | None:
-        """(stop line, end offset) of the fence or table starting at ``line``/``at``."""
-        if kind == "f":
-            end = _fence_end(self.body, at)
+        """(stop line, end offset) of the fence, HTML block or table at ``line``/``at``."""
+        if kind in "fh":
+            end = (_fence_end if kind == "f" else html_block_end)(self.body, at)
             if end is None:
                 return None
             return line + self.body.count("\n", at, end) + (end == len(self.body)), end
@@ -218,14 +215,14 @@ class _Cutter:
                 continue
             stop, end = span
             first, line, offset, pos = line, stop, end, end
-            if kind == "f" and end - at < _BIG_FENCE:
+            if kind in "fh" and end - at < _BIG_FENCE:
                 continue  # markdown-it reads it with its neighbours; never cut inside
             self.close_md(first, at)
             last = self.pieces[-1] if self.pieces else None
             if kind == "t" and last and last.kind == "table" and last.stop <= first:
                 last.stop = stop  # tables apart by blank lines only: one block
             else:
-                self.pieces.append(Piece("fence" if kind == "f" else "table", first, stop))
+                self.pieces.append(Piece(_KINDS[kind], first, stop))
             self.start, self.start_offset = stop, end
         self.close_md(len(self.lines), len(body) + 1)
         return self.pieces
@@ -288,25 +285,13 @@ def plain_inline(text: str) -> str:
     return html.unescape(text) if "&" in text else text
 
 
-def html_text(block: str) -> str:
-    """What a browser shows of a block of raw HTML in Markdown: comments, ``<script>`` and
-    ``<style>`` contents and HTML's tags dropped, entities decoded, one line per source line
-    that keeps any text. ``<a id="…"></a>`` anchors and ``<!-- lint -->`` comments, which
-    fill real documentation, become nothing; ``<h1 align="center">Fastify</h1>`` its text.
-    A tag not of an HTML element (``<placeholder>``) stays, as text."""
-    text = _HIDDEN_HTML.sub("", block)
-    text = HTML_TAG.sub("", text)
-    if "&" in text:
-        text = html.unescape(text)
-    return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
-
-
 def _inline_part(found: re.Match[str]) -> str:
-    if found.group(2) is not None:
+    last = found.lastindex  # which alternative matched: 2 code, 3 link, 4 tag, else a mark
+    if last == 4:  # "a<br>b" reads "a b"
+        return " " if found.group(4).lower() in SEPARATING_TAGS else ""
+    if last == 2:
         return found.group(2)
-    if found.group(3) is not None:
-        return plain_inline(found.group(3))
-    return ""
+    return plain_inline(found.group(3)) if last == 3 else ""
 
 
 def fence_event(lines: list[str], piece: Piece) -> Event:
@@ -320,6 +305,14 @@ def fence_event(lines: list[str], piece: Piece) -> Event:
     # cited by the lines of its code, one per line of the text (a chunk of it cites its own)
     return (piece.start, 0, code, [piece.start + 1, stop] if code.strip() else
             [piece.start, piece.stop])
+
+
+def html_events(lines: list[str], piece: Piece) -> list[Event]:
+    """A long comment, script, ``<pre>``… block: what a browser shows of it (often
+    nothing), one block per run of lines that show text, each cited by its own lines."""
+    return [(piece.start + first, 0, text,
+             [piece.start + first, piece.start + first + text.count("\n") + 1])
+            for first, text in html_runs("\n".join(lines[piece.start:piece.stop]))]
 
 
 def table_event(lines: list[str], piece: Piece) -> Event:
@@ -336,7 +329,8 @@ def table_event(lines: list[str], piece: Piece) -> Event:
                 and _blank(lines[index - 2] if index - 2 >= piece.start else ""):
             continue
         header = False
-        cells = [plain_inline(cell.strip().replace("\\|", "|")) for cell in _cells(line)]
+        cells = [plain_inline(cell.strip().replace("\\|", "|"))
+                 for cell in _cells(html_hide(line))]
         while cells and not cells[-1]:
             cells.pop()
         rows.append(" | ".join(cells))
@@ -351,7 +345,7 @@ _LINE_EDGES = re.compile(r"(?<![ \t])[ \t]*+\n[ \t]*+")
 def plain_events(lines: list[str], piece: Piece, headings: bool) -> Iterator[Event]:
     """Blocks of about ``_PLAIN_BLOCK`` characters ending at blank lines, markup as
     written; with ``headings``, ATX heading lines in them still start sections."""
-    text = "\n".join(lines[piece.start:piece.stop])
+    text = html_hide("\n".join(lines[piece.start:piece.stop]))
     pos, line = 0, piece.start
     while pos < len(text):
         found = _BREAK.search(text, pos + _PLAIN_BLOCK)
