@@ -160,12 +160,14 @@ def test_a_long_comment_never_closed_hides_the_rest_and_says_so(tmp_path: Path) 
 
 
 def test_a_placeholder_in_angle_brackets_is_kept(tmp_path: Path) -> None:
-    """Only the tags of HTML's own elements go: ``<source-file>`` is what the writer typed."""
+    """HTML's tags go, and so does other markup (MDX components with attributes, closing
+    tags); a bare ``<source-file>`` is what the writer typed and stays."""
     path = tmp_path / "cp.md"
     path.write_text("# Copy\n\nRun cp <source-file> <dest>, or <b>never</b> Array<T>.\n\n"
-                    "<div>\n<unknown>kept</unknown> <SPAN>shown</SPAN>\n</div>\n",
-                    encoding="utf-8")
+                    "<div>\n<unknown>kept</unknown> <SPAN>shown</SPAN>\n</div>\n\n"
+                    '<Tabs>\n<TabItem value="js" label="JavaScript">\n\nnpm run build\n\n'
+                    "</TabItem>\n<Note />\n</Tabs>\n", encoding="utf-8")
     book = parse_markdown(path)
     texts = [b.text for c in book.chapters for s in c.sections for b in s.blocks]
     assert texts == ["Run cp <source-file> <dest>, or never Array<T>.",
-                     "<unknown>kept</unknown> shown"]
+                     "<unknown>kept shown", "<Tabs>", "npm run build"]

@@ -22,9 +22,10 @@ from markdown_it.token import Token
 _HIDDEN_HTML = re.compile(r"<!--.*?(?:-->|\Z)|<(script|style)\b.*?(?:</\1\s*>|\Z)"
                           r"|<!\[CDATA\[.*?(?:\]\]>|\Z)|<\?.*?(?:\?>|\Z)",
                           re.DOTALL | re.IGNORECASE)
-# The tags of HTML's own elements. A tag of any other name ("cp <source-file> <dest>",
+# The tags of HTML's own elements. A bare tag of any other name ("cp <source-file> <dest>",
 # "Array<T>") is a reader's placeholder, shown as written: dropping it would lose words the
-# writer typed.
+# writer typed. One with attributes, a closing or a self-closing one is markup all the same
+# (MDX's <TabItem value="js">, </Tabs>, <Note />) and is dropped.
 _ELEMENT_NAMES = (
     "a abbr acronym address area article aside audio b base bdi bdo big blink blockquote body "
     "br button canvas caption center cite code col colgroup data datalist dd del details dfn "
@@ -41,11 +42,20 @@ _ANY_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*+)(?=[\s/>])"
                       r"(?:(?:[^<>\"']++|\"[^\"<]*+\"|'[^'<]*+')*+>|[^<>]*+>)|<![^<>]*+>")
 
 
+_PLACEHOLDER = re.compile(r"<[A-Za-z][A-Za-z0-9-]*+>")
+
+
+def _shown(found: re.Match[str]) -> bool:
+    """Whether a tag ``_ANY_TAG`` found is a placeholder to show as written."""
+    return (found.group(1) is not None and found.group(1).lower() not in HTML_ELEMENTS
+            and _PLACEHOLDER.fullmatch(found.group()) is not None)
+
+
 def html_tag(text: str) -> bool:
-    """Whether ``text`` is one tag of an HTML element (or a declaration), to drop."""
+    """Whether ``text`` is one tag to drop: of an HTML element, a declaration, or markup
+    of another name (with attributes, closing or self-closing) — not a placeholder."""
     found = _ANY_TAG.fullmatch(text)
-    return found is not None and (found.group(1) is None
-                                  or found.group(1).lower() in HTML_ELEMENTS)
+    return found is not None and not _shown(found)
 
 
 # Tags a browser lays out as a line or a box of their own: they separate words.
@@ -84,7 +94,7 @@ def _lines_of(found: re.Match[str]) -> str:
 
 
 def _tag(found: re.Match[str]) -> str:
-    if found.group(1) is not None and found.group(1).lower() not in HTML_ELEMENTS:
+    if _shown(found):
         return found.group()  # a placeholder, kept as written
     gap = _GAP if SEPARATING.match(found.group()) else ""
     return gap + "\n" * found.group().count("\n") if "\n" in found.group() else gap
@@ -202,8 +212,8 @@ def html_block_unclosed(block: str) -> str | None:
 def inline_text(token: Token) -> str:
     """Plain text of an inline token: link targets, emphasis marks, comments and the tags
     of HTML's elements dropped (``<br>`` is a line break, ``<p>``, ``<td>``… part words, a
-    ``<script>``'s or ``<style>``'s contents are not shown), as a browser shows it; a tag of
-    another name (``<file>``) is kept as text."""
+    ``<script>``'s or ``<style>``'s contents are not shown), as a browser shows it; a bare
+    tag of another name (``<file>``) is kept as text."""
     parts: list[str] = []
     hidden: str | None = None  # the closing tag a script or style runs to
     for child in token.children or []:
