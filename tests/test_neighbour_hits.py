@@ -3,6 +3,7 @@ boundary that cut the best chunk (a story's next scene, a commentary's second ha
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,3 +33,20 @@ def test_the_answer_in_the_next_chunk_of_the_best_match_is_returned(tmp_path: Pa
     answering = [hit for hit in hits if "moonwort tea" in hit.text]
     assert answering and answering[0].section_index == hits[0].section_index
     assert "Basilisk venom burns" not in answering[0].text  # not a repeat of the first
+
+
+@pytest.mark.parametrize("mode", ["keyword", "vector", "hybrid"])
+def test_no_text_is_returned_twice_in_one_result_list(tmp_path: Path, mode: str) -> None:
+    # Every sentence is unique and mentions the query, so neighbouring chunks are all hits;
+    # a neighbour's passage must not repeat what a better hit's passage already shows.
+    body = " ".join(f"Entry {n} of the bestiary: basilisk venom is antidoted by herb {n}."
+                    for n in range(120))
+    book = write_markdown_book(tmp_path / "bestiary.md", "Bestiary",
+                               {"Venom": {"Basilisk": body}})
+    config = fake_config(tmp_path, chunk_size=120, chunk_overlap=30)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        hits = lib.search("basilisk venom antidote herb", mode=mode, top_k=5).hits
+    assert len(hits) == 5
+    shown = [int(n) for hit in hits for n in re.findall(r"Entry (\d+) of", hit.text)]
+    assert len(shown) == len(set(shown)), shown  # no sentence in two hits

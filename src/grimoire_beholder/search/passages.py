@@ -95,14 +95,48 @@ class Passage(NamedTuple):
     line_end: int | None = None
 
 
-def _passage(own: ChunkSpan, spans: list[ChunkSpan], target: int, low: int, text: str
-             ) -> tuple[Passage, int, int]:
+def _free(start: int, end: int, taken: Sequence[tuple[int, int]], low: int, high: int
+          ) -> tuple[int, int] | None:
+    """The stretch of ``[low, high)`` that no span of ``taken`` covers and that holds most
+    of ``[start, end)`` (None: all of it is covered)."""
+    best, best_overlap, at = None, 0, low
+    for a, b in sorted([*taken, (high, high)]):
+        if a > at:
+            piece = (at, min(a, high))
+            overlap = min(end, piece[1]) - max(start, piece[0])
+            if overlap > best_overlap:
+                best, best_overlap = piece, overlap
+        at = max(at, b)
+        if at >= high:
+            break
+    return best
+
+
+def _passage(own: ChunkSpan, spans: list[ChunkSpan], target: int, low: int, text: str,
+             taken: Sequence[tuple[int, int]] = ()) -> tuple[Passage, int, int] | None:
     """The chunk's passage and its character span in the section, from ``text``: the
     section's characters from ``low`` (what the window can reach, never the whole
     section: ``target`` characters on each side); ``spans`` hold at least the section's
-    chunk spans within that text."""
+    chunk spans within that text.
+
+    ``taken`` are the spans better hits of the section return: None when the window would
+    mostly repeat them, else a window kept off them (it widens into the text no better hit
+    returns instead), so a result list never shows the same text twice."""
     start, end = window(text, own.char_start - low, own.char_end - low, target)
     start, end = start + low, end + low
+    shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken)
+    if shared * 2 > end - start:
+        return None  # mostly text a better hit already returns
+    if shared:
+        free = _free(own.char_start, own.char_end, taken, low, low + len(text))
+        if free is None:
+            return None
+        lo, hi = free
+        start, end = window(text[lo - low:hi - low], max(own.char_start, lo) - lo,
+                            min(own.char_end, hi) - lo, target)
+        start, end = start + lo, end + lo
+    if not text[start - low:end - low].strip():
+        return None
     touched = [s for s in spans if s.char_start < end and s.char_end > start]
     pages = [p for s in touched for p in (s.page_start, s.page_end) if p is not None]
     lines = [n for s in touched for n in (s.line_start, s.line_end) if n is not None]
@@ -119,10 +153,12 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
            spans: Mapping[int, ChunkSpan] | None = None,
            heads: dict[int, ChunkHead] | None = None) -> dict[int, Passage]:
     """The passages of the first ``limit`` chunks of ``ranked`` whose passage is not mostly
-    text of a better one's, in rank order.
+    text of a better one's, in rank order; none repeats a character a better one returns.
 
-    That happens when chunks are much shorter than a passage (a small ``chunk_size``, or a
-    section's short last chunk): the lower-ranked hit would mostly repeat what is returned.
+    A window mostly over better ones' text happens when chunks are much shorter than a
+    passage (a small ``chunk_size``, or a section's short last chunk): that hit is dropped.
+    A window partly over one (a neighbour of a better hit) is kept off it and widens into
+    the text no better hit returns instead.
     ``spans`` are the chunks' spans when the caller has them (a chunk missing there was
     deleted meanwhile), else they are read. Reads go a batch at a time — as many chunks as
     passages are still wanted: the slices of text their windows can reach and the chunk
@@ -150,10 +186,10 @@ def select(conn: Store, ranked: Sequence[int], limit: int, target: int | None = 
                   own.chunk_id) for own in owns]
         for own, (key, low, _, _), (text, spans_near, head) in zip(
                 owns, reach, text_spans.passage_reads(conn, reach), strict=True):
-            passage, start, end = _passage(own, spans_near, size, low, text)
-            shared = sum(max(0, min(end, b) - max(start, a)) for a, b in taken.get(key, []))
-            if shared * 2 > end - start:
+            made = _passage(own, spans_near, size, low, text, taken.get(key, []))
+            if made is None:
                 continue  # mostly text a better hit already returns
+            passage, start, end = made
             taken.setdefault(key, []).append((start, end))
             chosen[own.chunk_id] = passage
             if heads is not None and head is not None:
