@@ -50,3 +50,20 @@ def test_no_text_is_returned_twice_in_one_result_list(tmp_path: Path, mode: str)
     assert len(hits) == 5
     shown = [int(n) for hit in hits for n in re.findall(r"Entry (\d+) of", hit.text)]
     assert len(shown) == len(set(shown)), shown  # no sentence in two hits
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_tiny_chunks_still_fill_top_k(tmp_path: Path, mode: str) -> None:
+    """Chunks of a few words: the best 50 candidates are neighbours whose passages mostly
+    repeat one another, so the search widens its pool until top_k passages differ."""
+    body = "\n\n".join(f"Basilisk venom cure, step {n}: boil the roots for {n} minutes."
+                       for n in range(400))
+    book = write_markdown_book(tmp_path / "cures.md", "Cures", {"Venom": {"Basilisk": body}})
+    config = fake_config(tmp_path, chunk_size=8, chunk_overlap=0)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+        for top_k in (5, 20):
+            hits = lib.search("basilisk venom cure boil roots", mode=mode, top_k=top_k).hits
+            assert len(hits) == top_k, (top_k, len(hits))
+            steps = [int(n) for hit in hits for n in re.findall(r"step (\d+):", hit.text)]
+            assert len(steps) == len(set(steps))  # still no text twice

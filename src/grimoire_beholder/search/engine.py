@@ -22,7 +22,9 @@ broken instead of getting quietly weaker results.
 
 Each arm contributes its best ``max(candidate_pool_size, 3·top_k)`` candidates (3·top_k so
 that the hits whose passage would mostly repeat a better hit's text, which are dropped,
-still leave ``top_k``). Filters are applied inside each arm, before its top candidates are taken.
+still leave ``top_k``; when they do not — a library of tiny chunks — the search runs again
+from a pool four times larger, up to ``MAX_POOL``). Filters are applied inside each arm,
+before its top candidates are taken.
 """
 
 from __future__ import annotations
@@ -87,6 +89,10 @@ def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | Non
         return other if scope is None else scope
     keep = set(other)
     return [chunk_id for chunk_id in scope if chunk_id in keep]
+
+
+# The largest pool a search widens to when passages fall short of ``top_k`` (``_run``).
+MAX_POOL = 4_000
 
 
 def _arm_pool() -> futures.ThreadPoolExecutor:
@@ -247,8 +253,15 @@ class SearchEngine:
         return result
 
     def _run(self, result: SearchResults, k: int, allowed: list[int] | None,
-             clock: _Clock, explain: bool, scope: list[int] | None = None) -> None:
-        pool = max(self._config.candidate_pool_size, 3 * k)
+             clock: _Clock, explain: bool, scope: list[int] | None = None,
+             pool: int | None = None) -> None:
+        """Arms, fusion, passages and hits for one search, from each arm's best ``pool``
+        candidates (``max(candidate_pool_size, 3·top_k)`` when None). When their passages
+        fall short of ``top_k`` — a library of tiny chunks, whose neighbours' passages
+        mostly repeat each other — while an arm was cut short by the pool, it runs again
+        from a pool four times larger, up to :data:`MAX_POOL`."""
+        pool = max(self._config.candidate_pool_size, 3 * k) if pool is None else pool
+        depth = rerank.depth(k, self._config.rerank_candidates, self._reranker)
         with hit_queries.snapshot(self._conn):
             arms: dict[str, list[tuple[int, float]]] = {}
             vector_arm = None
@@ -299,12 +312,16 @@ class SearchEngine:
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
             heads: dict[int, hit_queries.ChunkHead] = {}
-            kept, chosen, facts = self._choose(result.query, fused, allowed, clock, rerank.depth(
-                k, self._config.rerank_candidates, self._reranker), heads)
+            kept, chosen, facts = self._choose(result.query, fused, allowed, clock, depth,
+                                               heads)
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
                                                        heads), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
             clock.lap("fetch")
+        if (len(chosen) < depth and pool < MAX_POOL
+                and any(len(ranked) >= pool for ranked in arms.values())):
+            self._run(result, k, allowed, clock, explain, scope, min(4 * pool, MAX_POOL))
+            return
         fused_scores = [f.score for f in kept[:2]]
         reranked: list[tuple[fusion.Fused, float | None]] = [(f, None) for f in kept]
         if self._reranker is not None:
