@@ -63,7 +63,7 @@ class ChunkHead(NamedTuple):
 
 
 class ChunkPosition(NamedTuple):
-    """Where a chunk sits, enough to spot overlapping neighbours."""
+    """Where a chunk sits: its book, chapter, section and place in the section."""
 
     book_id: int
     chapter_index: int
