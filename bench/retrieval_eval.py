@@ -18,6 +18,9 @@ server with pgvector), so the two engines' figures compare on the same questions
 * ``fastify``: the 41 Markdown pages of the Fastify 5.12.8 docs alone, fetched into
   ``OUT/fastify-docs`` on first use (``bench/dev-extra/fetch_fastify_docs.py``), and the 35
   questions of ``bench/dev-extra/markdown-fastify.jsonl``, written blind (see its README).
+* ``hatch``: the 72 Markdown pages of the Hatch 1.18.2 docs alone (PyPI sdist, fetched into
+  ``OUT/hatch-docs`` by ``bench/dev-extra/fetch_hatch_docs.py``), and the 35 questions of
+  ``bench/dev-extra/markdown-hatch.jsonl``, drawn at random and written blind.
 
 Per set and mode it prints hit recall@1/5/10 and MRR@10 (the bench's rule: the text holds
 the evidence or the hit cites the gold location), *strict* recall@5 and MRR@10 (the text
@@ -90,15 +93,26 @@ class DevSet:
     folder: Path | None = None  # ingested as one folder, as a user would (not file by file)
 
 
-def fastify_docs() -> tuple[Path, ...]:
-    """The Fastify docs' Markdown pages, downloaded by fetch_fastify_docs.py if not there yet."""
-    target = OUT / "fastify-docs"
+def fetched_docs(name: str) -> tuple[Path, ...]:
+    """The Markdown pages of ``OUT/<name>-docs``, downloaded by ``fetch_<name>_docs.py`` if
+    not there yet."""
+    target = OUT / f"{name}-docs"
     done = subprocess.run([sys.executable,
-                           str(ROOT / "bench" / "dev-extra" / "fetch_fastify_docs.py"),
+                           str(ROOT / "bench" / "dev-extra" / f"fetch_{name}_docs.py"),
                            str(target)], stdout=subprocess.DEVNULL)
     if done.returncode:
-        raise SystemExit(f"could not fetch the Fastify docs into {target}")
+        raise SystemExit(f"could not fetch the {name} docs into {target}")
     return tuple(sorted(target.rglob("*.md")))
+
+
+def fastify_docs() -> tuple[Path, ...]:
+    """The Fastify docs' Markdown pages, downloaded by fetch_fastify_docs.py if not there yet."""
+    return fetched_docs("fastify")
+
+
+def hatch_docs() -> tuple[Path, ...]:
+    """The Hatch docs' Markdown pages, downloaded by fetch_hatch_docs.py if not there yet."""
+    return fetched_docs("hatch")
 
 
 def dev_sets() -> dict[str, DevSet]:
@@ -126,6 +140,9 @@ def dev_sets() -> dict[str, DevSet]:
         "fastify": DevSet("fastify", (),
                           (ROOT / "bench" / "dev-extra" / "markdown-fastify.jsonl",),
                           fetch=fastify_docs, folder=OUT / "fastify-docs"),
+        "hatch": DevSet("hatch", (),
+                        (ROOT / "bench" / "dev-extra" / "markdown-hatch.jsonl",),
+                        fetch=hatch_docs, folder=OUT / "hatch-docs"),
     }
 
 
@@ -408,7 +425,7 @@ def table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default="squad",
-                    help="comma-separated: squad, distractors, books, markdown, fastify")
+                    help="comma-separated: squad, distractors, books, markdown, fastify, hatch")
     ap.add_argument("--modes", default="hybrid,vector,keyword")
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     metavar="KEY=VALUE", help="override a config key (repeatable)")
