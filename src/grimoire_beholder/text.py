@@ -53,6 +53,13 @@ SUMMARY_STOP_WORDS = STOP_WORDS | frozenset({
     "through", "too", "under", "until", "up", "us", "very", "while", "yours",
 })
 
+# Titles and abbreviations written before a name ("Mr. Holmes", "St. Louis"): their period
+# ends no sentence and marks no name (search/confidence.py, models/extractive.py).
+NAME_TITLES = frozenset({
+    "mr", "mrs", "ms", "mme", "mlle", "dr", "prof", "rev", "fr", "st", "mt", "jr", "sr", "gen",
+    "col", "capt", "lt", "sgt", "sir", "messrs", "vs",
+})
+
 # A question, not a document: the embedding model reads ~1,000 characters of it, and every
 # surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
 MAX_QUERY_CHARS = 2_000

@@ -5,6 +5,12 @@ to situate it. Centrality is cosine similarity of each sentence's TF-IDF vector 
 section's centroid — cheap, deterministic and language-agnostic enough: Latin-script text
 is split into words, runs of scripts without spaces (CJK, Thai …) into character bigrams.
 
+Fiction: in a section where at least :data:`SPEECH_SHARE` of the sentences open with a
+quotation mark or a dash (or end one), those lines of dialogue ("“Come in!” said Holmes.") rank
+:data:`SPEECH_FACTOR` times lower than the narration around them, which says who is where and
+what happens; a section that is all dialogue still gets its most central lines. A title
+before a name ("Mr. Holmes", "St. Louis", ``text.NAME_TITLES``) ends no sentence.
+
 Work is bounded for giant sections: only the first :data:`MAX_SENTENCES` sentences (of the
 first :data:`MAX_INPUT_CHARS` characters) are considered, so time stays linear and small.
 """
@@ -15,11 +21,15 @@ import math
 import re
 from collections import Counter
 
-from grimoire_beholder.text import NO_SPACE_CHARS, SUMMARY_STOP_WORDS, clip
+from grimoire_beholder.text import NAME_TITLES, NO_SPACE_CHARS, SUMMARY_STOP_WORDS, clip
 
 MAX_INPUT_CHARS = 200_000
 MAX_SENTENCES = 400
 MIN_SENTENCE_TOKENS = 4  # headings and fragments are rarely good summary sentences
+SPEECH_SHARE = 0.3  # of a section's sentences opening with speech: dialogue, ranked lower
+SPEECH_FACTOR = 0.25
+_SPEECH_OPENERS = ("“", '"', "‘", "'", "«", "„", "—", "–")
+_SPEECH_CLOSERS = ("”", "»", "“", '"')  # a sentence ending a speech that began before it
 
 _NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
 _WORD = re.compile(rf"[^\W\d_{NO_SPACE_CHARS}][^\W_{NO_SPACE_CHARS}]*")
@@ -33,16 +43,32 @@ _BOUNDARY = re.compile(
     rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
     r"|\n\s*\n"
 )
+_TRAILING_WORD = re.compile(r"[^\W\d_]{1,6}$")
+
+
+def _ends_with_title(sentence: str) -> bool:
+    """Whether ``sentence`` ends with a title before a name and its period ("…said Mr.")."""
+    last = _TRAILING_WORD.search(sentence[-8:-1])
+    return last is not None and last.group().lower() in NAME_TITLES
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped."""
-    pieces = _BOUNDARY.split(text)
+    """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped. A
+    piece ending in a title before a name ("…said Mr.") is joined to the next one."""
     out = []
-    for piece in pieces:
+    held = ""
+    for piece in _BOUNDARY.split(text):
         sentence = " ".join(piece.split())
-        if sentence:
-            out.append(sentence)
+        if not sentence:
+            continue
+        if held:
+            sentence, held = f"{held} {sentence}", ""
+        if sentence[-1] == "." and _ends_with_title(sentence):
+            held = sentence
+            continue
+        out.append(sentence)
+    if held:
+        out.append(held)
     return out
 
 
@@ -89,11 +115,16 @@ def rank_sentences(sentences: list[str]) -> list[int]:
             centroid[t] = centroid.get(t, 0.0) + v
     norm = math.sqrt(sum(v * v for v in centroid.values())) or 1.0
     centroid = {t: v / norm for t, v in centroid.items()}
+    speech = [sentence.startswith(_SPEECH_OPENERS) or sentence.endswith(_SPEECH_CLOSERS)
+              for sentence in sentences]
+    dialogue = sum(speech) >= SPEECH_SHARE * len(sentences)
     scores = []
     for i, (sentence, vec) in enumerate(zip(sentences, vectors, strict=True)):
         score = _cosine(vec, centroid)
         if _length(sentence) < MIN_SENTENCE_TOKENS:
             score *= 0.5
+        if dialogue and speech[i]:
+            score *= SPEECH_FACTOR
         scores.append((-score, i))
     return [i for _, i in sorted(scores)]
 

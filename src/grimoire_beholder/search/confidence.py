@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder.text import NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
+from grimoire_beholder.text import NAME_TITLES, NO_SPACE_CHARS, STOP_WORDS, WORD_TOKEN
 
 FEATURES: tuple[str, ...] = ("cos_top", "fused_top", "coverage", "names_unmatched")
 # Keyword search alone has no cosine and its fused score is always 1 (scaled by the best):
@@ -68,9 +68,7 @@ STEM = 5
 
 _SENTENCE_END = re.compile(r"[.!?:;]\s*$")
 _NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
-# Titles and abbreviations written before a name; neither they nor their period mark one.
-_TITLES = frozenset({"mr", "mrs", "ms", "mme", "mlle", "dr", "prof", "rev", "fr", "st", "mt",
-                     "jr", "sr", "gen", "col", "capt", "lt", "sgt", "sir", "messrs", "vs"})
+_TITLES = NAME_TITLES  # neither they nor their period mark a name
 
 
 class _Marks(dict[int, int | None]):

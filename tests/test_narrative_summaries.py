@@ -1,0 +1,83 @@
+"""Extractive summaries of fiction say what happens, not who spoke (issue 26).
+
+The summary is what `show`, `outline --summaries` and the MCP section tools print, and the
+situating context every chunk of the section is embedded and indexed with.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grimoire_beholder.models.extractive import split_sentences, summarize
+from grimoire_beholder.parse import parse_file
+from helpers import BENCH
+
+SHERLOCK = BENCH / "books" / "arthur-conan-doyle_the-adventures-of-sherlock-holmes.epub"
+needs_bench = pytest.mark.skipif(not SHERLOCK.is_file(), reason="the shared bench is absent")
+
+OPENERS = ("“", '"', "‘", "—")
+
+
+def _sections(path: Path, story: str) -> dict[str, str]:
+    book = parse_file(path)
+    chapter = next(c for c in book.chapters if c.title == story)
+    return {s.title: s.text for s in chapter.sections if s.text.strip()}
+
+
+def test_a_title_before_a_name_ends_no_sentence() -> None:
+    text = ("“Good evening, Mr. Sherlock Holmes,” said she. Dr. Watson rose. "
+            "They lived near St. Louis. Then the bell rang.")
+    assert split_sentences(text) == [
+        "“Good evening, Mr. Sherlock Holmes,” said she.", "Dr. Watson rose.",
+        "They lived near St. Louis.", "Then the bell rang."]
+    # a title at the very end stays one sentence; an ordinary abbreviation still ends one
+    assert split_sentences("He wrote to Mr.") == ["He wrote to Mr."]
+    assert split_sentences("It costs 5 dollars. Next.") == ["It costs 5 dollars.", "Next."]
+    assert split_sentences("Dots.\n\n.\n\n… Mr.\n\n(Dr. A) B.") == [
+        "Dots.", ".", "…", "Mr. (Dr. A) B."]
+
+
+def test_dialogue_gives_way_to_narration_in_a_story() -> None:
+    story = (
+        "“Come in!” said Holmes. “I promise,” said Holmes. “Let me see!” said Holmes. "
+        "“Quite so,” said he. “Indeed, Watson?” said Holmes. "
+        "The king had come to Baker Street in a mask to buy back a compromising photograph "
+        "from Irene Adler. Holmes went to her house in Briony Lodge disguised as a groom. "
+        "“Come in!” said Holmes again."
+    )
+    summary = summarize(story, max_sentences=2, max_chars=600)
+    assert not summary.startswith(OPENERS)
+    assert "Irene Adler" in summary and "Briony Lodge" in summary
+    # a section of dialogue only still has a summary: its most central lines
+    talk = "“Come in!” said Holmes. “I promise,” said Holmes. “Let me see!” said Holmes."
+    assert summarize(talk, max_sentences=2)
+
+
+def test_prose_with_a_few_quotations_is_summarised_as_before() -> None:
+    prose = (
+        "Dragons hoard gold in deep caves. The hoard grows over centuries of raiding. "
+        "“Never wake a sleeping dragon” is an old saying. Knights seek the hoard for glory. "
+        "Most knights who enter the caves never return. The gold of the hoard is cursed. "
+        "Scholars write about dragons and their hoards."
+    )
+    # one sentence of seven opens with a quotation: no dialogue, nothing ranked lower
+    assert summarize(prose, max_sentences=3) == summarize(
+        prose.replace("“Never wake a sleeping dragon” is", "Never wake a sleeping dragon is"),
+        max_sentences=3).replace("Never wake a sleeping dragon is",
+                                 "“Never wake a sleeping dragon” is")
+
+
+@needs_bench
+def test_sherlock_story_summaries_name_what_happens() -> None:
+    sections = _sections(SHERLOCK, "A Scandal in Bohemia")
+    for title, text in sections.items():
+        summary = summarize(text, max_sentences=3, max_chars=600)
+        sentences = split_sentences(summary)
+        assert sentences, title
+        # no line of dialogue leads, no sentence is cut after "Mr."
+        assert not any(s.startswith(OPENERS) for s in sentences), (title, summary)
+        assert not any(s.endswith((" Mr.", " Mrs.", " Dr.")) for s in sentences), summary
+    # the story's first section was three lines of "said Holmes"; now it is its narration
+    assert "said Holmes" not in summarize(sections["I"], max_sentences=3, max_chars=600)
