@@ -56,19 +56,20 @@ def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped. A
     piece ending in a title before a name ("…said Mr.") is joined to the next one."""
     out = []
-    held = ""
+    held: list[str] = []  # pieces ending in a title, waiting for the rest of the sentence
     for piece in _BOUNDARY.split(text):
         sentence = " ".join(piece.split())
         if not sentence:
             continue
-        if held:
-            sentence, held = f"{held} {sentence}", ""
         if sentence[-1] == "." and _ends_with_title(sentence):
-            held = sentence
+            held.append(sentence)
             continue
+        if held:
+            sentence = " ".join([*held, sentence])
+            held.clear()
         out.append(sentence)
     if held:
-        out.append(held)
+        out.append(" ".join(held))
     return out
 
 
