@@ -91,7 +91,7 @@ def test_dispatcher_errors_name_the_file_and_reason(tmp_path: Path) -> None:
         parse_file(_write(tmp_path, b"hello", "notes.odt"))
     message = str(info.value)
     assert "notes.odt" in message and "'.odt'" in message
-    for ext in (".pdf", ".epub", ".md", ".markdown", ".txt", ".html", ".docx"):
+    for ext in (".pdf", ".epub", ".md", ".markdown", ".mdx", ".txt", ".html", ".docx"):
         assert ext in message and ext in SUPPORTED_EXTENSIONS
 
 

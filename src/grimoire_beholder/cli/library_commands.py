@@ -46,7 +46,7 @@ GlobOpt = Annotated[list[str] | None, typer.Option(
 ))
 def ingest(
     path: Annotated[Path, typer.Argument(
-        help="A .pdf, .epub, .md/.markdown, .txt, .html or .docx file, a folder "
+        help="A .pdf, .epub, .md/.markdown/.mdx, .txt, .html or .docx file, a folder "
         "(recursive), a Calibre library or a Zotero data folder.")],
     name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
     force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]

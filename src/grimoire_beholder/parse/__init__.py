@@ -17,6 +17,7 @@ _SOURCE_TYPES = {
     ".epub": "epub",
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "markdown",
     ".txt": "text",
     ".html": "html",
     ".htm": "html",

@@ -50,6 +50,7 @@ from grimoire_beholder.parse.markdown_pieces import (
     references,
     table_event,
 )
+from grimoire_beholder.parse.markdown_sitegen import split_toml_front_matter, strip_site_markup
 from grimoire_beholder.parse.plain_text import line_count, read_text_file
 
 # Deep enough for any real document (lists in quotes in lists), shallow enough that
@@ -78,7 +79,10 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
     Only flat ``key: value`` lines (and ``key:`` followed by ``- item`` lines, joined with
     ", ") are understood: that covers title/author without pulling in a YAML library.
     An unclosed block is not front matter (it is a thematic break followed by text).
+    Hugo's ``+++`` TOML block is read too (``markdown_sitegen``).
     """
+    if text.startswith("+++") and (toml := split_toml_front_matter(text)) is not None:
+        return toml
     if not text.startswith("---"):
         return {}, text, 0
     lines = text.split("\n", 200)
@@ -397,6 +401,7 @@ def parse_markdown(path: Path) -> ParsedBook:
     total_lines = line_count(text)
     meta, body, offset = split_front_matter(text)
     del text
+    body = strip_site_markup(body)  # line for line: citations still hold
     fm_title = meta.get("title") or None
     builder = _Builder(prelude_title=fm_title or path.stem, lines=body.split("\n"),
                        offset=offset)
