@@ -201,8 +201,9 @@ def sync_library(
 def add_book(
     ctx: Context,
     path: Annotated[str, Field(
-        description="A .pdf, .epub, .md or .txt file, or a folder of them, inside one of the "
-                    "allowed folders (absolute, or relative to an allowed folder).")],
+        description="A .pdf, .epub, .md/.markdown/.mdx, .txt, .html/.htm/.xhtml or .docx "
+                    "file, or a folder of them, inside one of the allowed folders (absolute, "
+                    "or relative to an allowed folder).")],
     name: Annotated[str | None, Field(
         description="Display name (and slug) for a single file; default: its title.")] = None,
 ) -> Annotated[CallToolResult, UpkeepReport]:
