@@ -159,6 +159,22 @@ def test_a_long_comment_never_closed_hides_the_rest_and_says_so(tmp_path: Path) 
                              "end of the file are hidden, as a browser hides them"]
 
 
+def test_a_short_file_left_open_by_a_comment_says_what_it_hides(tmp_path: Path) -> None:
+    """A stray ``<!--`` in a small note hides its last section as a browser would: the
+    user is told which line hides how much, not left to wonder why it is never found."""
+    path = tmp_path / "notes.md"
+    path.write_text("# Notes\n\nApples.\n\n<!-- todo: fix\n\nBananas.\n\n## More\n\n"
+                    "Cherries.\n", encoding="utf-8")
+    book = parse_markdown(path)
+    texts = [b.text for c in book.chapters for s in c.sections for b in s.blocks]
+    assert texts == ["Apples."]
+    assert book.warnings == ["line 5: <!-- is never closed, so the 7 lines from it to the "
+                             "end of the file are hidden, as a browser hides them"]
+    # a comment that is closed hides nothing past itself: no warning
+    path.write_text("# Notes\n\n<!-- closed -->\n\nApples.\n", encoding="utf-8")
+    assert parse_markdown(path).warnings == []
+
+
 def test_a_placeholder_in_angle_brackets_is_kept(tmp_path: Path) -> None:
     """HTML's tags go, and so does other markup (MDX components with attributes, closing
     tags, and a bare ``<Tabs>`` alone on its line: ``markdown_sitegen``); a bare

@@ -35,10 +35,12 @@ from grimoire_beholder.errors import NoTextError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
 from grimoire_beholder.parse.markdown_html import (
     heading_text,
+    hidden_to_end,
     html_block_unclosed,
     html_runs,
     html_text,
     inline_text,
+    unclosed_at_end,
 )
 from grimoire_beholder.parse.markdown_pieces import (
     Event,
@@ -340,6 +342,8 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
             part = lines[piece.start:piece.stop]
             tokens = _markdown().parse("\n".join(part), env)
             found = _events(tokens) + _orphans(tokens, part)
+            if piece.stop >= len(lines) and (hidden := unclosed_at_end(tokens)):
+                warnings.append(hidden_to_end(hidden[0] + piece.start + 1 + offset, *hidden[1:]))
             del tokens
             for first, level, text, line_map in sorted(found, key=lambda event: event[0]):
                 yield (first + piece.start, level, text,
@@ -352,9 +356,8 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
         elif piece.kind == "html":
             block = "\n".join(lines[piece.start:piece.stop])
             if piece.stop >= len(lines) and (opener := html_block_unclosed(block)):
-                warnings.append(f"line {piece.start + 1 + offset}: {opener} is never closed, so "
-                                f"the {block.rstrip().count(chr(10)) + 1:,} lines from it to "
-                                "the end of the file are hidden, as a browser hides them")
+                warnings.append(hidden_to_end(piece.start + 1 + offset, opener,
+                                              block.rstrip().count("\n") + 1))
             yield from html_events(lines, piece)
         else:
             yield table_event(lines, piece)

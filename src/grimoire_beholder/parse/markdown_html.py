@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 
 from markdown_it.token import Token
 
@@ -203,6 +204,27 @@ def html_block_unclosed(block: str) -> str | None:
     for opener, closer in _BLOCK_OPENERS:
         if found := opener.match(block):
             return None if closer.search(block) else found.group()
+    return None
+
+
+def hidden_to_end(line: int, opener: str, lines: int) -> str:
+    """The warning for an HTML block opened at 1-based ``line`` by ``opener`` that nothing
+    closes, hiding its ``lines`` lines to the end of the file."""
+    return (f"line {line}: {opener} is never closed, so the {lines:,} lines from it to the "
+            "end of the file are hidden, as a browser hides them")
+
+
+def unclosed_at_end(tokens: Sequence[Token]) -> tuple[int, str, int] | None:
+    """For markdown-it's ``tokens`` of a text: (0-based first line, opener, line count) of
+    its last block when that is an HTML block nothing closes (so it runs to the text's
+    end); else None."""
+    for token in reversed(tokens):
+        if token.map is None or token.level != 0:
+            continue
+        if token.type == "html_block" and (opener := html_block_unclosed(token.content)):
+            start, end = token.map
+            return start, opener, end - start
+        return None
     return None
 
 
