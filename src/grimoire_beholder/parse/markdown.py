@@ -404,7 +404,7 @@ def parse_markdown(path: Path) -> ParsedBook:
     total_lines = line_count(text)
     meta, body, offset = split_front_matter(text)
     del text
-    body = strip_site_markup(body)  # line for line: citations still hold
+    body = strip_site_markup(body, liquid=offset > 0)  # line for line; Liquid: Jekyll pages
     fm_title = meta.get("title") or None
     builder = _Builder(prelude_title=fm_title or path.stem, lines=body.split("\n"),
                        offset=offset)

@@ -18,12 +18,20 @@ as the input, so every block is still cited by its own source lines:
   a tag whose name starts with a capital and has a small letter, so ``<FILE>`` stays a
   placeholder — goes, as do ``{/* comments */}``.
 * Hugo shortcodes ``{{< note >}}`` / ``{{% alert title="Careful" %}}`` (a ``title``,
-  ``summary``, ``caption`` or ``header`` value is kept as text); Jekyll / Liquid tags
-  ``{% include … %}`` and ``{{ site.x }}`` / ``{{ page.x }}`` values. What ``{% raw %}``
-  wraps stays as written; ``{% highlight ruby %}`` / ``{{< highlight go >}}`` regions
-  become fenced code.
+  ``summary``, ``caption`` or ``header`` value is kept as text); ``{{< highlight go >}}``
+  regions become fenced code. Jekyll / Liquid tags ``{% include … %}`` and
+  ``{{ site.x }}`` / ``{{ page.x }}`` values go only from a page with front matter
+  (``liquid=True``): Jekyll renders Liquid nowhere else, and anywhere else they are words
+  a reader sees, like a Jinja tutorial's examples. There, what ``{% raw %}`` wraps stays as
+  written and ``{% highlight ruby %}`` regions become fenced code.
 * Attribute lists (``## Setup {#setup}``, ``[Start](#){ .md-button }``, ``{: .note}``
-  lines) and MkDocs-Material icons (``:material-check:``) go.
+  lines) and MkDocs-Material icons (``:material-check:``) go; a heading made only of
+  markup keeps its text as written rather than becoming untitled.
+
+Prose that only opens like a marker stays as written, every word of it: an admonition
+line with no quoted title and no indented body under it ("!!! Do not run this"), and
+words after ``::: `` and a space that are not one name (Pandoc) or a known container's
+type and title (VitePress ``::: tip Title``).
 
 Inside fenced and indented code and code spans nothing changes. A body with none of these
 markers is returned as it is, found by one scan at C speed; otherwise the work is one pass
@@ -58,7 +66,10 @@ _BLOCK = re.compile(r"[ \t]*/{3,}[ \t]*(?:(?P<name>[\w-]+)(?:[ \t]*\|[ \t]*(?P<t
 _BLOCK_OPTION = re.compile(r"[\w-]+:(?:[ \t].*)?")
 _SNIPPET = re.compile(r"[ \t]*-{1,3}8<-{1,3}[ \t].*|[ \t]*-{1,3}8<-{1,3}[ \t]*")
 # Docusaurus / remark-directive / Pandoc containers: ":::name[label]{attrs} rest" or ":::".
-_DIRECTIVE = re.compile(r"[ \t]*:{3,}[ \t]*(?P<name>[A-Za-z][\w-]*)?(?P<rest>.*)")
+_DIRECTIVE = re.compile(r"[ \t]*:{3,}(?P<gap>[ \t]*)(?P<name>[A-Za-z][\w-]*)?(?P<rest>.*)")
+# VitePress / VuePress containers, written "::: tip Title" (a space, then type and title).
+_CONTAINERS = frozenset({"note", "tip", "info", "warning", "caution", "danger", "details",
+                         "important", "success", "code-group", "raw", "v-pre"})
 _ATTRS = re.compile(r"\{[^{}]*\}")
 # MDX's top-level ESM: an import with a quoted source, or an export of a declaration.
 _ESM = re.compile(r"import[ \t]+(?:[\w*{}\s,$]+?[ \t]+from[ \t]*)?['\"]"
@@ -82,17 +93,20 @@ _RAW_OPEN = re.compile(r"[ \t]*\{%-?[ \t]*raw[ \t]*-?%\}[ \t]*")
 _RAW_CLOSE = re.compile(r"\{%-?[ \t]*endraw[ \t]*-?%\}")
 # Inline markers, each scanning at most a bounded distance (a shortcode or tag no further
 # than the next brace); a code span is matched first and kept, so nothing in it changes.
-_INLINE = re.compile(
-    r"(?:(?P<code>(?<!`)(`++)[^`\n]{1,2000}?(?<!`)\2(?!`))"
+_INLINE_CODE = r"(?P<code>(?<!`)(`++)[^`\n]{1,2000}?(?<!`)\2(?!`))"
+_INLINE_LIQUID = (
     r"|(?P<raw>\{%-?[ \t]*raw[ \t]*-?%\}(?P<verbatim>(?:[^{\n]|\{(?!%-?[ \t]*raw\b)){0,200}?)"
     r"\{%-?[ \t]*endraw[ \t]*-?%\})"
-    r"|(?P<shortcode>\{\{<(?![ \t]*/\*)[^{}\n]{0,500}?>\}\}|\{\{%[^{}\n]{0,500}?%\}\})"
     r"|\{%[^{}\n]{0,500}?%\}"
-    r"|\{\{-?[ \t]*" + _LIQUID_OBJECTS + r"[^{}\n]{0,200}\}\}"
+    r"|\{\{-?[ \t]*" + _LIQUID_OBJECTS + r"[^{}\n]{0,200}\}\}")
+_INLINE_SITE = (
+    r"|(?P<shortcode>\{\{<(?![ \t]*/\*)[^{}\n]{0,500}?>\}\}|\{\{%[^{}\n]{0,500}?%\}\})"
     r"|\{:?[ \t]*[.#][A-Za-z][\w-]*"  # an attribute list: [Start](#){ .md-button }
     r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"\n]{0,200}\"|[^\s{}\"]+)))*[ \t]*\}"
-    r"|:(?:material|octicons|fontawesome|simple|lucide)-[\w-]{1,100}:"  # an icon
-    + r")(?P<after>[ \t]*)")
+    r"|:(?:material|octicons|fontawesome|simple|lucide)-[\w-]{1,100}:")  # an icon
+_INLINE = re.compile(f"(?:{_INLINE_CODE}{_INLINE_LIQUID}{_INLINE_SITE})(?P<after>[ \t]*)")
+_INLINE_NO_LIQUID = re.compile(f"(?:{_INLINE_CODE}{_INLINE_SITE})(?P<after>[ \t]*)")
+_EMPTY_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+#*)?[ \t]*")
 _KEPT_PARAM = re.compile(r"\b(?:title|summary|caption|header)[ \t]*=[ \t]*"
                          r"(?:\"([^\"]*)\"|'([^']*)')")
 _TAB_STOP = 4
@@ -135,13 +149,14 @@ def _dedent(line: str, columns: int) -> str:
 def _inline(found: re.Match[str]) -> str:
     """A code span as written; a marker replaced by what it shows. The blanks after a
     marker that shows nothing go when blanks precede it, so words stay one space apart."""
-    after = found.group("after")
-    if found.group("code") is not None:
+    groups = found.groupdict()
+    after = groups["after"]
+    if groups["code"] is not None:
         return found.group()
-    if found.group("raw") is not None:
-        return found.group("verbatim") + after
+    if groups.get("raw") is not None:
+        return groups["verbatim"] + after
     shown = ""
-    if found.group("shortcode") is not None and (kept := _KEPT_PARAM.search(found.group())):
+    if groups["shortcode"] is not None and (kept := _KEPT_PARAM.search(found.group())):
         shown = next(part for part in kept.groups() if part is not None)
     start = found.start()
     if not shown and (start == 0 or found.string[start - 1] in " \t"):
@@ -162,6 +177,7 @@ class _Reader:
     """The state of one pass: open fence, MkDocs blocks, ESM statement, JSX tag, region."""
 
     lines: list[str]
+    liquid: bool = True  # Liquid tags are markup (a page with front matter), else text
     blocks: list[int] = field(default_factory=list)  # body indent of each open MkDocs block
     fence: tuple[str, int, int] | None = None  # mark, length, blocks open when it opened
     region: re.Pattern[str] | None = None  # what closes a raw or highlight region
@@ -254,15 +270,30 @@ class _Reader:
             shown = self._line_marker(number, line, text, width)
             if shown is not None:
                 return shown
-        if "{" in line:
-            line = _INLINE.sub(_inline, line)
+        if "{" in line or ":" in line:
+            written = line
+            line = (_INLINE if self.liquid else _INLINE_NO_LIQUID).sub(_inline, line)
             if first == "#" and (heading := _HEADING_ATTRS.fullmatch(line)):
                 line = heading.group(1)
+            if first == "#" and _EMPTY_HEADING.fullmatch(line):
+                return written  # a heading of markup only: its text, not "Untitled"
         return line
+
+    def _has_body(self, number: int) -> bool:
+        """Whether the next non-blank line after line ``number`` is indented under it (each
+        blank line is looked at by one opener at most: linear)."""
+        below = number + 1
+        while below < len(self.lines) and not self.lines[below].strip():
+            below += 1
+        return below < len(self.lines) \
+            and _indent(self.lines[below]) >= _indent(self.lines[number]) + _TAB_STOP
 
     def _line_marker(self, number: int, line: str, text: str, width: int) -> str | None:
         """What a line that is one marker shows (its title, or nothing), else None."""
         if found := _ADMONITION.fullmatch(line) or _TAB.fullmatch(line):
+            if found.re is _ADMONITION and found.group(1) is None \
+                    and not self._has_body(number):
+                return None  # "!!! Do not run this": a sentence, not an empty admonition
             self.blocks.append(_TAB_STOP * (len(self.blocks) + 1) + width)
             return " " * width + (found.group(1) or "").strip()
         if found := _BLOCK.fullmatch(line):
@@ -270,8 +301,11 @@ class _Reader:
             title = "" if found.group("name") == "html" else (found.group("title") or "")
             return " " * width + title if title else ""
         if found := _DIRECTIVE.fullmatch(line):
-            rest = found.group("rest").strip()
-            if found.group("name") or not rest or rest.startswith("{"):
+            rest, name = found.group("rest").strip(), found.group("name")
+            if name and found.group("gap") and rest and rest[0] not in "{:[" \
+                    and name.lower() not in _CONTAINERS:
+                return None  # "::: not a directive": words after the colons
+            if name or not rest or rest.startswith("{"):
                 title = _title(rest)
                 return " " * width + title if title else ""
         if width == 0 and not self.blocks and self.blank and _ESM.match(line[:_ESM_SCAN]):
@@ -287,21 +321,24 @@ class _Reader:
                 and number < self.last.get("*/}", -1):
             self.comment = True
             return ""
-        if (found := _CODE_REGION.fullmatch(line)) and number < self.last["highlight"]:
+        if (found := _CODE_REGION.fullmatch(line)) and (self.liquid or found.group(2)) \
+                and number < self.last["highlight"]:
             self.region = _CODE_REGION_END
             return " " * width + "~~~~~~~~~" + (found.group(1) or found.group(2))
-        if _RAW_OPEN.fullmatch(line) and number < self.last.get("endraw", -1):
+        if self.liquid and _RAW_OPEN.fullmatch(line) \
+                and number < self.last.get("endraw", -1):
             self.region = _RAW_CLOSE
             return ""
         return None
 
 
-def strip_site_markup(body: str) -> str:
+def strip_site_markup(body: str, liquid: bool = True) -> str:
     """``body`` with doc-site generator markup removed (see the module docstring), line for
-    line: the result has as many lines as ``body``, each the same source line's text."""
+    line: the result has as many lines as ``body``, each the same source line's text.
+    ``liquid``: whether Liquid tags are markup (the page had front matter) or text."""
     if _ANY_MARKER.search(body) is None:
         return body
-    return "\n".join(_Reader(body.split("\n")).run())
+    return "\n".join(_Reader(body.split("\n"), liquid).run())
 
 
 def split_toml_front_matter(text: str) -> tuple[dict[str, str], str, int] | None:
