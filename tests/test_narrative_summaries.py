@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from fakes import FakeEmbedder
+from grimoire_beholder.library import Library
 from grimoire_beholder.models.extractive import split_sentences, summarize
 from grimoire_beholder.parse import parse_file
-from helpers import BENCH
+from helpers import BENCH, fake_config
 
 SHERLOCK = BENCH / "books" / "arthur-conan-doyle_the-adventures-of-sherlock-holmes.epub"
 needs_bench = pytest.mark.skipif(not SHERLOCK.is_file(), reason="the shared bench is absent")
@@ -81,3 +83,50 @@ def test_sherlock_story_summaries_name_what_happens() -> None:
         assert not any(s.endswith((" Mr.", " Mrs.", " Dr.")) for s in sentences), summary
     # the story's first section was three lines of "said Holmes"; now it is its narration
     assert "said Holmes" not in summarize(sections["I"], max_sentences=3, max_chars=600)
+
+
+def _summary_of(tmp_path: Path, name: str, text: str) -> str:
+    """The summary ``show`` prints for the first section of ``text`` ingested as ``name``."""
+    (tmp_path / "lib").mkdir(exist_ok=True)
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with Library.open(config=fake_config(tmp_path / "lib"), embedder=FakeEmbedder()) as lib:
+        book = lib.ingest(tmp_path / name)
+        return lib.section(book.slug, 0, 0).summary
+
+
+def test_a_number_after_no_or_art_starts_no_sentence(tmp_path: Path) -> None:
+    lease = ("# Lease\n\nArt. 5 The tenant pays the rent on the first day of each month. "
+             "No. 3 of the schedule applies to every lease of the building. See Art. 12 and "
+             "No. 7 for the deposit. Fig. 2 shows the floor plan of the flat.\n")
+    summary = _summary_of(tmp_path, "lease.md", lease)
+    sentences = split_sentences(summary)
+    assert sentences, summary
+    # every sentence keeps its article's number; none opens on a bare number
+    assert not any(s[0].isdigit() for s in sentences), sentences
+    assert not any(s.endswith((" Art.", " No.", " Fig.")) or s in ("Art.", "No.")
+                   for s in sentences), sentences
+    assert split_sentences("See Art. 12 and No. 7. The end. It was No. The end.") == [
+        "See Art. 12 and No. 7.", "The end.", "It was No.", "The end."]
+
+
+def test_sir_and_jr_end_a_sentence() -> None:
+    # written after a name or alone, never before one: their period ends the sentence
+    assert split_sentences("Yes, sir. I will go now. It was signed by Sammy Davis Jr. "
+                           "He sang that night.") == [
+        "Yes, sir.", "I will go now.", "It was signed by Sammy Davis Jr.", "He sang that night."]
+
+
+def test_french_and_german_quotations_end_where_they_close(tmp_path: Path) -> None:
+    assert split_sentences("« Très bien. » Le soleil se couchait. « Venez ! » dit-elle.") == [
+        "« Très bien. »", "Le soleil se couchait.", "« Venez ! » dit-elle."]
+    assert split_sentences("«Très bien.» Le soleil se couchait.") == [
+        "«Très bien.»", "Le soleil se couchait."]
+    assert split_sentences("„Setz dich.“ Der Raum war dunkel. »Komm.« Er ging.") == [
+        "„Setz dich.“", "Der Raum war dunkel.", "»Komm.«", "Er ging."]
+    story = ("# Le soir\n\n« Entrez. » « Qui est là ? » « C’est moi. » « Asseyez-vous. » "
+             "Le vieux médecin habitait une maison de pierre au bord du fleuve, près du "
+             "moulin. Chaque soir il marchait le long du fleuve jusqu’au moulin. "
+             "« Bonsoir. »\n")
+    summary = _summary_of(tmp_path, "soir.md", story)
+    assert "Le vieux médecin habitait" in summary and "Chaque soir" in summary, summary
+    assert not any(s.startswith("»") for s in split_sentences(summary)), summary  # no stray »

@@ -9,7 +9,10 @@ Fiction: in a section where at least :data:`SPEECH_SHARE` of the sentences open 
 quotation mark or a dash (or end one), those lines of dialogue ("“Come in!” said Holmes.") rank
 :data:`SPEECH_FACTOR` times lower than the narration around them, which says who is where and
 what happens; a section that is all dialogue still gets its most central lines. A title
-before a name ("Mr. Holmes", "St. Louis", ``text.NAME_TITLES``) ends no sentence.
+before a name ("Mr. Holmes", "St. Louis", ``text.NAME_TITLES``) ends no sentence, nor does an
+abbreviation before a number ("Art. 5", "No. 3", "Fig. 2"); "sir." and "Jr." do (they come
+after a name or alone). A quotation ends a sentence where it closes, in French (« … »,
+spaced or not) and German („ … “, » … «) as in English.
 
 Work is bounded for giant sections: only the first :data:`MAX_SENTENCES` sentences (of the
 first :data:`MAX_INPUT_CHARS` characters) are considered, so time stays linear and small.
@@ -29,7 +32,16 @@ MIN_SENTENCE_TOKENS = 4  # headings and fragments are rarely good summary senten
 SPEECH_SHARE = 0.3  # of a section's sentences opening with speech: dialogue, ranked lower
 SPEECH_FACTOR = 0.25
 _SPEECH_OPENERS = ("“", '"', "‘", "'", "«", "„", "—", "–")
-_SPEECH_CLOSERS = ("”", "»", "“", '"')  # a sentence ending a speech that began before it
+_SPEECH_CLOSERS = ("”", "»", "“", '"', "«")  # a sentence ending a speech begun before it
+# Their period ends a sentence: "Yes, sir." and "Sammy Davis Jr." come after a name, if any.
+_HELD_TITLES = NAME_TITLES - {"sir", "jr"}
+# Abbreviations written before a number: "Art. 5", "No. 3", "pp. 12", "Jan. 5".
+_NUMBER_ABBREVIATIONS = frozenset({
+    "no", "nos", "nr", "art", "arts", "sec", "secs", "fig", "figs", "vol", "vols", "ch",
+    "chap", "p", "pp", "para", "paras", "approx", "ca", "eq", "eqs", "tab", "abs", "ref",
+    "cl", "pt", "pts", "op", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
+    "oct", "nov", "dec",
+})
 
 _NO_SPACE_RUN = re.compile(f"[{NO_SPACE_CHARS}]+")
 _WORD = re.compile(rf"[^\W\d_{NO_SPACE_CHARS}][^\W_{NO_SPACE_CHARS}]*")
@@ -37,33 +49,46 @@ _WORD = re.compile(rf"[^\W\d_{NO_SPACE_CHARS}][^\W_{NO_SPACE_CHARS}]*")
 # character that is not a lowercase letter (so "e.g. the" is not cut), right after a CJK
 # full stop (plus closer) even without a space, and at blank lines.
 _END = r"[.!?…]"
-_CLOSE = r"[\"'”’)\]」』）]"
+_CLOSE = r"[\"'”’)\]」』）“»«]"
 _BOUNDARY = re.compile(
-    rf"(?<={_END})\s+(?=[^\sa-z])|(?<={_END}{_CLOSE})\s+(?=[^\sa-z])"
+    rf"(?<={_END})\s+(?=[^\sa-z»]|»\S)|(?<={_END}{_CLOSE})\s+(?=[^\sa-z])"
+    rf"|(?<={_END}\s»)\s+(?=[^\sa-z])"  # French: « Très bien. » Le soleil…
     rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
     r"|\n\s*\n"
 )
 _TRAILING_WORD = re.compile(r"[^\W\d_]{1,6}$")
 
 
-def _ends_with_title(sentence: str) -> bool:
-    """Whether ``sentence`` ends with a title before a name and its period ("…said Mr.")."""
+def _abbreviation(sentence: str) -> str | None:
+    """The word before the final period of ``sentence``, lower-cased, if it may be an
+    abbreviation ("…said Mr." → "mr"); None when it ends otherwise."""
+    if sentence[-1] != ".":
+        return None
     last = _TRAILING_WORD.search(sentence[-8:-1])
-    return last is not None and last.group().lower() in NAME_TITLES
+    return last.group().lower() if last is not None else None
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped. A
-    piece ending in a title before a name ("…said Mr.") is joined to the next one."""
+    piece ending in a title before a name ("…said Mr.") is joined to the next one, and one
+    ending in an abbreviation before a number ("See Art.") to a next one opening with a
+    digit ("12 and No. 7.")."""
     out = []
     held: list[str] = []  # pieces ending in a title, waiting for the rest of the sentence
+    number = False  # the last held piece waits for a number, not a name
     for piece in _BOUNDARY.split(text):
         sentence = " ".join(piece.split())
         if not sentence:
             continue
-        if sentence[-1] == "." and _ends_with_title(sentence):
+        if number and not sentence[0].isdigit():
+            out.append(" ".join(held))  # "It was No." ended there
+            held.clear()
+        word = _abbreviation(sentence)
+        if word in _HELD_TITLES or word in _NUMBER_ABBREVIATIONS:
             held.append(sentence)
+            number = word not in _HELD_TITLES
             continue
+        number = False
         if held:
             sentence = " ".join([*held, sentence])
             held.clear()
