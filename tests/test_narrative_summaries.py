@@ -14,6 +14,7 @@ from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.models.extractive import split_sentences, summarize
 from grimoire_beholder.parse import parse_file
+from grimoire_beholder.structure.sections import shape_chapter
 from helpers import BENCH, fake_config
 
 SHERLOCK = BENCH / "books" / "arthur-conan-doyle_the-adventures-of-sherlock-holmes.epub"
@@ -130,3 +131,16 @@ def test_french_and_german_quotations_end_where_they_close(tmp_path: Path) -> No
     summary = _summary_of(tmp_path, "soir.md", story)
     assert "Le vieux médecin habitait" in summary and "Chaque soir" in summary, summary
     assert not any(s.startswith("»") for s in split_sentences(summary)), summary  # no stray »
+
+
+@needs_bench
+def test_a_story_part_is_titled_by_its_words_not_its_quotation_marks() -> None:
+    """A long story with no headings is cut into parts titled by their first words; a part
+    that opens with dialogue is titled by the words, as a reader would name it."""
+    book = parse_file(SHERLOCK)
+    chapter = next(c for c in book.chapters if c.title == "The Redheaded League")
+    titles = [s.title for s in shape_chapter(chapter, 3000)]
+    assert len(titles) > 2 and all(t.startswith(f"Section {n} — ")
+                                   for n, t in enumerate(titles, start=1))
+    assert "Section 2 — Not so many as you might…" in titles  # was "— “ ‘Not so many as you…"
+    assert not any(t.split(" — ", 1)[1].startswith((*OPENERS, "‘", "'")) for t in titles)

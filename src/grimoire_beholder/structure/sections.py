@@ -14,6 +14,7 @@ from grimoire_beholder.structure.chunks import chunk_section, count_tokens
 
 BREADCRUMB_SEPARATOR = " › "
 _TITLE_WORDS = 6
+_SPEECH_MARKS = "\"'“”‘’«»„‚—–"
 # A last part smaller than this share of the target is folded into the part before it.
 _TAIL_SHARE = 0.25
 
@@ -29,9 +30,14 @@ def _is_native(section: ParsedSection) -> bool:
 
 
 def _first_words(blocks: list[Block]) -> str:
+    """The part's first words, without the quotation marks or dash a line of dialogue opens
+    with (``Section 2 — Not so many as you…``, not ``— “ ‘Not so many as you…``)."""
     for block in blocks:
         words = block.text[:400].split()
+        while words and not words[0].strip(_SPEECH_MARKS):
+            words.pop(0)
         if words:
+            words[0] = words[0].lstrip(_SPEECH_MARKS)
             head = " ".join(words[:_TITLE_WORDS])
             return head + "…" if len(words) > _TITLE_WORDS or len(block.text) > 400 else head
     return ""
