@@ -133,3 +133,27 @@ Text under the third.
     # not "Untitled" twice: the outline shows what the heading holds
     assert titles == ["{% include chapter-title.html %}", ":material-rocket-launch:",
                       "Options"]
+
+
+def test_a_bare_capitalised_placeholder_alone_on_its_line_is_kept(tmp_path: Path) -> None:
+    # MDX closes every component it opens: a bare <Enter> never closed is a key the writer
+    # typed (as before .mdx support), while <Tabs> ... </Tabs> is a component and goes
+    page = """\
+# Keys
+
+Type the command and press
+<Enter>
+
+<Ctrl> <Alt>
+
+<Tabs>
+<TabItem value="npm">
+
+Run npm install.
+
+</TabItem>
+</Tabs>
+"""
+    texts, _ = _book(tmp_path, "keys.md", page)
+    assert texts == ["Type the command and press\n<Enter>", "<Ctrl> <Alt>",
+                     "Run npm install."]

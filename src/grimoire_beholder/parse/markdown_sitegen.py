@@ -16,7 +16,8 @@ as the input, so every block is still cited by its own source lines:
   become their title and ``:::`` closers go (Pandoc's ``::: {.note}`` divs too); a line
   holding only JSX component tags — ``<Tabs>``, ``</TabItem>``, ``<DocCardList />``,
   a tag whose name starts with a capital and has a small letter, so ``<FILE>`` stays a
-  placeholder — goes, as do ``{/* comments */}``.
+  placeholder — goes, as do ``{/* comments */}``. A bare ``<Enter>`` that the page never
+  closes (MDX closes every component it opens) is a placeholder too, and stays.
 * Hugo shortcodes ``{{< note >}}`` / ``{{% alert title="Careful" %}}`` (a ``title``,
   ``summary``, ``caption`` or ``header`` value is kept as text); ``{{< highlight go >}}``
   regions become fenced code. Jekyll / Liquid tags ``{% include … %}`` and
@@ -79,6 +80,8 @@ _ESM = re.compile(r"import[ \t]+(?:[\w*{}\s,$]+?[ \t]+from[ \t]*)?['\"]"
 _COMPONENT = (r"</?[A-Z][A-Z0-9_.]*[a-z][\w.]*(?:\s(?:[^<>\"'{}]|\"[^\"]*\"|'[^']*'"
               r"|\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})*)?/?>")
 _COMPONENT_LINE = re.compile(rf"[ \t]*(?:{_COMPONENT}[ \t]*)+")
+_BARE_COMPONENT = re.compile(r"<([A-Z][A-Z0-9_.]*[a-z][\w.]*)[ \t]*>")  # no attributes
+_CLOSING_COMPONENT = re.compile(r"</([A-Z][A-Z0-9_.]*[a-z][\w.]*)")
 _COMPONENT_OPEN = re.compile(r"[ \t]*<[A-Z][A-Z0-9_.]*[a-z][\w.]*[ \t]*")  # attributes follow
 _COMPONENT_END = re.compile(r".*>[ \t]*")
 _MDX_COMMENT = re.compile(r"[ \t]*\{/\*.*?\*/\}[ \t]*")
@@ -191,12 +194,15 @@ class _Reader:
     # The last line that could close each multi-line construct: one left open past it is
     # not one (its opener stays as written), so no opener hides the rest of the file.
     last: dict[str, int] = field(default_factory=dict)
+    closed: set[str] = field(default_factory=set)  # the components closed anywhere
 
     def run(self) -> list[str]:
         for number, line in enumerate(self.lines):
             for closer in ("*/}", "endraw", "highlight"):
                 if closer in line:
                     self.last[closer] = number
+            if "</" in line:
+                self.closed.update(_CLOSING_COMPONENT.findall(line))
         out = []
         for number, raw in enumerate(self.lines):
             line = self._unnest(raw)
@@ -311,7 +317,10 @@ class _Reader:
         if width == 0 and not self.blocks and self.blank and _ESM.match(line[:_ESM_SCAN]):
             self.esm = True
             return ""
-        if _COMPONENT_LINE.fullmatch(line) or _SNIPPET.fullmatch(line) \
+        if _COMPONENT_LINE.fullmatch(line):
+            bare = _BARE_COMPONENT.findall(line)
+            return "" if all(name in self.closed for name in bare) else None
+        if _SNIPPET.fullmatch(line) \
                 or _ATTR_LINE.fullmatch(line) or _MDX_COMMENT.fullmatch(line):
             return ""
         if _COMPONENT_OPEN.fullmatch(line):
