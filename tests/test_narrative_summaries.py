@@ -144,3 +144,16 @@ def test_a_story_part_is_titled_by_its_words_not_its_quotation_marks() -> None:
                                    for n, t in enumerate(titles, start=1))
     assert "Section 2 — Not so many as you might…" in titles  # was "— “ ‘Not so many as you…"
     assert not any(t.split(" — ", 1)[1].startswith((*OPENERS, "‘", "'")) for t in titles)
+
+
+def test_chinese_and_japanese_dialogue_give_way_to_narration() -> None:
+    chinese = ("“你好，”他说。“你好吗？”她问。“我很好，”他回答。“那太好了，”她说。"
+               "在古城北边的一座小庙里，两个人每天早上打扫。庙的院子里有一棵大樱桃树。")
+    # each quotation opens its own sentence, not the end of the one before
+    assert split_sentences(chinese)[:2] == ["“你好，”他说。", "“你好吗？”"]
+    japanese = ("「こんにちは」と彼は言った。「元気ですか」と彼女は聞いた。"
+                "「はい、元気です」と彼は答えた。「それはよかった」と彼女は言った。"
+                "古い町の北にある小さな寺で、二人は毎朝掃除をしていた。寺の庭には大きな桜の木があった。")
+    for story in (chinese, japanese):
+        summary = summarize(story, max_sentences=2, max_chars=300)
+        assert not summary.startswith(("“", "「")), summary

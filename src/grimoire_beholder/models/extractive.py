@@ -6,13 +6,13 @@ section's centroid — cheap, deterministic and language-agnostic enough: Latin-
 is split into words, runs of scripts without spaces (CJK, Thai …) into character bigrams.
 
 Fiction: in a section where at least :data:`SPEECH_SHARE` of the sentences open with a
-quotation mark or a dash (or end one), those lines of dialogue ("“Come in!” said Holmes.") rank
-:data:`SPEECH_FACTOR` times lower than the narration around them, which says who is where and
-what happens; a section that is all dialogue still gets its most central lines. A title
-before a name ("Mr. Holmes", "St. Louis", ``text.NAME_TITLES``) ends no sentence, nor does an
-abbreviation before a number ("Art. 5", "No. 3", "Fig. 2"); "sir." and "Jr." do (they come
-after a name or alone). A quotation ends a sentence where it closes, in French (« … »,
-spaced or not) and German („ … “, » … «) as in English.
+quotation mark (「 」 too) or a dash (or end one), those lines of dialogue ("“Come in!” said
+Holmes.") rank :data:`SPEECH_FACTOR` times lower than the narration around them, which says
+who is where and what happens; a section that is all dialogue still gets its most central
+lines. A title before a name ("Mr. Holmes", "St. Louis", ``text.NAME_TITLES``) ends no
+sentence, nor does an abbreviation before a number ("Art. 5", "No. 3", "Fig. 2"); "sir." and
+"Jr." do (they come after a name or alone). A quotation ends a sentence where it closes, in
+French (« … », spaced or not) and German („ … “, » … «) as in English.
 
 Work is bounded for giant sections: only the first :data:`MAX_SENTENCES` sentences (of the
 first :data:`MAX_INPUT_CHARS` characters) are considered, so time stays linear and small.
@@ -31,8 +31,9 @@ MAX_SENTENCES = 400
 MIN_SENTENCE_TOKENS = 4  # headings and fragments are rarely good summary sentences
 SPEECH_SHARE = 0.3  # of a section's sentences opening with speech: dialogue, ranked lower
 SPEECH_FACTOR = 0.25
-_SPEECH_OPENERS = ("“", '"', "‘", "'", "«", "„", "—", "–")
-_SPEECH_CLOSERS = ("”", "»", "“", '"', "«")  # a sentence ending a speech begun before it
+_SPEECH_OPENERS = ("“", '"', "‘", "'", "«", "„", "「", "『", "—", "–")
+# A sentence ending a speech begun before it.
+_SPEECH_CLOSERS = ("”", "»", "“", '"', "«", "」", "』")
 # Their period ends a sentence: "Yes, sir." and "Sammy Davis Jr." come after a name, if any.
 _HELD_TITLES = NAME_TITLES - {"sir", "jr"}
 # Abbreviations written before a number: "Art. 5", "No. 3", "pp. 12", "Jan. 5".
@@ -49,9 +50,10 @@ _WORD = re.compile(rf"[^\W\d_{NO_SPACE_CHARS}][^\W_{NO_SPACE_CHARS}]*")
 # character that is not a lowercase letter (so "e.g. the" is not cut), right after a CJK
 # full stop (plus closer) even without a space, and at blank lines.
 _END = r"[.!?…]"
-_CLOSE = r"[\"'”’)\]」』）“»«]"
+_CLOSE = r"[\"'”’)\]」』）]"
+_LATIN_CLOSE = r"[\"'”’)\]」』）“»«]"  # German „…“ and »…«, French «…»: never open after a stop
 _BOUNDARY = re.compile(
-    rf"(?<={_END})\s+(?=[^\sa-z»]|»\S)|(?<={_END}{_CLOSE})\s+(?=[^\sa-z])"
+    rf"(?<={_END})\s+(?=[^\sa-z»]|»\S)|(?<={_END}{_LATIN_CLOSE})\s+(?=[^\sa-z])"
     rf"|(?<={_END}\s»)\s+(?=[^\sa-z])"  # French: « Très bien. » Le soleil…
     rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
     r"|\n\s*\n"
