@@ -157,3 +157,26 @@ Run npm install.
     texts, _ = _book(tmp_path, "keys.md", page)
     assert texts == ["Type the command and press\n<Enter>", "<Ctrl> <Alt>",
                      "Run npm install."]
+
+
+def test_a_mkdocstrings_identifier_is_kept_whole_and_its_options_go(tmp_path: Path) -> None:
+    # "::: package.module.Class" is replaced by that object's API docs: its dotted name is
+    # what a reader searches for, its YAML options are configuration
+    page = """\
+# Environment plugins
+
+Whenever an environment is used, this logic runs:
+
+::: hatch.env.plugin.interface.EnvironmentInterface
+    options:
+      show_root_heading: false
+      members:
+      - PLUGIN_NAME
+      - install_project
+
+The end.
+"""
+    texts, _ = _book(tmp_path, "reference.md", page)
+    assert texts == ["Whenever an environment is used, this logic runs:",
+                     "hatch.env.plugin.interface.EnvironmentInterface",
+                     "- PLUGIN_NAME", "- install_project", "The end."], texts

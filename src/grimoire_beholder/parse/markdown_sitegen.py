@@ -14,10 +14,12 @@ as the input, so every block is still cited by its own source lines:
 * Docusaurus / MDX: ``import`` / ``export`` statements at the top level (each with its
   continuation lines, up to a blank line); ``:::tip Title`` / ``:::note[Title]`` openers
   become their title and ``:::`` closers go (Pandoc's ``::: {.note}`` divs too); a line
-  holding only JSX component tags — ``<Tabs>``, ``</TabItem>``, ``<DocCardList />``,
-  a tag whose name starts with a capital and has a small letter, so ``<FILE>`` stays a
-  placeholder — goes, as do ``{/* comments */}``. A bare ``<Enter>`` that the page never
-  closes (MDX closes every component it opens) is a placeholder too, and stays.
+  holding only JSX component tags — ``<Tabs>``, ``</TabItem>``, ``<DocCardList />``, a tag
+  whose name starts with a capital and has a small letter, so ``<FILE>`` stays a placeholder
+  — goes, as do ``{/* comments */}``. mkdocstrings' ``::: package.module.Class`` keeps its
+  dotted name (the API docs it stands for are titled by it); the ``key: value`` lines of its
+  indented YAML options go, their ``- member`` names stay. A bare ``<Enter>`` that the page
+  never closes (MDX closes every component it opens) is a placeholder too, and stays.
 * Hugo shortcodes ``{{< note >}}`` / ``{{% alert title="Careful" %}}`` (a ``title``,
   ``summary``, ``caption`` or ``header`` value is kept as text); ``{{< highlight go >}}``
   regions become fenced code. Jekyll / Liquid tags ``{% include … %}`` and
@@ -186,6 +188,7 @@ class _Reader:
     region: re.Pattern[str] | None = None  # what closes a raw or highlight region
     esm: bool = False
     options: int | None = None  # below a "///" opener (its indent): its options
+    api_options: int | None = None  # below a mkdocstrings "::: a.b" (its indent): its YAML
     component: bool = False
     comment: bool = False
     in_list: bool = False
@@ -237,13 +240,17 @@ class _Reader:
             return line
         if not line.strip():
             self.esm = self.component = False
-            self.options = None
+            self.options = self.api_options = None
             if not self.comment:
                 return line
         if self.options is not None and _indent(line) >= self.options + _TAB_STOP \
                 and _BLOCK_OPTION.fullmatch(line.strip()):
             return ""
         self.options = None
+        if self.api_options is not None:
+            if _indent(line) >= self.api_options + _TAB_STOP:
+                return "" if _BLOCK_OPTION.fullmatch(line.strip()) else line.lstrip()
+            self.api_options = None
         if self.esm or self.component or self.comment:
             return self._continued(line)
         return self._open_line(number, line)
@@ -310,6 +317,9 @@ class _Reader:
             rest, name = found.group("rest").strip(), found.group("name")
             if name and found.group("gap") and rest and rest[0] not in "{:[" \
                     and name.lower() not in _CONTAINERS:
+                if rest[0] == "." and len(rest.split()) == 1:  # mkdocstrings: "::: a.b.C"
+                    self.api_options = width
+                    return " " * width + name + rest
                 return None  # "::: not a directive": words after the colons
             if name or not rest or rest.startswith("{"):
                 title = _title(rest)
