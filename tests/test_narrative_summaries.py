@@ -108,6 +108,9 @@ def test_a_number_after_no_or_art_starts_no_sentence(tmp_path: Path) -> None:
                    for s in sentences), sentences
     assert split_sentences("See Art. 12 and No. 7. The end. It was No. The end.") == [
         "See Art. 12 and No. 7.", "The end.", "It was No.", "The end."]
+    # a number after a blank line numbers a list item: it joins nothing
+    assert split_sentences("Ask the issuer, see p.\n\n4. Then send the request.") == [
+        "Ask the issuer, see p.", "4.", "Then send the request."]
 
 
 def test_sir_and_jr_end_a_sentence() -> None:

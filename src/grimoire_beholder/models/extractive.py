@@ -39,7 +39,7 @@ _HELD_TITLES = NAME_TITLES - {"sir", "jr"}
 # Abbreviations written before a number: "Art. 5", "No. 3", "pp. 12", "Jan. 5".
 _NUMBER_ABBREVIATIONS = frozenset({
     "no", "nos", "nr", "art", "arts", "sec", "secs", "fig", "figs", "vol", "vols", "ch",
-    "chap", "p", "pp", "para", "paras", "approx", "ca", "eq", "eqs", "tab", "abs", "ref",
+    "chap", "p", "pp", "para", "paras", "approx", "eq", "eqs", "tab", "abs", "ref",
     "cl", "pt", "pts", "op", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept",
     "oct", "nov", "dec",
 })
@@ -58,6 +58,7 @@ _BOUNDARY = re.compile(
     rf"|(?<=[。！？])(?!{_CLOSE})\s*|(?<=[。！？]{_CLOSE})\s*"
     r"|\n\s*\n"
 )
+_SPLIT = re.compile(f"({_BOUNDARY.pattern})")  # the pieces and what separates them
 _TRAILING_WORD = re.compile(r"[^\W\d_]{1,6}$")
 
 
@@ -73,18 +74,23 @@ def _abbreviation(sentence: str) -> str | None:
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` with internal whitespace collapsed; empty pieces dropped. A
     piece ending in a title before a name ("…said Mr.") is joined to the next one, and one
-    ending in an abbreviation before a number ("See Art.") to a next one opening with a
-    digit ("12 and No. 7.")."""
+    ending in an abbreviation before a number ("See Art.") to a next one in the same
+    paragraph opening with a digit ("12 and No. 7."; a "4." after a blank line numbers a
+    list)."""
     out = []
     held: list[str] = []  # pieces ending in a title, waiting for the rest of the sentence
     number = False  # the last held piece waits for a number, not a name
-    for piece in _BOUNDARY.split(text):
-        sentence = " ".join(piece.split())
+    parts = _SPLIT.split(text)
+    paragraph = False  # a blank line since the last piece
+    for index in range(0, len(parts), 2):
+        paragraph = paragraph or (index > 0 and parts[index - 1].count("\n") > 1)
+        sentence = " ".join(parts[index].split())
         if not sentence:
             continue
-        if number and not sentence[0].isdigit():
+        if number and (paragraph or not sentence[0].isdigit()):
             out.append(" ".join(held))  # "It was No." ended there
             held.clear()
+        paragraph = False
         word = _abbreviation(sentence)
         if word in _HELD_TITLES or word in _NUMBER_ABBREVIATIONS:
             held.append(sentence)
