@@ -180,3 +180,25 @@ The end.
     assert texts == ["Whenever an environment is used, this logic runs:",
                      "hatch.env.plugin.interface.EnvironmentInterface",
                      "- PLUGIN_NAME", "- install_project", "The end."], texts
+
+
+def test_a_github_alert_marker_goes_and_its_quote_stays(tmp_path: Path) -> None:
+    # GitHub shows "> [!NOTE]" as a boxed note: the marker is not words of the page
+    page = """\
+# Alerts
+
+> [!NOTE]
+> Useful information for users.
+
+> [!warning]
+> Critical content.
+
+> A plain quote with [!NOTE] inside stays.
+"""
+    path = tmp_path / "alerts.md"
+    path.write_text(page, encoding="utf-8")
+    book = parse_file(path)
+    blocks = [(b.text, b.line_start, b.line_end)
+              for c in book.chapters for s in c.sections for b in s.blocks]
+    assert blocks == [("Useful information for users.", 3, 4), ("Critical content.", 6, 7),
+                      ("A plain quote with [!NOTE] inside stays.", 9, 9)]

@@ -27,6 +27,8 @@ as the input, so every block is still cited by its own source lines:
   (``liquid=True``): Jekyll renders Liquid nowhere else, and anywhere else they are words
   a reader sees, like a Jinja tutorial's examples. There, what ``{% raw %}`` wraps stays as
   written and ``{% highlight ruby %}`` regions become fenced code.
+* GitHub alerts: a quote's ``> [!NOTE]`` (``TIP``, ``IMPORTANT``, ``WARNING``, ``CAUTION``)
+  line loses its marker; the quote stays.
 * Attribute lists (``## Setup {#setup}``, ``[Start](#){ .md-button }``, ``{: .note}``
   lines) and MkDocs-Material icons (``:material-check:``) go; a heading made only of
   markup keeps its text as written rather than becoming untitled.
@@ -54,7 +56,7 @@ _ANY_MARKER = re.compile(
     r"^[ \t]*(?:!!!|\?\?\?|===|:::|///|--8<--|</?[A-Z]|\{/\*)|\{:?[ \t]*[#.]"
     r"|:(?:material|octicons|fontawesome|simple|lucide)-"
     r"|^(?:import|export)[ \t{*]|\{\{[<%]|\{%|\{\{-?[ \t]*" + _LIQUID_OBJECTS
-    + r"|^ {0,3}#{1,6}[ \t][^\n]*\}[ \t]*$", re.M)
+    + r"|^ {0,3}#{1,6}[ \t][^\n]*\}[ \t]*$|^ {0,3}>[ \t]*\[!", re.M)
 
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})([^\n]*)")
 _FENCE_CLOSE = re.compile(r"[ \t]*(`{3,}|~{3,})[ \t]*")
@@ -114,6 +116,8 @@ _INLINE_NO_LIQUID = re.compile(f"(?:{_INLINE_CODE}{_INLINE_SITE})(?P<after>[ \t]
 _EMPTY_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]+#*)?[ \t]*")
 _KEPT_PARAM = re.compile(r"\b(?:title|summary|caption|header)[ \t]*=[ \t]*"
                          r"(?:\"([^\"]*)\"|'([^']*)')")
+_ALERT = re.compile(r"( {0,3}>[ \t]?)[ \t]*\[!(?:note|tip|important|warning|caution)\][ \t]*",
+                    re.I)
 _TAB_STOP = 4
 _LIST_START = frozenset("-+*0123456789")
 # The first characters of a line that may be one marker (ESM starts "import"/"export").
@@ -279,6 +283,8 @@ class _Reader:
             if mark[0] != "`" or "`" not in fence.group(2):
                 self.fence = (mark[0], len(mark), len(self.blocks))
                 return line
+        if first == ">" and (alert := _ALERT.fullmatch(line)):
+            return alert.group(1)
         if first in _MARKER_START:
             shown = self._line_marker(number, line, text, width)
             if shown is not None:
