@@ -1,17 +1,21 @@
-"""The seeded draw behind ``R-intro-2.py``, ``art-of-war-2.py`` and ``sherlock-2.py``.
+"""The seeded draws behind the ``-2.py`` and ``-3.py`` book specs (``R-intro``, ``art-of-war``,
+``sherlock``).
 
 Each book's text is cut into paragraphs (EPUB: ``<p>``, ``<li>`` and ``<td>`` elements of the
 spine; PDF: PyMuPDF text blocks of pages 7-107, the manual without its contents pages and
-indexes). Paragraphs shorter than 120 characters (60 in The Art of War's chapters and endnotes,
-whose sentences are short), and any paragraph holding the evidence of a ``books-extra.jsonl``
-question, are left out. A pool is cut into equal shares by characters and one paragraph is
-drawn from each share, weighted by length, plus two alternates for a pick with nothing to ask
-(a code listing, a passage the book repeats word for word). Pools: R-intro and Sherlock Holmes
+indexes). Paragraphs shorter than 120 characters (60 in The Art of War's chapters and
+endnotes, whose sentences are short), and any paragraph holding the evidence of an earlier
+set's question (seed 20261203, the ``-2`` set: ``books-extra.jsonl``; seed 20261204, the
+``-3`` set: that and ``books-extra-2.jsonl``), are left out. A pool is cut into equal shares
+by characters and one paragraph is drawn from each share, weighted by length, plus two
+alternates for a pick with nothing to ask (a code listing, a passage the book repeats word for
+word). Pools: R-intro and Sherlock Holmes
 one each, 20 shares; The Art of War three - Giles's introduction 6, the thirteen chapters 7,
 the endnotes (where Giles quotes the commentators) 7.
 
-Run: ``uv run python bench/dev-extra/draw_passages.py rintro|artofwar|sherlock`` (needs the dev
-dependencies pymupdf, ebooklib, beautifulsoup4); it prints the draws, it writes nothing.
+Run: ``uv run python bench/dev-extra/draw_passages.py rintro|artofwar|sherlock [SEED]`` (SEED
+20261203, the default, or 20261204; needs the dev dependencies pymupdf, ebooklib,
+beautifulsoup4); it prints the draws, it writes nothing.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ BENCH = HERE.parents[2] / "shared" / "bench"
 sys.path.insert(0, str(BENCH))
 from textnorm import norm  # noqa: E402
 
-SEED = 20261203
+# seed -> the question files whose evidence paragraphs that draw leaves out
+SEEDS = {20261203: ["books-extra.jsonl"],
+         20261204: ["books-extra.jsonl", "books-extra-2.jsonl"]}
 BOOKS = {"rintro": "R-intro.pdf", "artofwar": "sun-tzu_the-art-of-war_lionel-giles.epub",
          "sherlock": "arthur-conan-doyle_the-adventures-of-sherlock-holmes.epub"}
 FRONT = {"Preface by Lionel Giles", "Sun Wu and His Book", "The Text of Sun Tzǔ",
@@ -87,10 +93,11 @@ def pools(book: str) -> list[tuple[str, list, int, int]]:
             ("endnotes", [p for p in paras if p[0] == "Endnotes"], 7, 60)]
 
 
-def main(book: str) -> None:
-    extra = (HERE / "books-extra.jsonl").read_text(encoding="utf-8").splitlines()
+def main(book: str, seed: int) -> None:
+    extra = [line for name in SEEDS[seed]
+             for line in (HERE / name).read_text(encoding="utf-8").splitlines()]
     taken = [norm(q["evidence"]) for q in map(json.loads, extra) if q["evidence"]]
-    rng = random.Random(f"{SEED}-{book}")
+    rng = random.Random(f"{seed}-{book}")
     for name, paras, shares, minimum in pools(book):
         eligible = [(where, text) for where, text in paras if len(text) >= minimum
                     and not any(t in norm(text) for t in taken)]
@@ -109,6 +116,8 @@ def main(book: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] not in BOOKS:
-        raise SystemExit(f"usage: draw_passages.py {'|'.join(BOOKS)}")
-    main(sys.argv[1])
+    seeds = "|".join(map(str, SEEDS))
+    if len(sys.argv) not in (2, 3) or sys.argv[1] not in BOOKS or (
+            len(sys.argv) == 3 and sys.argv[2] not in seeds.split("|")):
+        raise SystemExit(f"usage: draw_passages.py {'|'.join(BOOKS)} [{seeds}]")
+    main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 20261203)
