@@ -12,8 +12,9 @@ server with pgvector), so the two engines' figures compare on the same questions
   ``distractors``: the same plus the 60 ``squad-distractors`` (built from a copy of squad).
 * ``books``: ``books-dev`` (R-data.pdf, the calibre EPUB) plus every PDF/EPUB in ``books/``,
   the 50 ``books-dev`` questions and ours in ``bench/dev-extra`` on Sherlock Holmes, The Art
-  of War and R-intro: 55 in ``books-extra.jsonl`` (groups ``bk-x-…``) and a harder 60 drawn
-  at random and written blind in ``books-extra-2.jsonl`` (groups ``bk-y-…``), reported per book.
+  of War and R-intro: 55 in ``books-extra.jsonl`` (groups ``bk-x-…``) and a harder 120 drawn
+  at random and written blind, 60 in ``books-extra-2.jsonl`` (groups ``bk-y-…``) and 60 in
+  ``books-extra-3.jsonl`` (groups ``bk-z-…``), reported per book.
 * ``markdown``: ``markdown-dev`` (14 Node.js API pages and the npm docs), 36 questions.
 * ``fastify``: the 41 Markdown pages of the Fastify 5.12.8 docs alone, fetched into
   ``OUT/fastify-docs`` on first use (``bench/dev-extra/fetch_fastify_docs.py``), and the 35
@@ -133,7 +134,8 @@ def dev_sets() -> dict[str, DevSet]:
                               squad_q, base="squad"),
         "books": DevSet("books", books, (BENCH / "books-dev" / "questions.jsonl",
                                          ROOT / "bench" / "dev-extra" / "books-extra.jsonl",
-                                         ROOT / "bench" / "dev-extra" / "books-extra-2.jsonl")),
+                                         ROOT / "bench" / "dev-extra" / "books-extra-2.jsonl",
+                                         ROOT / "bench" / "dev-extra" / "books-extra-3.jsonl")),
         "markdown": DevSet("markdown", markdown,
                            (markdown_root / "questions" / "nodejs-large.jsonl",
                             markdown_root / "questions" / "npm-docs.jsonl")),
