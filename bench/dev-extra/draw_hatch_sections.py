@@ -18,11 +18,14 @@ which shares used them.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import random
 import re
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from build_fastify_questions import load  # a sibling script: this folder is no package
 
 HERE = Path(__file__).resolve().parent
 BUILDER = HERE.parents[2] / "shared" / "bench" / "markdown-dev" / "tools" / "build_md_questions.py"
@@ -31,14 +34,6 @@ MIN_PROSE = 200
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
 LINK = re.compile(r"\[[^\]]*\]")
-
-
-def load(name: str, path: Path):  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def prose_lines(lines: list[str]) -> list[str]:
