@@ -95,6 +95,12 @@ def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | Non
 MAX_POOL = 4_000
 
 
+def _section(facts: Mapping[int, records.CandidateFacts], chunk_id: int) -> object:
+    """The section of a candidate whose facts were read (None when they were not)."""
+    known = facts.get(chunk_id)
+    return None if known is None else known.span[1:4]
+
+
 def _arm_pool() -> futures.ThreadPoolExecutor:
     """One process-wide worker for the vector arm (engines serialise their own searches)."""
     global _ARM_POOL
@@ -312,8 +318,10 @@ class SearchEngine:
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
             heads: dict[int, hit_queries.ChunkHead] = {}
+            best_vector = (arms["vector"][0][0] if result.mode == "hybrid" and arms.get("vector")
+                           else None)
             kept, chosen, facts = self._choose(result.query, fused, allowed, clock, depth,
-                                               heads)
+                                               heads, best_vector)
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
                                                        heads), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
@@ -354,12 +362,14 @@ class SearchEngine:
                                  and result.confidence < self._config.min_confidence)
 
     def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
-                clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead]
+                clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead],
+                best_vector: int | None = None
                 ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
                            dict[int, records.CandidateFacts]]:
-        """The fused list re-ranked (``ranking.adjust``), the passages of its best ``depth``
-        candidates, and the facts read (every chosen candidate's); the chosen chunks' heads,
-        read with their passages, go to ``heads``.
+        """The fused list re-ranked (``ranking.adjust``, then ``ranking.seat`` of the
+        candidate ``best_vector`` — the vector arm's best in hybrid search), the passages of
+        its best ``depth`` candidates, and the facts read (every chosen candidate's); the
+        chosen chunks' heads, read with their passages, go to ``heads``.
 
         A chunk next to a better hit in its section stays a hit of its own: the answer is
         often just past the better one's boundary. Only a hit whose passage would mostly
@@ -374,6 +384,9 @@ class SearchEngine:
         ids = [f.chunk_id for f in fused]
         lifts = self._index_lifts(query, allowed)
         facts: dict[int, records.CandidateFacts] = {}
+        seated = next((f for f in fused if f.chunk_id == best_vector), None)
+        if seated is not None:
+            facts.update(text_spans.candidate_facts(self._conn, [seated.chunk_id]))
         near: dict[int, float] | None = None
         read = 0
         while True:
@@ -389,6 +402,12 @@ class SearchEngine:
                 adjusted = adjusted[:next((i for i, f in enumerate(adjusted)
                                            if not f.score > bound), len(adjusted))]
             clock.lap("ranking")
+            if seated is not None and (len(adjusted) >= ranking.SEAT - 1
+                                       or read == len(ids)):
+                # once the places above the seat are certain: re-scored as ``adjust`` does
+                entry = ranking.adjust(self._conn, query, [seated], allowed, facts, lifts,
+                                       near)[0]
+                adjusted = ranking.seat(adjusted, entry, lambda c: _section(facts, c))
             kept = [f for f in adjusted if f.chunk_id in facts]  # not deleted meanwhile
             clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,

@@ -14,6 +14,12 @@ book's own printed index says about the query.
 * **Term proximity** (``proximity.py``): the head of the list is multiplied by
   ``1 + PROXIMITY_WEIGHT · share``, the share of the query's rarer words that one window of
   the chunk holds together.
+* **The vector arm's seat** (:func:`seat`, hybrid search): the chunk the vector arm ranks
+  first stands at place :data:`SEAT` at worst when no candidate above that place comes from
+  its section. A passage the model finds closest to the question, in a part of the library
+  whose words the keyword arm does not match, is then on the first page instead of buried
+  under candidates that merely share the question's words; when its section is already
+  shown, the list is left alone. The places above ``SEAT`` never change.
 
 Every weight was measured on the dev sets (README, "Retrieval quality"). Pure reordering
 of the fused list; every candidate keeps its per-arm trace.
@@ -22,7 +28,7 @@ of the fused list; every candidate keeps its per-arm trace.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.search import proximity
@@ -42,6 +48,7 @@ MAX_SPREAD = 0.1  # terms on more than this share of a book's pages lift nothing
 # Term proximity (search/proximity.py) for the head of the fused list: score × (1 + w·share).
 PROXIMITY_WEIGHT = 0.1
 PROXIMITY_DEPTH = 30
+SEAT = 5  # the vector arm's best stands at this place of the list at worst (hybrid)
 MAX_TERM_WORDS = 5
 _MIN_TERM_CHARS = 3
 
@@ -142,3 +149,21 @@ def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
             best = max(best, score * (prior * factor * (1.0 + PROXIMITY_WEIGHT * 0.0)))
     return best
 
+
+
+def seat(ranked: Sequence[Fused], seated: Fused | None,
+         section_of: Callable[[int], object]) -> list[Fused]:
+    """``ranked`` with ``seated`` (the vector arm's best candidate) moved up to place
+    :data:`SEAT` when it stands lower or is not in the list at all, unless a candidate
+    above that place has its section (``section_of`` a chunk id); unchanged otherwise.
+    Everything from place ``SEAT`` on moves down by one; the places above never change."""
+    out = list(ranked)
+    if seated is None or SEAT <= 0:
+        return out
+    above = out[:SEAT - 1]
+    if any(f.chunk_id == seated.chunk_id for f in out[:SEAT]) or any(
+            section_of(f.chunk_id) == section_of(seated.chunk_id) for f in above):
+        return out
+    out = [f for f in out if f.chunk_id != seated.chunk_id]
+    out.insert(min(SEAT - 1, len(out)), seated)
+    return out
