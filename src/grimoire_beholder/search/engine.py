@@ -319,7 +319,8 @@ class SearchEngine:
             clock.lap("fusion")
             heads: dict[int, hit_queries.ChunkHead] = {}
             best_vector = (arms["vector"][0][0] if result.mode == "hybrid" and arms.get("vector")
-                           else None)
+                           and not (self._config.fusion == "convex"  # α 0: keyword only
+                                    and self._config.fusion_alpha <= 0.0) else None)
             kept, chosen, facts = self._choose(result.query, fused, allowed, clock, depth,
                                                heads, best_vector)
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
