@@ -13,6 +13,7 @@ from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from grimoire_beholder.search import ranking
 from grimoire_beholder.search.fusion import Fused
+from grimoire_beholder.store.records import CandidateFacts, ChunkSpan
 from helpers import fake_config, write_markdown_book
 
 
@@ -66,27 +67,62 @@ def test_single_arm_searches_are_not_reordered(tmp_path: Path, mode: str) -> Non
     assert scores == sorted(scores, reverse=True)
 
 
+def test_convex_fusion_at_alpha_zero_seats_nothing(tmp_path: Path) -> None:
+    # fusion_alpha 0 is "keyword only": a chunk no keyword matches (fused score 0) is not
+    # lifted above the keyword matches (found by a hostile pass)
+    config = fake_config(tmp_path, fusion_alpha=0.0)
+    with Library.open(config=config, embedder=SynonymEmbedder()) as lib:
+        lib.ingest(_library(tmp_path))
+        assert "moonwort" in lib.search("basilisk antidote", mode="vector", top_k=1).hits[0].text
+        hits = lib.search("basilisk antidote", mode="hybrid", top_k=8).hits
+    assert len(hits) == 8
+    assert all(hit.ranks["keyword"] is not None for hit in hits), [h.ranks for h in hits]
+
+
+def test_a_line_of_an_index_is_not_seated(tmp_path: Path) -> None:
+    # the same closest chunk, but in the book's index: a pointer to a passage, not one
+    index = "\n".join(f"{term}, wyrmbane, {page}" for page, term in enumerate(
+        ("adders", "basins", "cauldrons", "drakes", "embers", "flasks", "gorgons", "hydras",
+         "ivy", "jars", "kettles", "lizards", "moonwort"), start=12))
+    book = write_markdown_book(tmp_path / "halls.md", "Halls",
+                               {"Halls": SHARERS, "Index": {"Index": index}})
+    with Library.open(config=fake_config(tmp_path), embedder=SynonymEmbedder()) as lib:
+        lib.ingest(book)
+        top = lib.search("basilisk antidote", mode="vector", top_k=1).hits[0]
+        assert "moonwort" in top.text and top.role == "index"
+        hits = lib.search("basilisk antidote", mode="hybrid", top_k=5).hits
+    assert not any("moonwort" in hit.text for hit in hits)
+
+
 def _fused(chunk_id: int, score: float) -> Fused:
     return Fused(chunk_id, score, {"vector": None, "keyword": None},
                  {"vector": None, "keyword": None})
 
 
+def _facts(sections: dict[int, int], role: str = "body") -> dict[int, CandidateFacts]:
+    return {chunk: CandidateFacts(role, "", ChunkSpan(chunk, 1, 0, section, 0, 1, None, None,
+                                                      None, None), 0)
+            for chunk, section in sections.items()}
+
+
 def test_seat_moves_only_a_candidate_from_an_unshown_section() -> None:
     ranked = [_fused(n, 1.0 - n / 100) for n in range(10)]
     sections = {n: n for n in range(10)}
-    moved = ranking.seat(ranked, ranked[8], sections.__getitem__)
+    moved = ranking.seat(ranked, ranked[8], _facts(sections))
     assert [f.chunk_id for f in moved] == [0, 1, 2, 3, 8, 4, 5, 6, 7, 9]
     # already on the first page: nothing moves
-    assert ranking.seat(ranked, ranked[3], sections.__getitem__) == ranked
+    assert ranking.seat(ranked, ranked[3], _facts(sections)) == ranked
     # its section is already shown above the fifth place: nothing moves
-    sections[8] = 2
-    assert ranking.seat(ranked, ranked[8], sections.__getitem__) == ranked
+    assert ranking.seat(ranked, ranked[8], _facts({**sections, 8: 2})) == ranked
     # not in the list at all (past the candidates read): it is put fifth
     outsider = _fused(99, 0.01)
-    sections[99] = 99
-    assert [f.chunk_id for f in ranking.seat(ranked, outsider, sections.__getitem__)][:6] \
+    facts = _facts({**sections, 99: 99})
+    assert [f.chunk_id for f in ranking.seat(ranked, outsider, facts)][:6] \
         == [0, 1, 2, 3, 99, 4]
     # a list shorter than the seat gets it at its end; no seated candidate, no change
-    assert [f.chunk_id for f in ranking.seat(ranked[:2], outsider, sections.__getitem__)] \
-        == [0, 1, 99]
-    assert ranking.seat(ranked, None, sections.__getitem__) == ranked
+    assert [f.chunk_id for f in ranking.seat(ranked[:2], outsider, facts)] == [0, 1, 99]
+    assert ranking.seat(ranked, None, facts) == ranked
+    # a contents or index line, or a candidate whose facts were not read, is not seated
+    for role in ("contents", "index"):
+        assert ranking.seat(ranked, outsider, {**facts, **_facts({99: 99}, role)}) == ranked
+    assert ranking.seat(ranked, _fused(77, 0.0), facts) == ranked

@@ -95,12 +95,6 @@ def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | Non
 MAX_POOL = 4_000
 
 
-def _section(facts: Mapping[int, records.CandidateFacts], chunk_id: int) -> object:
-    """The section of a candidate whose facts were read (None when they were not)."""
-    known = facts.get(chunk_id)
-    return None if known is None else known.span[1:4]
-
-
 def _arm_pool() -> futures.ThreadPoolExecutor:
     """One process-wide worker for the vector arm (engines serialise their own searches)."""
     global _ARM_POOL
@@ -318,11 +312,9 @@ class SearchEngine:
             fused = self._fuse(result.mode, arms, pool, filled)
             clock.lap("fusion")
             heads: dict[int, hit_queries.ChunkHead] = {}
-            best_vector = (arms["vector"][0][0] if result.mode == "hybrid" and arms.get("vector")
-                           and not (self._config.fusion == "convex"  # α 0: keyword only
-                                    and self._config.fusion_alpha <= 0.0) else None)
             kept, chosen, facts = self._choose(result.query, fused, allowed, clock, depth,
-                                               heads, best_vector)
+                                               heads, ranking.seat_candidate(
+                                                   result.mode, arms, self._config))
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
                                                        heads), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
@@ -408,7 +400,7 @@ class SearchEngine:
                 # once the places above the seat are certain: re-scored as ``adjust`` does
                 entry = ranking.adjust(self._conn, query, [seated], allowed, facts, lifts,
                                        near)[0]
-                adjusted = ranking.seat(adjusted, entry, lambda c: _section(facts, c))
+                adjusted = ranking.seat(adjusted, entry, facts)
             kept = [f for f in adjusted if f.chunk_id in facts]  # not deleted meanwhile
             clock.lap("fusion")
             chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,

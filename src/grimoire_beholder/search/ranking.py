@@ -19,7 +19,8 @@ book's own printed index says about the query.
   its section. A passage the model finds closest to the question, in a part of the library
   whose words the keyword arm does not match, is then on the first page instead of buried
   under candidates that merely share the question's words; when its section is already
-  shown, the list is left alone. The places above ``SEAT`` never change.
+  shown, or when it is a line of contents or of an index, the list is left alone. The
+  places above ``SEAT`` never change.
 
 Every weight was measured on the dev sets (README, "Retrieval quality"). Pure reordering
 of the fused list; every candidate keeps its per-arm trace.
@@ -28,7 +29,7 @@ of the fused list; every candidate keeps its per-arm trace.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from grimoire_beholder.search import proximity
@@ -37,6 +38,7 @@ from grimoire_beholder.store import index_entries, records, text_spans
 from grimoire_beholder.text import normalize_term
 
 if TYPE_CHECKING:
+    from grimoire_beholder.config import Config
     from grimoire_beholder.store.server_engine import Store
 
 ROLE_PRIOR: dict[str, float] = {
@@ -49,6 +51,7 @@ MAX_SPREAD = 0.1  # terms on more than this share of a book's pages lift nothing
 PROXIMITY_WEIGHT = 0.1
 PROXIMITY_DEPTH = 30
 SEAT = 5  # the vector arm's best stands at this place of the list at worst (hybrid)
+NOT_SEATED = frozenset({"contents", "index"})
 MAX_TERM_WORDS = 5
 _MIN_TERM_CHARS = 3
 
@@ -151,19 +154,36 @@ def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
 
 
 
+def seat_candidate(mode: str, arms: Mapping[str, Sequence[tuple[int, float]]],
+                   config: Config) -> int | None:
+    """The chunk :func:`seat` may move up: the vector arm's best in hybrid search, unless
+    the fusion gives the vector arm no weight (convex at ``fusion_alpha`` 0: keyword only)."""
+    vector = arms.get("vector")
+    if mode != "hybrid" or not vector or (config.fusion == "convex"
+                                          and config.fusion_alpha <= 0.0):
+        return None
+    return vector[0][0]
+
+
 def seat(ranked: Sequence[Fused], seated: Fused | None,
-         section_of: Callable[[int], object]) -> list[Fused]:
+         facts: Mapping[int, records.CandidateFacts]) -> list[Fused]:
     """``ranked`` with ``seated`` (the vector arm's best candidate) moved up to place
-    :data:`SEAT` when it stands lower or is not in the list at all, unless a candidate
-    above that place has its section (``section_of`` a chunk id); unchanged otherwise.
-    Everything from place ``SEAT`` on moves down by one; the places above never change."""
+    :data:`SEAT` when it stands lower or is not in the list at all; unchanged when a
+    candidate above that place has its section, or when it is a line of contents or of an
+    index (a pointer to a passage, not one: :data:`NOT_SEATED`). ``facts`` must hold
+    ``seated``'s and those of the places above. Everything from place ``SEAT`` on moves
+    down by one; the places above never change."""
     out = list(ranked)
-    if seated is None or SEAT <= 0:
+    known = facts.get(seated.chunk_id) if seated is not None else None
+    if seated is None or known is None or known.role in NOT_SEATED or SEAT <= 0:
         return out
-    above = out[:SEAT - 1]
-    if any(f.chunk_id == seated.chunk_id for f in out[:SEAT]) or any(
-            section_of(f.chunk_id) == section_of(seated.chunk_id) for f in above):
+    if any(f.chunk_id == seated.chunk_id for f in out[:SEAT]):
         return out
+    section = known.span[1:4]  # book, chapter, section
+    for above in out[:SEAT - 1]:
+        other = facts.get(above.chunk_id)
+        if other is not None and other.span[1:4] == section:
+            return out
     out = [f for f in out if f.chunk_id != seated.chunk_id]
     out.insert(min(SEAT - 1, len(out)), seated)
     return out
