@@ -56,7 +56,8 @@ def prose_lines(lines: list[str]) -> list[str]:
     return out
 
 
-def sections(builder, docs: Path, rel: str) -> list[tuple[str, int, str, int]]:  # type: ignore[no-untyped-def]
+def sections(builder, docs: Path, rel: str,  # type: ignore[no-untyped-def]
+             min_prose: int = MIN_PROSE) -> list[tuple[str, int, str, int]]:
     """[(file, heading line, heading, prose characters)] of the kept sections of a page."""
     lines = (docs / rel).read_text(encoding="utf-8").split("\n")
     prose = prose_lines(lines)
@@ -64,29 +65,37 @@ def sections(builder, docs: Path, rel: str) -> list[tuple[str, int, str, int]]: 
     out = []
     for (start, _, title), (end, _, _) in itertools.pairwise(marks):
         size = sum(len(prose[i - 1]) for i in range(start, end))
-        if size >= MIN_PROSE and end > start:
+        if size >= min_prose and end > start:
             out.append((rel, start, title, size))
     return out
 
 
-def main() -> None:
+def draw(fetch_script: Path, seed: int, shares: int = SHARES, min_prose: int = MIN_PROSE,
+         tries: int = 5) -> None:
+    """Print the draw for the docs ``fetch_script`` fetches: the pool's size, then per share its
+    first ``tries`` draws (share, attempt, file, heading line, heading, prose characters).
+    draw_pymdown_sections.py draws the same way on another corpus."""
     builder = load("build_md_questions", BUILDER)
-    docs = load("fetch_hatch_docs", HERE / "fetch_hatch_docs.py").fetch()
+    docs = load(fetch_script.stem, fetch_script).fetch()
     pool = [s for rel in sorted(p.relative_to(docs).as_posix() for p in docs.rglob("*.md"))
-            for s in sections(builder, docs, rel)]
+            for s in sections(builder, docs, rel, min_prose)]
     total = sum(s[3] for s in pool)
     ends, acc = [], 0
     for s in pool:
         acc += s[3]
         ends.append(acc)
-    rng = random.Random(20261203)
-    print(f"{len(pool)} sections, {total} characters of prose, {SHARES} shares")
-    for share in range(SHARES):
-        low, high = total * share // SHARES, total * (share + 1) // SHARES
-        for attempt in range(5):
+    rng = random.Random(seed)
+    print(f"{len(pool)} sections, {total} characters of prose, {shares} shares")
+    for share in range(shares):
+        low, high = total * share // shares, total * (share + 1) // shares
+        for attempt in range(tries):
             at = rng.randrange(low, high)
             rel, line, title, size = pool[next(i for i, end in enumerate(ends) if end > at)]
             print(share + 1, attempt + 1, rel, line, title, size, sep="\t")
+
+
+def main() -> None:
+    draw(HERE / "fetch_hatch_docs.py", 20261203)
 
 
 if __name__ == "__main__":
