@@ -22,6 +22,9 @@ server with pgvector), so the two engines' figures compare on the same questions
 * ``hatch``: the 72 Markdown pages of the Hatch 1.18.2 docs alone (PyPI sdist, fetched into
   ``OUT/hatch-docs`` by ``bench/dev-extra/fetch_hatch_docs.py``), and the 35 questions of
   ``bench/dev-extra/markdown-hatch.jsonl``, drawn at random and written blind.
+* ``pymdown``: the 45 Markdown pages of the PyMdown Extensions 13.1.2 docs alone (PyPI sdist,
+  fetched into ``OUT/pymdown-docs`` by ``bench/dev-extra/fetch_pymdown_docs.py``), and the 35
+  questions of ``bench/dev-extra/markdown-pymdown.jsonl``, drawn at random and written blind.
 
 Per set and mode it prints hit recall@1/5/10 and MRR@10 (the bench's rule: the text holds
 the evidence or the hit cites the gold location), *strict* recall@5 and MRR@10 (the text
@@ -116,6 +119,11 @@ def hatch_docs() -> tuple[Path, ...]:
     return fetched_docs("hatch")
 
 
+def pymdown_docs() -> tuple[Path, ...]:
+    """The PyMdown Extensions docs' pages, downloaded by fetch_pymdown_docs.py if not there yet."""
+    return fetched_docs("pymdown")
+
+
 def dev_sets() -> dict[str, DevSet]:
     squad = tuple(sorted((BENCH / "squad-dev" / "corpus").glob("*.md")))
     books = tuple(sorted((BENCH / "books-dev").glob("*.pdf"))
@@ -145,6 +153,9 @@ def dev_sets() -> dict[str, DevSet]:
         "hatch": DevSet("hatch", (),
                         (ROOT / "bench" / "dev-extra" / "markdown-hatch.jsonl",),
                         fetch=hatch_docs, folder=OUT / "hatch-docs"),
+        "pymdown": DevSet("pymdown", (),
+                          (ROOT / "bench" / "dev-extra" / "markdown-pymdown.jsonl",),
+                          fetch=pymdown_docs, folder=OUT / "pymdown-docs"),
     }
 
 
@@ -427,7 +438,8 @@ def table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sets", default="squad",
-                    help="comma-separated: squad, distractors, books, markdown, fastify, hatch")
+                    help="comma-separated: squad, distractors, books, markdown, fastify, hatch, "
+                         "pymdown")
     ap.add_argument("--modes", default="hybrid,vector,keyword")
     ap.add_argument("--set", dest="overrides", action="append", default=[],
                     metavar="KEY=VALUE", help="override a config key (repeatable)")
