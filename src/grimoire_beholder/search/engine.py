@@ -378,14 +378,14 @@ class SearchEngine:
         lifts = self._index_lifts(query, allowed)
         facts: dict[int, records.CandidateFacts] = {}
         seated = next((f for f in fused if f.chunk_id == best_vector), None)
-        if seated is not None:
-            facts.update(text_spans.candidate_facts(self._conn, [seated.chunk_id]))
         near: dict[int, float] | None = None
         read = 0
         while True:
             upto = min(len(ids), max(ranking.PROXIMITY_DEPTH, 3 * depth, 2 * read))
             facts.update(text_spans.candidate_facts(self._conn, ids[read:upto]))
             read = upto
+            if seated is not None and seated.chunk_id not in facts:  # past the batch read
+                facts.update(text_spans.candidate_facts(self._conn, [seated.chunk_id]))
             if near is None:
                 near = ranking.proximity_head(query, fused, facts)
             adjusted = ranking.adjust(self._conn, query, fused[:read], allowed, facts, lifts,

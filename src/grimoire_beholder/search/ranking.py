@@ -153,7 +153,6 @@ def ceiling(rest: Sequence[Fused], lifts: Mapping[int, float]) -> float:
     return best
 
 
-
 def seat_candidate(mode: str, arms: Mapping[str, Sequence[tuple[int, float]]],
                    config: Config) -> int | None:
     """The chunk :func:`seat` may move up: the vector arm's best in hybrid search, unless
@@ -179,11 +178,15 @@ def seat(ranked: Sequence[Fused], seated: Fused | None,
         return out
     if any(f.chunk_id == seated.chunk_id for f in out[:SEAT]):
         return out
-    section = known.span[1:4]  # book, chapter, section
     for above in out[:SEAT - 1]:
         other = facts.get(above.chunk_id)
-        if other is not None and other.span[1:4] == section:
+        if other is not None and _same_section(other.span, known.span):
             return out
     out = [f for f in out if f.chunk_id != seated.chunk_id]
     out.insert(min(SEAT - 1, len(out)), seated)
     return out
+
+
+def _same_section(one: records.ChunkSpan, other: records.ChunkSpan) -> bool:
+    return (one.book_id, one.chapter_index, one.section_index) == (
+        other.book_id, other.chapter_index, other.section_index)
