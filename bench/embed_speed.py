@@ -24,7 +24,8 @@ import statistics
 import time
 from pathlib import Path
 
-from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir
+from grimoire_beholder.models.embedded import EmbeddedEmbedder
+from grimoire_beholder.models.minilm_files import find_model_dir
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "squad-dev" / "corpus"
 CHUNK_TOKENS = 250

@@ -31,7 +31,8 @@ import scale_build
 from grimoire_beholder.search import index_writer
 from grimoire_beholder.search.segment_files import folder_for, read_manifest
 from grimoire_beholder.store import book_rows, chunk_progress
-from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.db import connect
+from grimoire_beholder.store.transactions import transaction
 
 
 def _embed_seconds_per_book(rng: np.random.Generator) -> tuple[float, float]:

@@ -92,7 +92,7 @@ def add_books(url: str, first: int, count: int, seed: int, batch: int = BATCH,
     ``uniform`` random unit vectors or ``realistic`` ones (``scale_vectors.py``); ``text``:
     ``zipf`` chunk texts, or ``short`` ones (three words: a vectors-only library, loaded
     several times faster, for the recall measurements, which read no text)."""
-    from grimoire_beholder.models.embedded import DIMENSION
+    from grimoire_beholder.models.minilm_files import DIMENSION
     from grimoire_beholder.store.postgres.pg_engine import PostgresEngine
 
     rng = np.random.default_rng(seed)

@@ -11,7 +11,7 @@ embedded MiniLM model, so the real model can embed queries against them.
 
 Everything is written through the storage layer — ``store.book_rows.insert_book`` then
 ``store.chunk_progress.mark_embedded`` (vectors, status and both FTS5 tables) inside
-``store.db.transaction``, one book per transaction — so the files have exactly the layout
+``store.transactions.transaction``, one book per transaction — so the files have exactly the layout
 an ingest produces. Built files are cached in ``bench/out/scale-<N>.db`` (gitignored), or in
 the folder named by ``GRIMOIRE_BEHOLDER_SCALE_DIR`` (a 1M library is ~11 GB: keep it out of
 the repository).
@@ -38,10 +38,11 @@ from typing import Any
 
 import numpy as np
 
-from grimoire_beholder.models.embedded import DIMENSION, MODEL_NAME
+from grimoire_beholder.models.minilm_files import DIMENSION, MODEL_NAME
 from grimoire_beholder.store import book_rows, chunk_progress
-from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.db import connect
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
+from grimoire_beholder.store.transactions import transaction
 
 OUT = Path(os.environ.get("GRIMOIRE_BEHOLDER_SCALE_DIR")
            or Path(__file__).resolve().parent / "out")

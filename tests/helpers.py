@@ -32,6 +32,7 @@ from grimoire_beholder.store import book_rows as books
 from grimoire_beholder.store import chunk_progress as chunks
 from grimoire_beholder.store import db
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewSection
+from grimoire_beholder.store.transactions import transaction
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 BENCH = SHARED / "bench"
@@ -121,7 +122,7 @@ def add_book(conn: sqlite3.Connection, slug: str, sections: Sequence[SectionSpec
                    source_hash=hashlib.sha256(slug.encode()).hexdigest(), source_size=1,
                    source_mtime=0.0, page_labels=page_labels or {},
                    chapters=list(chapters.values()))
-    with db.transaction(conn):
+    with transaction(conn):
         book_id = books.insert_book(conn, book)
         work = chunks.pending_chunks(conn, book_id)
         if context:
@@ -135,7 +136,7 @@ def add_book(conn: sqlite3.Connection, slug: str, sections: Sequence[SectionSpec
 
 
 def remove_book(conn: sqlite3.Connection, book_id: int) -> None:
-    with db.transaction(conn):
+    with transaction(conn):
         books.delete_book(conn, book_id)
 
 

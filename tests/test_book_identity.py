@@ -20,7 +20,7 @@ from grimoire_beholder.cli.entry import app
 from grimoire_beholder.errors import BookNotFoundError
 from grimoire_beholder.library import Library
 from grimoire_beholder.naming import MAX_BOOK_ID, parse_book_ref
-from grimoire_beholder.store.db import SCHEMA_VERSION
+from grimoire_beholder.store.migrations import SCHEMA_VERSION
 from mcp_helpers import connect, structured, text, write_config
 
 WORDS = ["amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "heath", "indigo",

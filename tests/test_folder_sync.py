@@ -23,7 +23,8 @@ from grimoire_beholder.cli.entry import app
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
-from grimoire_beholder.store.db import SCHEMA_VERSION, connect
+from grimoire_beholder.store.db import connect
+from grimoire_beholder.store.migrations import SCHEMA_VERSION
 from helpers import fake_config, open_with_ollama
 from mcp_helpers import write_config
 
@@ -318,7 +319,7 @@ def test_missing_root_keeps_its_books(tmp_path: Path) -> None:
 
 
 def test_schema_v1_library_is_migrated(tmp_path: Path) -> None:
-    from grimoire_beholder.store.db import MIGRATIONS
+    from grimoire_beholder.store.migrations import MIGRATIONS
 
     db = tmp_path / "old.db"
     conn = sqlite3.connect(db)

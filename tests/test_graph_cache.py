@@ -191,7 +191,7 @@ def test_a_whole_cache_file_that_is_not_the_graph_is_replaced_and_searches_work(
     graph and the second failed every search until the user found and deleted it."""
     import hashlib
 
-    from grimoire_beholder.models.embedded import find_model_dir
+    from grimoire_beholder.models.minilm_files import find_model_dir
 
     model_dir = find_model_dir()
     bert_onnx.load_session(model_dir, 1)  # the float32 graph, into the cache

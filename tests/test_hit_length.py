@@ -11,7 +11,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from grimoire_beholder.store import db
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS
 from helpers import add_book, engine_for, make_epub, open_library, run_cli
 
@@ -74,7 +74,7 @@ def test_a_chunk_stored_longer_returns_its_first_part(tmp_path: Path) -> None:
     text = "The keeper climbs the stair at dusk and lights the great lamp. " * 60
     conn = open_library(tmp_path)
     add_book(conn, "old-manual", [("Duties", "Evening", [text])])
-    with db.transaction(conn):
+    with transaction(conn):
         conn.execute("UPDATE chunks SET context = ?", (text,))
     hit = engine_for(conn).search("keeper lamp dusk", mode="keyword").hits[0]
     assert len(text) > 2 * MAX_CHUNK_CHARS

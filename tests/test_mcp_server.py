@@ -405,7 +405,7 @@ async def test_a_missing_embedded_model_is_a_tool_error(tmp_path: Path,
     the server still answers, search_book says what to reinstall, the other tools work."""
     import importlib.util
 
-    from grimoire_beholder.models.embedded import MODEL_PACKAGE
+    from grimoire_beholder.models.minilm_files import MODEL_PACKAGE
 
     config = tmp_path / "config.toml"
     config.write_text('db_path = "book.db"\nembedding_backend = "embedded"\n'

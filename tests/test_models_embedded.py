@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir, window_spans
+from grimoire_beholder.models.embed_batches import window_spans
+from grimoire_beholder.models.embedded import EmbeddedEmbedder
+from grimoire_beholder.models.minilm_files import find_model_dir
 from grimoire_beholder.models.protocols import Embedder
 
 REFERENCE = Path(__file__).parent / "data" / "minilm_reference.json"

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models.embedded import EmbeddedEmbedder, find_model_dir
+from grimoire_beholder.models.embedded import EmbeddedEmbedder
+from grimoire_beholder.models.minilm_files import find_model_dir
 from grimoire_beholder.models.word_table import TABLE
 
 SAMPLE = Path(__file__).parents[1] / "samples" / "lighthouse-keepers-handbook.md"

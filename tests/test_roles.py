@@ -15,7 +15,7 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.ingest.build import FileInfo, build_book
 from grimoire_beholder.library import Library
 from grimoire_beholder.parse import parse_file
-from grimoire_beholder.store.db import SCHEMA_VERSION
+from grimoire_beholder.store.migrations import SCHEMA_VERSION
 from grimoire_beholder.structure.roles import section_role
 from helpers import BENCH, fake_config, write_markdown_book
 

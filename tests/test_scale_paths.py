@@ -12,7 +12,8 @@ import numpy as np
 
 from grimoire_beholder.search import keyword
 from grimoire_beholder.search.vector import VectorIndex
-from grimoire_beholder.store import db, vectors
+from grimoire_beholder.store import vectors
+from grimoire_beholder.store.transactions import transaction
 from helpers import add_book, open_library
 
 
@@ -25,7 +26,7 @@ def test_read_vectors_crosses_batches_in_order(tmp_path: Path) -> None:
     mat = rng.standard_normal((n, 8), dtype=np.float32)
     ids = np.arange(1, n + 1) * 3  # gaps between ids
     conn.execute("PRAGMA foreign_keys = OFF")  # vectors without chunk rows: storage only
-    with db.transaction(conn):
+    with transaction(conn):
         vectors.ensure_stamp(conn, "test:vec", 8)
         vectors.write_vectors(conn, [(int(i), 1, v) for i, v in zip(ids[::-1], mat[::-1],
                                                                     strict=True)])

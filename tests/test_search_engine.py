@@ -212,12 +212,13 @@ def test_hits_show_a_book_renamed_by_another_connection(two_books: sqlite3.Conne
     rename committed elsewhere (a Calibre or Zotero sync) shows in the next search."""
     from grimoire_beholder.store import db
     from grimoire_beholder.store.source_rows import rename_book
+    from grimoire_beholder.store.transactions import transaction
 
     engine = engine_for(two_books)
     first = engine.search("dragon", book="small-notes").hits
     assert {(h.book, h.author) for h in first} == {("Small Notes", "Émile Zola")}
     other = db.connect(tmp_path / "library.db")
-    with db.transaction(other):
+    with transaction(other):
         rename_book(other, first[0].book_id, "Carnets", "É. Zola")
     other.close()
     again = engine.search("dragon", book="small-notes").hits

@@ -24,6 +24,7 @@ from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import book_rows as books
 from grimoire_beholder.store import db, fts
 from grimoire_beholder.store import hit_queries as store_search
+from grimoire_beholder.store.transactions import transaction
 from helpers import EMBEDDER, open_library
 from index_helpers import add_random_book, random_library
 
@@ -73,12 +74,12 @@ def test_reader_catches_up_from_the_log_and_the_writer_folds_changes_in(
     index = SearchIndex(path)
     index.refresh(conn)
     added = add_random_book(conn, "book-new", seed=11)
-    with db.transaction(conn):
+    with transaction(conn):
         books.delete_book(conn, ids[0])
         fts.rebuild(conn, ids[1])  # rewrites FTS rows in place: logged, masked, re-read
     assert index.refresh(conn) == "persisted"  # segments + a delta read from the log
     _assert_matches_exact(conn, index, [None, [added], [ids[1], ids[2]]])
-    with db.transaction(conn):
+    with transaction(conn):
         books.delete_book(conn, added)  # a change to the delta itself
     later = add_random_book(conn, "book-later", seed=12)
     assert index.refresh(conn) == "persisted"
@@ -125,7 +126,7 @@ def test_unlogged_change_makes_the_index_inconsistent_and_unused(tmp_path: Path)
     conn, path, _ = random_library(tmp_path)
     index_writer.update(conn, path)
     chunk = conn.execute("SELECT min(chunk_id) FROM embeddings").fetchone()[0]
-    with db.transaction(conn):  # behind the log's back: FTS5 loses a row
+    with transaction(conn):  # behind the log's back: FTS5 loses a row
         conn.execute("DELETE FROM chunks_fts WHERE rowid = ?", (chunk,))
     assert SearchIndex(path).refresh(conn) != "persisted"
 

@@ -25,6 +25,7 @@ from grimoire_beholder.search import index_writer
 from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import db, fts
+from grimoire_beholder.store.transactions import transaction
 from index_helpers import cli, ingested_library
 from mcp_helpers import write_config
 
@@ -194,7 +195,7 @@ def test_a_change_to_most_of_the_library_is_rebuilt_not_read_into_memory(
     conn = db.connect(path)
     reader = SearchIndex(path)
     assert reader.refresh(conn) == "persisted"
-    with db.transaction(conn):
+    with transaction(conn):
         fts.rebuild(conn)
     assert reader.refresh(conn) != "persisted"
     assert _answers(library) == _exact_answers(library, tmp_path)

@@ -11,6 +11,7 @@ import pytest
 from grimoire_beholder.errors import EmbeddingMismatchError
 from grimoire_beholder.search.vector import VectorIndex
 from grimoire_beholder.store import db, vectors
+from grimoire_beholder.store.transactions import transaction
 from helpers import EMBEDDER, add_book, open_library, remove_book
 
 
@@ -99,7 +100,7 @@ def test_overwriting_a_vector_forces_a_rebuild(tmp_path: Path) -> None:
     index.refresh(conn)
     chunk_id = conn.execute("SELECT min(id) FROM chunks").fetchone()[0]
     flipped = -EMBEDDER.embed_query("golem clay one")
-    with db.transaction(conn):
+    with transaction(conn):
         vectors.write_vectors(conn, [(chunk_id, book, flipped)])
     assert index.refresh(conn) == "rebuilt"
     assert index.search(flipped, 1)[0] == (chunk_id, pytest.approx(1.0, abs=1e-5))

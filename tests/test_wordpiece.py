@@ -15,7 +15,7 @@ import pytest
 from tokenizers import Tokenizer
 
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models.embedded import find_model_dir
+from grimoire_beholder.models.minilm_files import find_model_dir
 from grimoire_beholder.models.rerank_onnx import OnnxReranker
 from grimoire_beholder.models.wordpiece import WordPieceTokenizer
 from helpers import BENCH

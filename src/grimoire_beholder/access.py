@@ -33,7 +33,8 @@ from grimoire_beholder.errors import (
 )
 from grimoire_beholder.library import Library
 from grimoire_beholder.store import token_rows
-from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.db import connect
+from grimoire_beholder.store.transactions import transaction
 
 PREFIX = "gbt_"
 _KEY_RE = re.compile(r"[0-9a-f]{12}")

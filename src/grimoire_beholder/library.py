@@ -18,8 +18,9 @@ from grimoire_beholder.library_writing import LibraryWriting
 from grimoire_beholder.models import Models
 from grimoire_beholder.naming import parse_book_ref
 from grimoire_beholder.store import book_rows, chunk_progress, source_rows, vectors
-from grimoire_beholder.store.db import connect, transaction
+from grimoire_beholder.store.db import connect
 from grimoire_beholder.store.records import BookRow, Integrity
+from grimoire_beholder.store.transactions import transaction
 
 if TYPE_CHECKING:
     from grimoire_beholder.checks.health import BookHealth

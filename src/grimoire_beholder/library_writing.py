@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal
 
 from grimoire_beholder.errors import GrimoireError, ReadOnlyLibraryError
 from grimoire_beholder.store import book_rows, source_rows
-from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.transactions import transaction
 
 if TYPE_CHECKING:  # the rest only when a command writes: a search imports none of it
     from grimoire_beholder.config import Config

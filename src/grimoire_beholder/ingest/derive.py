@@ -16,8 +16,8 @@ import sqlite3
 
 from grimoire_beholder.errors import StorageError
 from grimoire_beholder.store import book_rows, index_entries, role_rows
-from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import NewIndexEntry
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
 from grimoire_beholder.structure.roles import BODY, DERIVED_VERSION, INDEX, section_role, whole_book
 

@@ -46,9 +46,9 @@ from grimoire_beholder.sources.items import (
 )
 from grimoire_beholder.sources.zotero import zotero_library
 from grimoire_beholder.store import book_rows, calibre_rows, folders, fts, source_rows, zotero_rows
-from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.foreign_copy import foreign_database
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}

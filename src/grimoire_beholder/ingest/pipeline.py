@@ -23,9 +23,9 @@ from grimoire_beholder.ingest.contexts import ContextWriter
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.models.protocols import Embedder, FitsWindow
 from grimoire_beholder.store import chunk_progress
-from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import ChunkWork
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import StageCounts
 
 

@@ -22,9 +22,9 @@ from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.parse.document import one_line_name
 from grimoire_beholder.parse.source import stat_source
 from grimoire_beholder.store import book_rows, folders, source_rows
-from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import BookRow, NewBook
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import IngestReport, StageCounts
 
 

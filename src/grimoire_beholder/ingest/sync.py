@@ -59,7 +59,7 @@ from grimoire_beholder.ingest.sync_steps import (
 )
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
-from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 # Errors that are about the library or the models, not about one file: they stop the run.

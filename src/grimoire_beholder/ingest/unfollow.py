@@ -8,8 +8,8 @@ from pathlib import Path
 from grimoire_beholder.errors import InputFileError
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.store import book_rows, folders
-from grimoire_beholder.store.db import transaction
 from grimoire_beholder.store.records import BookRow
+from grimoire_beholder.store.transactions import transaction
 
 
 def unfollow(deps: IngestDeps, folder: str | os.PathLike[str], *,

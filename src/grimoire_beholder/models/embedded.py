@@ -30,13 +30,13 @@ Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate pol
 * :meth:`EmbeddedEmbedder.embed_documents` does **not** truncate. It cuts the text's tokens
   into the fewest windows of at most 254 content tokens (plus ``[CLS]``/``[SEP]``) that
   cover it with ``window_overlap`` (default 32) tokens shared by neighbours, all of nearly
-  the same length (:func:`window_spans`). Each window is embedded and normalised as usual,
-  the window vectors are averaged and the mean is re-normalised, so every part of a chunk
-  reaches the vector index. Windows of even length, rather than full 254-token windows
-  sliding over the text, embed each token about once: a 300-token chunk costs two windows
-  of ~166 tokens, not two of 256. :attr:`windowed` counts the documents handled this way
-  (and :attr:`last_windowed` those of the latest call), so the pipeline can report it;
-  chunkers should still aim below the window.
+  the same length (:func:`.embed_batches.window_spans`). Each window is embedded and
+  normalised as usual, the window vectors are averaged and the mean is re-normalised, so
+  every part of a chunk reaches the vector index. Windows of even length, rather than full
+  254-token windows sliding over the text, embed each token about once: a 300-token chunk
+  costs two windows of ~166 tokens, not two of 256. :attr:`windowed` counts the documents
+  handled this way (and :attr:`last_windowed` those of the latest call), so the pipeline can
+  report it; chunkers should still aim below the window.
 * :meth:`EmbeddedEmbedder.embed_query` truncates at 256 tokens, exactly like
   sentence-transformers: queries are short, and averaging windows of a long query would blur
   what it asks for.
@@ -44,7 +44,6 @@ Long inputs (more than 256 tokens with ``[CLS]``/``[SEP]``) — a deliberate pol
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,14 +52,16 @@ from typing import Any
 import numpy as np
 
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models import model_folder
+from grimoire_beholder.models.embed_batches import mean_pool, normalise, plan_batches, window_spans
 from grimoire_beholder.models.lazy import LoadsOnce
-from grimoire_beholder.models.wordpiece import WordPieceTokenizer
+from grimoire_beholder.models.minilm_files import (
+    DEFAULT_MAX_SEQ_LENGTH,
+    DIMENSION,
+    MODEL_NAME,
+    checked_model_dir,
+    read_tokenizer,
+)
 
-MODEL_PACKAGE = "grimoire_beholder_minilm"
-MODEL_NAME = "all-MiniLM-L6-v2"
-DIMENSION = 384
-DEFAULT_MAX_SEQ_LENGTH = 256
 DEFAULT_WINDOW_OVERLAP = 32
 DEFAULT_BATCH_SIZE = 32
 # Padded tokens per onnxruntime call: long chunks one by one, short texts batched (the
@@ -68,44 +69,6 @@ DEFAULT_BATCH_SIZE = 32
 DEFAULT_MAX_BATCH_TOKENS = 512
 INT8 = False
 """Whether the model's projections run as int8 GEMMs (``EmbeddedEmbedder(int8=None)``)."""
-_REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
-_INSTALL_HINT = (
-    "reinstall grimoire-beholder (`uv tool install --reinstall …`, or `uv sync` in a checkout), "
-    'or set embedding_backend = "ollama"'
-)
-
-
-def find_model_dir() -> Path:
-    """The ``model`` folder of ``grimoire-beholder-minilm``, located without importing it."""
-    try:
-        spec = importlib.util.find_spec(MODEL_PACKAGE)
-    except (ImportError, ValueError):
-        spec = None
-    locations = list(spec.submodule_search_locations or []) if spec is not None else []
-    for location in locations:
-        candidate = Path(location) / "model"
-        if candidate.is_dir():
-            return candidate
-    raise ModelError(
-        f"the embedded model {MODEL_NAME} is not installed (Python package "
-        f"grimoire-beholder-minilm not found); {_INSTALL_HINT}"
-    )
-
-
-def window_spans(n_tokens: int, width: int, overlap: int) -> list[tuple[int, int]]:
-    """``(start, end)`` token spans of the fewest windows of at most ``width`` tokens that cover
-    ``n_tokens``, each sharing at least ``overlap`` tokens with the next, all of nearly equal
-    length (so no window is a short tail and no token is embedded more often than needed)."""
-    if n_tokens <= width:
-        return [(0, n_tokens)]
-    overlap = min(overlap, width // 2)
-    count = -(-(n_tokens - overlap) // (width - overlap))  # ceil
-    size = -(-(n_tokens + (count - 1) * overlap) // count)
-    last = n_tokens - size
-    return [(start, start + size)
-            for start in (round(i * last / (count - 1)) for i in range(count))]
-
-
 class EmbeddedEmbedder(LoadsOnce):
     """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length) computed locally.
 
@@ -209,7 +172,7 @@ class EmbeddedEmbedder(LoadsOnce):
         if windowed:
             sums = np.zeros((len(texts), DIMENSION), dtype=np.float32)
             np.add.at(sums, np.asarray(owners), vectors)
-            vectors = _normalise(sums)
+            vectors = normalise(sums)
         with self._lock:
             self.windowed += windowed
             self.last_windowed = windowed
@@ -229,7 +192,7 @@ class EmbeddedEmbedder(LoadsOnce):
             hidden = session.run(None, {"word_embeddings": rows, "attention_mask": mask})[0]
         except Exception as exc:  # the weights file changed under us; onnxruntime's errors
             raise ModelError(f"the embedded model failed to run: {exc}") from exc
-        vector = _normalise(_mean_pool(hidden, mask))[0]
+        vector = normalise(mean_pool(hidden, mask))[0]
         if not np.isfinite(vector).all():
             raise ModelError("the embedded model produced a non-finite vector")
         return vector
@@ -305,7 +268,8 @@ class EmbeddedEmbedder(LoadsOnce):
         """
         out = np.empty((len(sequences), DIMENSION), dtype=np.float32)
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        batches = self._batches(order, sequences)
+        batches = plan_batches(order, sequences, batch_size=self._batch_size,
+                               max_batch_tokens=self._max_batch_tokens, one_each=self._int8)
 
         def encode(batch: list[int]) -> None:
             longest = len(sequences[batch[-1]])
@@ -314,7 +278,7 @@ class EmbeddedEmbedder(LoadsOnce):
             for row, i in enumerate(batch):
                 ids[row, : len(sequences[i])] = sequences[i]
                 mask[row, : len(sequences[i])] = 1
-            out[batch] = _normalise(_mean_pool(self._run(ids, mask), mask))
+            out[batch] = normalise(mean_pool(self._run(ids, mask), mask))
 
         workers = min(self._workers, len(batches))
         if workers > 1:  # onnxruntime releases the GIL while it runs
@@ -330,26 +294,6 @@ class EmbeddedEmbedder(LoadsOnce):
             raise ModelError("the embedded model produced non-finite vectors")
         return out
 
-    def _batches(self, order: list[int], sequences: list[list[int]]) -> list[list[int]]:
-        """Split ``order`` (ascending length) into runs within both per-call limits; with
-        ``int8``, one sequence per call: the int8 GEMMs quantize their input with one scale
-        per call, so a batch would make each text's vector depend on the texts (and the
-        padding) beside it."""
-        if self._int8:
-            return [[i] for i in order]
-        batches: list[list[int]] = []
-        current: list[int] = []
-        for i in order:
-            # Ascending order: sequence i is the longest so far, so it sets the padded width.
-            fits = (len(current) + 1) * len(sequences[i]) <= self._max_batch_tokens
-            if current and (len(current) >= self._batch_size or not fits):
-                batches.append(current)
-                current = []
-            current.append(i)
-        if current:
-            batches.append(current)
-        return batches
-
     def _run(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         try:
             result = self._session.run(None, {"input_ids": ids, "attention_mask": mask})
@@ -363,31 +307,13 @@ class EmbeddedEmbedder(LoadsOnce):
         if self._tokenizer is None:
             with self._lock:
                 if self._tokenizer is None:
-                    self._read_tokenizer(self._checked_model_dir())
-
-    def _checked_model_dir(self) -> Path:
-        model_dir = self._model_dir or find_model_dir()
-        missing = [name for name in _REQUIRED_FILES if not (model_dir / name).is_file()]
-        if missing:
-            raise ModelError(
-                f"the embedded model in {model_dir} is incomplete (missing "
-                f"{', '.join(missing)}); {_INSTALL_HINT}"
-            )
-        model_folder.check_pipeline(model_dir, DIMENSION)
-        return model_dir
+                    self._read_tokenizer(checked_model_dir(self._model_dir))
 
     def _read_tokenizer(self, model_dir: Path) -> None:
-        try:
-            # Windows are cut here: the tokenizer neither truncates nor pads.
-            tokenizer = WordPieceTokenizer.from_file(model_dir / "tokenizer.json")
-        except Exception as exc:  # corrupt tokenizer.json: json, KeyError, ValueError
-            raise ModelError(f"cannot load the embedded model from {model_dir}: {exc}") from exc
-        cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-        if cls_id is None or sep_id is None:
-            raise ModelError(f"the tokenizer in {model_dir} has no [CLS]/[SEP] tokens")
-        self._max_seq_length = model_folder.window(model_dir, DEFAULT_MAX_SEQ_LENGTH)
+        tokenizer, cls_id, sep_id, window = read_tokenizer(model_dir)
+        self._max_seq_length = window
         self._cls_id, self._sep_id = cls_id, sep_id
-        self._tokenizer = tokenizer
+        self._tokenizer = tokenizer  # last: _ensure_tokenizer reads the rest once it is set
 
     def _ensure_query_graph(self, stale: Any = None) -> tuple[Any, Any]:
         """The query graph's session and the word table it is fed from, loaded once (again
@@ -411,7 +337,7 @@ class EmbeddedEmbedder(LoadsOnce):
         import time
 
         started = time.perf_counter()
-        model_dir = self._checked_model_dir()
+        model_dir = checked_model_dir(self._model_dir)
         try:
             from grimoire_beholder.models.bert_onnx import default_threads, load_session
         except ImportError as exc:
@@ -437,19 +363,3 @@ class EmbeddedEmbedder(LoadsOnce):
             return
         self._session = session
         self.load_seconds = time.perf_counter() - started
-
-
-def _mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Mean of the token vectors where ``mask`` is 1 (sentence-transformers' mean pooling)."""
-    weights = mask.astype(np.float32)[:, :, None]
-    summed = (hidden * weights).sum(axis=1)
-    counts = np.clip(weights.sum(axis=1), 1e-9, None)
-    pooled: np.ndarray = summed / counts
-    return pooled
-
-
-def _normalise(vectors: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (a zero row stays zero, as torch's normalize leaves it)."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    normalised: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
-    return normalised

@@ -33,7 +33,7 @@ from grimoire_beholder import faults, portable
 from grimoire_beholder.search import segment_files
 from grimoire_beholder.search.persisted import PersistedIndex, normalise_rows, stamps
 from grimoire_beholder.store import hit_queries, index_source, vectors
-from grimoire_beholder.store.db import transaction
+from grimoire_beholder.store.transactions import transaction
 
 MIN_ROWS = 10_000
 MIN_ROWS_ENV = "GRIMOIRE_BEHOLDER_INDEX_MIN_ROWS"  # tests and benches only: override MIN_ROWS

@@ -69,7 +69,7 @@ def _guarded(method: Callable[..., T]) -> Callable[..., T]:
             if failure is None:
                 raise
             if isinstance(failure, LibraryDamagedError) and isinstance(conn, LibraryConnection):
-                conn.damage = failure  # no more writes on this connection (db.transaction)
+                conn.damage = failure  # no more writes on this connection (transactions.py)
             raise failure from exc
     return call
 

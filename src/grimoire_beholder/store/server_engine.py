@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from grimoire_beholder.store.book_rows import BookStore
 from grimoire_beholder.store.chunk_progress import StageStore
-from grimoire_beholder.store.db import TransactionStore
 from grimoire_beholder.store.folders import FolderStore
 from grimoire_beholder.store.fts import KeywordStore
 from grimoire_beholder.store.hit_queries import HitStore
@@ -29,6 +28,7 @@ from grimoire_beholder.store.role_rows import RoleStore
 from grimoire_beholder.store.source_rows import SourceStore
 from grimoire_beholder.store.text_spans import SpanStore
 from grimoire_beholder.store.token_rows import TokenStore
+from grimoire_beholder.store.transactions import TransactionStore
 from grimoire_beholder.store.vectors import StampStore
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Books that come from a Calibre library or a Zotero data folder: which item of which
 library each is, the link that opens it there, its metadata, and its labels (tags,
-collections, series) for the search filters. Tables from schema 6 (``db._schema_v6``)."""
+collections, series) for the search filters. Tables from schema 6 (``migrations._schema_v6``)."""
 
 from __future__ import annotations
 
