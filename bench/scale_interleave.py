@@ -68,26 +68,26 @@ class Replay:
     every stage timed (``scale_overhead.run_target``'s patches, kept on ``stack``)."""
 
     def __init__(self, lib: Any, cases: list[so.Case], stack: ExitStack) -> None:
-        from grimoire_beholder.search import engine as engine_mod
         from grimoire_beholder.search import keyword
 
         self.lib, self.cases, self.at = lib, cases, 0
         arms: list[dict[str, Any]] = []
-        search_kw, vector_arm = keyword.search, engine_mod.SearchEngine._vector_arm
+        arm_owner, arm_name = so.vector_arm_owner()
+        search_kw, vector_arm = keyword.search, getattr(arm_owner, arm_name)
 
         def keyword_rec(*args: Any, **kwargs: Any) -> Any:
             arms[-1]["keyword"] = search_kw(*args, **kwargs)
             return arms[-1]["keyword"]
 
-        def vector_rec(engine: Any, *args: Any, **kwargs: Any) -> Any:
-            arms[-1]["vector"] = vector_arm(engine, *args, **kwargs)
+        def vector_rec(*args: Any, **kwargs: Any) -> Any:  # (the engine first, when a method)
+            arms[-1]["vector"] = vector_arm(*args, **kwargs)
             return arms[-1]["vector"]
 
         for query, mode, k in cases[:5]:  # warm-up
             lib.search(query, mode=mode, top_k=k)
         self.results = []
         with so.patched(keyword, "search", keyword_rec), \
-                so.patched(engine_mod.SearchEngine, "_vector_arm", vector_rec):
+                so.patched(arm_owner, arm_name, vector_rec):
             for query, mode, k in cases:
                 arms.append({})
                 self.results.append(so.fingerprint(lib.search(query, mode=mode, top_k=k)))
@@ -95,13 +95,13 @@ class Replay:
         def keyword_replay(*args: Any, **kwargs: Any) -> Any:
             return list(arms[self.at]["keyword"])
 
-        def vector_replay(engine: Any, *args: Any, **kwargs: Any) -> Any:
+        def vector_replay(*args: Any, **kwargs: Any) -> Any:
             hits, _, vec = arms[self.at]["vector"]
             return list(hits), {"embed": 0.0, "vector": 0.0}, vec
 
         self.timers = so.Timers()
         stack.enter_context(so.patched(keyword, "search", keyword_replay))
-        stack.enter_context(so.patched(engine_mod.SearchEngine, "_vector_arm", vector_replay))
+        stack.enter_context(so.patched(arm_owner, arm_name, vector_replay))
         so._stage_wrappers(stack, self.timers)
 
     def one(self, i: int) -> dict[str, float]:

@@ -54,8 +54,10 @@ STAGES: dict[str, list[tuple[str, str]]] = {  # stage → (module or Module.Clas
                 ("grimoire_beholder.store.hit_queries", "library_state"),
                 ("grimoire_beholder.search.engine.SearchEngine", "_follow_data")],
     "refresh": [("grimoire_beholder.search.index.SearchIndex", "refresh")],
-    "fill": [("grimoire_beholder.search.engine.SearchEngine", "_cosines_missed")],
-    "fusion": [("grimoire_beholder.search.engine.SearchEngine", "_fuse")],
+    "fill": [("grimoire_beholder.search.engine.SearchEngine", "_cosines_missed"),
+             ("grimoire_beholder.search.candidate_arms", "cosines_missed")],
+    "fusion": [("grimoire_beholder.search.engine.SearchEngine", "_fuse"),
+               ("grimoire_beholder.search.candidate_arms", "fuse")],
     "facts": [("grimoire_beholder.store.text_spans", "candidate_facts")],
     "ranking": [("grimoire_beholder.search.ranking", "adjust"),
                 ("grimoire_beholder.search.ranking", "index_lifts"),
@@ -75,13 +77,23 @@ def _load() -> float:
 
 
 def _owner(path: str) -> Any:
+    """The module or class ``path`` names; None where this version of the code has none."""
     import importlib
 
     try:
         return importlib.import_module(path)
     except ModuleNotFoundError:
         module, _, name = path.rpartition(".")
-        return getattr(importlib.import_module(module), name)
+        return getattr(importlib.import_module(module), name, None)
+
+
+def vector_arm_owner() -> tuple[Any, str]:
+    """Where this version of the code keeps the vector arm, as (owner, attribute):
+    ``search.candidate_arms.vector_arm``, or ``SearchEngine._vector_arm`` before it moved."""
+    from grimoire_beholder.search import engine
+
+    arms = _owner("grimoire_beholder.search.candidate_arms")
+    return (engine.SearchEngine, "_vector_arm") if arms is None else (arms, "vector_arm")
 
 
 class Timers:
@@ -151,25 +163,25 @@ def fingerprint(result: Any) -> dict[str, Any]:
 def run_target(name: str, lib: Any, cases: list[Case], rounds: int, profile: bool
                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Real pass (results, scale.py's overhead), then the replayed rounds: the figures."""
-    from grimoire_beholder.search import engine as engine_mod
     from grimoire_beholder.search import keyword
 
     captured: list[dict[str, Any]] = []
     results, real_over, real_cpu = [], [], []
-    search_kw, vector_arm = keyword.search, engine_mod.SearchEngine._vector_arm
+    arm_owner, arm_name = vector_arm_owner()
+    search_kw, vector_arm = keyword.search, getattr(arm_owner, arm_name)
 
     def keyword_rec(*args: Any, **kwargs: Any) -> Any:
         captured[-1]["keyword"] = search_kw(*args, **kwargs)
         return captured[-1]["keyword"]
 
-    def vector_rec(self: Any, *args: Any, **kwargs: Any) -> Any:
-        captured[-1]["vector"] = vector_arm(self, *args, **kwargs)
+    def vector_rec(*args: Any, **kwargs: Any) -> Any:  # (the engine first, when a method)
+        captured[-1]["vector"] = vector_arm(*args, **kwargs)
         return captured[-1]["vector"]
 
     for query, mode, k in cases[:5]:  # warm-up: page cache, prepared statements
         lib.search(query, mode=mode, top_k=k)
     with patched(keyword, "search", keyword_rec), \
-            patched(engine_mod.SearchEngine, "_vector_arm", vector_rec):
+            patched(arm_owner, arm_name, vector_rec):
         for query, mode, k in cases:
             captured.append({})
             wall, cpu = time.perf_counter(), time.process_time()
@@ -185,7 +197,7 @@ def run_target(name: str, lib: Any, cases: list[Case], rounds: int, profile: boo
     def keyword_replay(*args: Any, **kwargs: Any) -> Any:
         return list(captured[at[0]]["keyword"])
 
-    def vector_replay(self: Any, *args: Any, **kwargs: Any) -> Any:
+    def vector_replay(*args: Any, **kwargs: Any) -> Any:
         hits, _, vec = captured[at[0]]["vector"]
         return list(hits), {"embed": 0.0, "vector": 0.0}, vec
 
@@ -194,7 +206,7 @@ def run_target(name: str, lib: Any, cases: list[Case], rounds: int, profile: boo
     load_replay = _load()
     with ExitStack() as stack:
         stack.enter_context(patched(keyword, "search", keyword_replay))
-        stack.enter_context(patched(engine_mod.SearchEngine, "_vector_arm", vector_replay))
+        stack.enter_context(patched(arm_owner, arm_name, vector_replay))
         _stage_wrappers(stack, timers)
         for _ in range(rounds):
             for i, (query, mode, k) in enumerate(cases):

@@ -1,5 +1,5 @@
 """A search reads its candidates' facts only as far down the fused list as the answer can
-reach (``SearchEngine._choose``): the answer is the one reading every candidate gives."""
+reach (``search.final_order.choose``): the answer is the one reading every candidate gives."""
 
 from __future__ import annotations
 

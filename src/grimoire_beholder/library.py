@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from grimoire_beholder.checks.pages import PageImage
     from grimoire_beholder.checks.quotes import QuoteCheck
     from grimoire_beholder.models.protocols import Embedder, Generator
-    from grimoire_beholder.search.engine import EmbedQuery, SearchEngine
+    from grimoire_beholder.search.candidate_arms import EmbedQuery
+    from grimoire_beholder.search.engine import SearchEngine
     from grimoire_beholder.search.hits import SearchResults
     from grimoire_beholder.search.lookup import IndexTerm
     from grimoire_beholder.search.savings import SavingsRecorder

@@ -36,13 +36,13 @@ from collections.abc import Callable, Collection, Mapping
 from concurrent import futures
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from grimoire_beholder.config import CHOICES, Config
 from grimoire_beholder.errors import GrimoireError, ModelError
 from grimoire_beholder.models.protocols import Reranker
 from grimoire_beholder.search import (
+    candidate_arms,
     confidence,
+    final_order,
     fusion,
     keyword,
     library_names,
@@ -52,21 +52,17 @@ from grimoire_beholder.search import (
     rerank,
     segment_files,
 )
+from grimoire_beholder.search.candidate_arms import EmbedQuery
 from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
-from grimoire_beholder.store import hit_queries, index_entries, records, role_rows, text_spans
+from grimoire_beholder.store import hit_queries, index_entries, role_rows
 from grimoire_beholder.structure.roles import ROLES
-from grimoire_beholder.text import MAX_QUERY_CHARS, without_lone_surrogates
+from grimoire_beholder.text import MAX_QUERY_CHARS
 
 if TYPE_CHECKING:
     from grimoire_beholder.store.server_engine import Store
 
 MAX_TOP_K = 100
-EmbedQuery = Callable[[str], np.ndarray]
-# The vector arm's answer: (chunk id, cosine) best first, ms per stage, the query vector.
-_VectorArm = tuple[list[tuple[int, float]], dict[str, float], np.ndarray]
-_ARM_POOL: futures.ThreadPoolExecutor | None = None
-_ARM_POOL_LOCK = threading.Lock()
 
 
 def _check_roles(roles: Collection[str] | str | None) -> frozenset[str] | None:
@@ -93,16 +89,6 @@ def _narrow(scope: list[int] | None, other: list[int] | None) -> list[int] | Non
 
 # The largest pool a search widens to when passages fall short of ``top_k`` (``_run``).
 MAX_POOL = 4_000
-
-
-def _arm_pool() -> futures.ThreadPoolExecutor:
-    """One process-wide worker for the vector arm (engines serialise their own searches)."""
-    global _ARM_POOL
-    with _ARM_POOL_LOCK:
-        if _ARM_POOL is None:
-            _ARM_POOL = futures.ThreadPoolExecutor(max_workers=2,
-                                                   thread_name_prefix="vector-arm")
-        return _ARM_POOL
 
 
 class _Clock:
@@ -273,9 +259,11 @@ class SearchEngine:
             if wants_vectors and (local is None or result.mode == "vector"):
                 # a server's arms share one connection; alone, the arm has nothing to wait
                 # beside, and a worker would only add its hand-off (~40 CPU-µs)
-                vector_arm = futures.Future[_VectorArm]()
+                vector_arm = futures.Future[candidate_arms.VectorArm]()
                 try:
-                    vector_arm.set_result(self._vector_arm(result.query, pool, allowed, scope))
+                    vector_arm.set_result(candidate_arms.vector_arm(
+                        self._conn, self._index, self._embed, result.query, pool, allowed,
+                        scope))
                 except Exception as exc:  # raised below, as a worker's would be
                     vector_arm.set_exception(exc)
             elif wants_vectors:
@@ -283,8 +271,9 @@ class SearchEngine:
                 # they run on a worker thread while this one runs the keyword arm (SQLite,
                 # onnxruntime and numpy all release the GIL): hybrid costs about
                 # max(embed + vector, keyword) instead of their sum on a multi-core machine.
-                vector_arm = _arm_pool().submit(self._vector_arm, result.query, pool, allowed,
-                                                scope)
+                vector_arm = candidate_arms.arm_pool().submit(
+                    candidate_arms.vector_arm, self._conn, self._index, self._embed,
+                    result.query, pool, allowed, scope)
             try:
                 if result.mode != "vector":
                     arms["keyword"] = keyword.search(self._conn, result.query, pool, allowed,
@@ -300,21 +289,24 @@ class SearchEngine:
                 except segment_files.IndexDamage:  # set aside: once more, on the exact arms
                     assert local is not None
                     self._index.refresh(local)
-                    arms["vector"], stage_ms, query_vec = self._vector_arm(
-                        result.query, pool, allowed, scope)
+                    arms["vector"], stage_ms, query_vec = candidate_arms.vector_arm(
+                        self._conn, self._index, self._embed, result.query, pool, allowed,
+                        scope)
                 clock.lap("vector_wait")  # what the keyword arm did not hide
                 clock.timings.update(stage_ms)
             filled = None
             if (result.mode == "hybrid" and self._config.fusion == "convex"
                     and vector_arm is not None):
-                filled = self._cosines_missed(arms, query_vec, pool, allowed)
+                filled = candidate_arms.cosines_missed(self._conn, self._index, arms,
+                                                       query_vec, pool, allowed)
                 clock.lap("fill")
-            fused = self._fuse(result.mode, arms, pool, filled)
+            fused = candidate_arms.fuse(self._config, result.mode, arms, pool, filled)
             clock.lap("fusion")
             heads: dict[int, hit_queries.ChunkHead] = {}
-            kept, chosen, facts = self._choose(result.query, fused, allowed, clock, depth,
-                                               heads, ranking.seat_candidate(
-                                                   result.mode, arms, self._config))
+            seat = ranking.seat_candidate(result.mode, arms, self._config)
+            lifts = self._index_lifts(result.query, allowed)
+            kept, chosen, facts = final_order.choose(self._conn, result.query, fused, allowed,
+                                                     lifts, clock.lap, depth, heads, seat)
             rows = passages.apply(hit_queries.hit_rows(self._conn, chosen, self._books, facts,
                                                        heads), chosen)
             kept = [f for f in kept if f.chunk_id in rows]
@@ -353,102 +345,3 @@ class SearchEngine:
         result.confidence = confidence.confidence(feats, result.mode, result.fusion, backend)
         result.low_confidence = (result.confidence is not None
                                  and result.confidence < self._config.min_confidence)
-
-    def _choose(self, query: str, fused: list[fusion.Fused], allowed: list[int] | None,
-                clock: _Clock, depth: int, heads: dict[int, hit_queries.ChunkHead],
-                best_vector: int | None = None
-                ) -> tuple[list[fusion.Fused], dict[int, passages.Passage],
-                           dict[int, records.CandidateFacts]]:
-        """The fused list re-ranked (``ranking.adjust``, then ``ranking.seat`` of the
-        candidate ``best_vector`` — the vector arm's best in hybrid search), the passages of
-        its best ``depth`` candidates, and the facts read (every chosen candidate's); the
-        chosen chunks' heads, read with their passages, go to ``heads``.
-
-        A chunk next to a better hit in its section stays a hit of its own: the answer is
-        often just past the better one's boundary. Only a hit whose passage would mostly
-        repeat a better one's text is dropped (``passages.select``).
-
-        The candidates' facts (role, text, span: ``text_spans.candidate_facts``) are read
-        only as far down the fused list as the answer can reach: no candidate past the
-        first ``read`` can score above ``ranking.ceiling`` of them, so when ``depth``
-        passages come from candidates re-ranked above it, the rest cannot change them and
-        is never read — the answer of reading them all, at a third of the rows.
-        """
-        ids = [f.chunk_id for f in fused]
-        lifts = self._index_lifts(query, allowed)
-        facts: dict[int, records.CandidateFacts] = {}
-        seated = next((f for f in fused if f.chunk_id == best_vector), None)
-        near: dict[int, float] | None = None
-        read = 0
-        while True:
-            upto = min(len(ids), max(ranking.PROXIMITY_DEPTH, 3 * depth, 2 * read))
-            facts.update(text_spans.candidate_facts(self._conn, ids[read:upto]))
-            read = upto
-            if seated is not None and seated.chunk_id not in facts:  # past the batch read
-                facts.update(text_spans.candidate_facts(self._conn, [seated.chunk_id]))
-            if near is None:
-                near = ranking.proximity_head(query, fused, facts)
-            adjusted = ranking.adjust(self._conn, query, fused[:read], allowed, facts, lifts,
-                                      near)
-            if read < len(ids):  # those certainly above every candidate not read
-                bound = ranking.ceiling(fused[read:], lifts)
-                adjusted = adjusted[:next((i for i, f in enumerate(adjusted)
-                                           if not f.score > bound), len(adjusted))]
-            clock.lap("ranking")
-            if seated is not None and (len(adjusted) >= ranking.SEAT - 1
-                                       or read == len(ids)):
-                # once the places above the seat are certain: re-scored as ``adjust`` does
-                entry = ranking.adjust(self._conn, query, [seated], allowed, facts, lifts,
-                                       near)[0]
-                adjusted = ranking.seat(adjusted, entry, facts)
-            kept = [f for f in adjusted if f.chunk_id in facts]  # not deleted meanwhile
-            clock.lap("fusion")
-            chosen = passages.select(self._conn, [f.chunk_id for f in kept], depth,
-                                     spans={c: f.span for c, f in facts.items()}, heads=heads)
-            clock.lap("passages")
-            if len(chosen) >= depth or read == len(ids):
-                return kept, chosen, facts
-
-    def _cosines_missed(self, arms: dict[str, list[tuple[int, float]]],
-                        query_vec: np.ndarray, pool: int, allowed: list[int] | None
-                        ) -> dict[str, dict[int, float]]:
-        """The cosine of each keyword candidate the vector arm's pool did not reach.
-
-        Convex fusion adds the two arms' scores, so a chunk the vector arm ranked just past
-        its pool (the 51st nearest) would count 0 there and lose to chunks both arms
-        returned; its real cosine costs one dot product. (The other way round a keyword
-        score would need a second full-text query, and measured no better: README.)
-        """
-        pooled = {chunk_id for chunk_id, _ in arms.get("vector", [])[:pool]}
-        missed = sorted({c for c, _ in arms.get("keyword", [])[:pool]} - pooled)
-        if not missed:
-            return {}
-        found = (self._index.search(query_vec, len(missed), allowed, missed)
-                 if isinstance(self._conn, sqlite3.Connection)
-                 else self._conn.nearest(query_vec, len(missed), allowed, missed))
-        return {"vector": dict(found)}
-
-    def _vector_arm(self, query: str, pool: int, allowed: list[int] | None,
-                    scope: list[int] | None = None) -> _VectorArm:
-        """Embed the query and search the matrix; also the ms of each and the query vector
-        (run on a worker)."""
-        assert self._embed is not None
-        started = time.perf_counter()
-        query_vec = self._embed(without_lone_surrogates(query))
-        embedded = time.perf_counter()
-        hits = (self._index.search(query_vec, pool, allowed, scope)
-                if isinstance(self._conn, sqlite3.Connection)
-                else self._conn.nearest(query_vec, pool, allowed, scope))
-        done = time.perf_counter()
-        return (hits, {"embed": (embedded - started) * 1000,
-                       "vector": (done - embedded) * 1000}, query_vec)
-
-    def _fuse(self, mode: str, arms: dict[str, list[tuple[int, float]]],
-              pool: int, filled: dict[str, dict[int, float]] | None = None
-              ) -> list[fusion.Fused]:
-        if mode != "hybrid":
-            return fusion.single(mode, arms.get(mode, []), pool=pool)
-        if self._config.fusion == "convex":
-            return fusion.convex(arms.get("vector", []), arms.get("keyword", []),
-                                 self._config.fusion_alpha, pool=pool, filled=filled)
-        return fusion.rrf(arms, k=self._config.rrf_k, pool=pool)
