@@ -17,9 +17,8 @@ import pytest
 from fake_ollama import FakeModel, FakeOllama, token_count
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import ModelError
-from grimoire_beholder.models.ollama import (
-    OllamaEmbedder,
-    OllamaGenerator,
+from grimoire_beholder.models.ollama import OllamaEmbedder, OllamaGenerator
+from grimoire_beholder.models.ollama_inputs import (
     conservative_tokens,
     embedding_model_spec,
     split_windows,

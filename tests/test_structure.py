@@ -211,7 +211,7 @@ def test_one_giant_paragraph_is_split_into_bounded_sections() -> None:
 ], ids=["thai", "cjk-extension-b", "japanese"])
 def test_scripts_without_spaces_are_one_token_per_character_everywhere(sample: str) -> None:
     """Chunk sizing, Ollama's window split and the keyword arm agree on these scripts."""
-    from grimoire_beholder.models.ollama import split_windows
+    from grimoire_beholder.models.ollama_inputs import split_windows
     from grimoire_beholder.search.keyword import build_query
 
     assert approx_tokens(sample) == count_tokens(sample) == len(sample)

@@ -20,7 +20,8 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from grimoire_beholder.models.ollama import DEFAULT_HOST, OllamaGenerator
+from grimoire_beholder.models.ollama import OllamaGenerator
+from grimoire_beholder.models.ollama_client import DEFAULT_HOST
 
 PASSAGE_CHARS = 2000  # enough for one chunk; keeps each prompt small and fast
 UNPARSED = -1.0
