@@ -22,7 +22,7 @@ from grimoire_beholder.config import Config, config_from_mapping
 from grimoire_beholder.ingest.build import build_book, file_info, piece_limit
 from grimoire_beholder.models import make_embedder
 from grimoire_beholder.parse import parse_file
-from grimoire_beholder.structure.chunks import PieceLimit
+from grimoire_beholder.structure.piece_limit import PieceLimit
 from retrieval_eval import dev_sets
 
 

@@ -20,7 +20,8 @@ from grimoire_beholder.models.embedded import EmbeddedEmbedder
 from grimoire_beholder.models.ollama import OllamaEmbedder
 from grimoire_beholder.parse import parse_file
 from grimoire_beholder.parse.document import Block, ParsedSection
-from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS, PieceLimit, chunk_section
+from grimoire_beholder.structure.chunks import MAX_CHUNK_CHARS, chunk_section
+from grimoire_beholder.structure.piece_limit import PieceLimit
 from helpers import BENCH, fake_config, open_with_ollama
 
 CODE = ("x <- c(10.4, 5.6, 3.1, 6.4, 21.7); assign(\"x\", c(10.4, 5.6)); "

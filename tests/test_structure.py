@@ -8,9 +8,9 @@ import re
 import pytest
 
 from grimoire_beholder.parse.document import Block, ParsedChapter, ParsedSection
-from grimoire_beholder.structure.chunks import ChunkDraft, chunk_section, count_tokens
+from grimoire_beholder.structure.chunks import ChunkDraft, chunk_section
 from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
-from grimoire_beholder.structure.tokens import approx_tokens
+from grimoire_beholder.structure.tokens import approx_tokens, count_tokens
 
 WORDS = [
     "river", "stone", "lantern", "harbor", "meadow", "signal", "copper", "winter", "orchard",

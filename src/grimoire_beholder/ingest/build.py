@@ -17,8 +17,9 @@ from grimoire_beholder.naming import unambiguous_slug
 from grimoire_beholder.parse.document import ParsedBook, ParsedChapter, ParsedSection, ParseOptions
 from grimoire_beholder.store.records import NewBook, NewChapter, NewChunk, NewIndexEntry, NewSection
 from grimoire_beholder.structure.book_index import page_texts, pages_of, resolve_entries
-from grimoire_beholder.structure.chunks import PieceLimit, chunk_section
+from grimoire_beholder.structure.chunks import chunk_section
 from grimoire_beholder.structure.modes import chunk_mode_for, is_reference_text
+from grimoire_beholder.structure.piece_limit import PieceLimit
 from grimoire_beholder.structure.roles import BODY, INDEX, section_role, whole_book
 from grimoire_beholder.structure.sections import breadcrumb, shape_chapter
 from grimoire_beholder.structure.tokens import approx_tokens

@@ -31,7 +31,7 @@ from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.models import Models
 from grimoire_beholder.store import vectors
 from grimoire_beholder.store.server_engine import Store
-from grimoire_beholder.structure.chunks import PieceLimit
+from grimoire_beholder.structure.piece_limit import PieceLimit
 from grimoire_beholder.views import StageCounts
 
 

@@ -10,7 +10,8 @@ first words (``Section 3 — The storm broke over…``) so an assistant can tell
 from __future__ import annotations
 
 from grimoire_beholder.parse.document import Block, ParsedChapter, ParsedSection
-from grimoire_beholder.structure.chunks import chunk_section, count_tokens
+from grimoire_beholder.structure.chunks import chunk_section
+from grimoire_beholder.structure.tokens import count_tokens
 
 BREADCRUMB_SEPARATOR = " › "
 _TITLE_WORDS = 6
