@@ -12,7 +12,7 @@ query at a time, as a search runs), build is wall seconds on this machine, with 
 average next to every row:
 
 * ``float32 scan``: the exact arm (one matrix-vector product + top 50);
-* ``int8 scan, bounded``: the persisted index's exact arm (``search/persisted.py``);
+* ``int8 scan, bounded``: the persisted index's exact arm (``search/bounded_scan.py``);
 * faiss ``IVF-Flat`` (nprobe swept), faiss ``HNSW-Flat`` and ``HNSW-SQ8`` (efSearch swept),
   usearch HNSW (``i8`` and ``f32`` storage, expansion swept).
 """
@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import scale_vectors
-from grimoire_beholder.search import persisted, segment_files
+from grimoire_beholder.search import bounded_scan, segment_files
 
 K = 10
 POOL = 50
@@ -98,7 +98,7 @@ def main() -> None:
                                 residual=residual)
     everything = np.ones(len(data), dtype=bool)
     _run("int8 scan, bounded (exact)", data, queries, truth,
-         lambda q: np.concatenate([f[0] for f in persisted._bounded(
+         lambda q: np.concatenate([f[0] for f in bounded_scan.bounded_top(
              [(seg, everything)], q, K, np.zeros(0))[0]]), time.perf_counter() - started)
     _lists(data, queries, truth, args.shares)
     if not args.lists_only:
@@ -130,7 +130,7 @@ def _lists(data: np.ndarray, queries: np.ndarray, truth: list[set[int]], shares:
         proven: list[bool] = []
 
         def search(q: np.ndarray, proven: list[bool] = proven) -> np.ndarray:
-            found, exact = persisted._bounded(parts, q, K, np.zeros(0))
+            found, exact = bounded_scan.bounded_top(parts, q, K, np.zeros(0))
             proven.append(exact)
             return np.concatenate([f[0] for f in found])  # chunk id = row of ``data``
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grimoire_beholder.search import index_writer, keyword, persisted
+from grimoire_beholder.search import bounded_scan, index_writer, keyword
 from grimoire_beholder.search import segment_files as seg
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.search.vector import VectorIndex
@@ -178,7 +178,7 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
     assert index.refresh(conn) == "persisted"
     exact.refresh(conn)
     rescored: list[tuple[int, int]] = []  # (rows in the segments, rows scored exactly)
-    bounded = persisted._bounded
+    bounded = bounded_scan.bounded_top
 
     def spy(parts: list[tuple[seg.Segment, np.ndarray]], *args: Any
             ) -> tuple[list[tuple[np.ndarray, np.ndarray]], bool]:
@@ -187,7 +187,7 @@ def test_vector_search_shortlists_by_int8_and_still_finds_the_exact_top_k(
         rescored.append((sum(s.size for s, _ in parts), sum(len(f[0]) for f in found)))
         return found, proven
 
-    monkeypatch.setattr(persisted, "_bounded", spy)
+    monkeypatch.setattr(bounded_scan, "bounded_top", spy)
     rng = np.random.default_rng(11)
     queries = [rng.standard_normal(EMBEDDER.dimension).astype(np.float32) for _ in range(20)]
     queries += [EMBEDDER.embed_query(q) for q in QUERIES]

@@ -94,7 +94,7 @@ def test_lists_keep_keyword_ranking_and_exact_vectors_when_proven(tmp_path: Path
 def test_tight_topics_close_the_bound_and_the_top_10_is_the_exact_scan() -> None:
     """Rows in tight topics (cosine ~0.99 within one): the lists far from a query cannot
     reach its 10th best score, so the search is proven exact after reading a few lists."""
-    from grimoire_beholder.search import persisted
+    from grimoire_beholder.search import bounded_scan, persisted
 
     rng = np.random.default_rng(2)
     topics = rng.standard_normal((40, 64))
@@ -110,7 +110,7 @@ def test_tight_topics_close_the_bound_and_the_top_10_is_the_exact_scan() -> None
     for t in range(0, 40, 4):
         query = topics[t] + 0.3 * rng.standard_normal(64)
         query = (query / np.linalg.norm(query)).astype(np.float32)
-        found, proven = persisted._bounded([(segment, everything)], query, 10, np.zeros(0))
+        found, proven = bounded_scan.bounded_top([(segment, everything)], query, 10, np.zeros(0))
         got = [c for c, _ in persisted._best(found, 10, descending=True)]
         assert proven
         assert got == list(np.argsort(-(data @ query), kind="stable")[:10])
@@ -160,7 +160,7 @@ def test_chunk_scopes_on_lists_are_the_exact_scan(tmp_path: Path) -> None:
 def test_a_small_segment_with_lists_still_finds_the_top_10() -> None:
     """Clustered rows with near-copies, queries drawn near the clusters: a 20,000-row
     segment (few lists) reads enough of them to find the exact top 10, ties aside."""
-    from grimoire_beholder.search import persisted
+    from grimoire_beholder.search import bounded_scan, persisted
 
     rng = np.random.default_rng(4)
 
@@ -183,7 +183,7 @@ def test_a_small_segment_with_lists_still_finds_the_top_10() -> None:
     everything = np.ones(n, dtype=bool)
     found_share = []
     for q in unit(bases[rng.integers(0, 600, 40)] + 1.5 * unit(rng.standard_normal((40, 64)))):
-        found, _ = persisted._bounded([(segment, everything)], q, 10, np.zeros(0))
+        found, _ = bounded_scan.bounded_top([(segment, everything)], q, 10, np.zeros(0))
         got = [c for c, _ in persisted._best(found, 10, descending=True)]
         scores = data @ q
         tenth = np.sort(scores)[-10]
