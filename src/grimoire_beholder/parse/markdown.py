@@ -12,7 +12,8 @@ indented code, tables and blockquotes, each with its 1-based inclusive source li
 so a hit can be shown as ``notes.md:12-18``.
 
 Pathological nesting (1,000 ``>`` levels) is cut off by markdown-it's ``maxNesting`` guard;
-everything here walks the flat token stream iteratively, so nothing recurses on input depth.
+the flat token stream is walked iteratively (``markdown_tokens.py``), so nothing recurses on
+input depth, and the text markdown-it dropped at that limit is recovered there.
 
 Memory and time stay proportional to the file: markdown-it only ever sees one bounded piece
 at a time, never tables or long fences, and dense markup past a budget is read as plain
@@ -22,24 +23,15 @@ kept as text rather than becoming thousands of empty sections. Both are said in 
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-
 from grimoire_beholder.errors import NoTextError
 from grimoire_beholder.parse.document import Block, ParsedBook, ParsedChapter, ParsedSection
 from grimoire_beholder.parse.markdown_html import (
-    heading_text,
     hidden_to_end,
     html_block_unclosed,
-    html_runs,
-    html_text,
-    inline_text,
     unclosed_at_end,
 )
 from grimoire_beholder.parse.markdown_pieces import (
@@ -53,23 +45,13 @@ from grimoire_beholder.parse.markdown_pieces import (
     table_event,
 )
 from grimoire_beholder.parse.markdown_sitegen import split_toml_front_matter, strip_site_markup
+from grimoire_beholder.parse.markdown_tokens import markdown_parser, orphan_events, token_events
 from grimoire_beholder.parse.plain_text import line_count, read_text_file
 
-# Deep enough for any real document (lists in quotes in lists), shallow enough that
-# markdown-it's recursive block parser stays far from Python's recursion limit.
-_MAX_NESTING = 40
 _UNTITLED = "Untitled"
 # Headings become chapters and sections only up to one per this many characters (and at
 # least _MIN_HEADINGS): a file of nothing but "# a" lines must not cost a section each.
 _CHARS_PER_HEADING, _MIN_HEADINGS = 256, 2_000
-_CONTAINERS = {"bullet_list_open", "ordered_list_open", "blockquote_open", "table_open"}
-
-
-@functools.cache
-def _markdown() -> MarkdownIt:
-    # Tables are read by markdown_pieces (its table rule pads every short row to the header's
-    # width, one token per cell); inside a list or quote a table stays plain text.
-    return MarkdownIt("commonmark", {"maxNesting": _MAX_NESTING})
 
 
 # ---------------------------------------------------------------------------- front matter
@@ -118,65 +100,6 @@ def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         return value[1:-1]
     return value
-
-
-# ---------------------------------------------------------------------------- token walking
-
-
-def _matching_close(tokens: list[Token], start: int) -> int:
-    """Index of the token closing ``tokens[start]`` (an ``*_open``), found by nesting depth."""
-    depth = 0
-    for index in range(start, len(tokens)):
-        depth += tokens[index].nesting
-        if depth == 0:
-            return index
-    return len(tokens) - 1
-
-
-def _gather(tokens: list[Token], start: int, stop: int) -> str:
-    """Plain text of the tokens in ``[start, stop]``, one line per paragraph/row/item.
-
-    List items keep a marker ("- ", "3. ") and indentation for their depth so a nested list
-    still reads as a list inside a chunk; table rows become ``cell | cell``.
-    """
-    parts: list[str] = []
-    list_depth = 1 if tokens[start].type == "list_item_open" else 0
-    marker = ""
-    row: list[str] | None = None
-    for token in tokens[start : stop + 1]:
-        kind = token.type
-        if kind in ("bullet_list_open", "ordered_list_open"):
-            list_depth += 1
-        elif kind in ("bullet_list_close", "ordered_list_close"):
-            list_depth -= 1
-        elif kind == "list_item_open":
-            bullet = f"{token.info}{token.markup}" if token.info else "-"
-            marker = "  " * max(list_depth - 1, 0) + bullet + " "
-        elif kind == "tr_open":
-            row = []
-        elif kind == "tr_close" and row is not None:
-            while row and not row[-1]:  # cells markdown-it padded a short row with
-                row.pop()
-            parts.append(" | ".join(row))
-            row = None
-        elif kind == "inline":
-            text = inline_text(token)
-            if row is not None:
-                row.append(text)
-            elif text:
-                parts.append(marker + text)
-                marker = ""
-        elif kind in ("fence", "code_block"):
-            code = token.content.rstrip("\n")
-            if code.strip():
-                parts.append(marker + code)
-                marker = ""
-        elif kind == "html_block":
-            shown = html_text(token.content)
-            if shown:
-                parts.append(marker + shown)
-                marker = ""
-    return "\n".join(parts)
 
 
 @dataclass
@@ -232,101 +155,6 @@ class _Builder:
         return first + 1 + self.offset, stop + self.offset
 
 
-# Tokens whose map marks source lines as read; containers are left out on purpose because
-# their map can span text that markdown-it dropped at its nesting limit.
-_LEAF_TOKENS = {"inline", "fence", "code_block", "html_block", "hr", "heading_open", "table_open"}
-# Lines with nothing but container markers (a bare ">" or "-") or a link reference definition.
-_NO_TEXT_LINE = re.compile(r"^[\s>]*(?:(?:[-+*]|\d{1,9}[.)])[\s>]*)?$|^ {0,3}\[[^\]]+\]:\s*\S")
-
-
-def _content_lines(token: Token) -> list[int] | None:
-    """A block's source lines; for a fenced listing only the lines of its code, not the
-    fences, so that its text keeps one line per source line (chunks of it cite their own)."""
-    if token.type != "fence" or not token.map or not token.content.strip():
-        return token.map
-    first = token.map[0] + 1
-    return [first, min(token.map[1], first + token.content.count("\n"))]
-
-
-def _events(tokens: list[Token]) -> list[Event]:
-    """Headings and blocks in document order, walking the flat token list without recursion."""
-    events: list[Event] = []
-
-    def add(level: int, text: str, line_map: list[int] | None) -> None:
-        events.append((line_map[0] if line_map else 0, level, text, line_map))
-
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        kind = token.type
-        if kind == "heading_open" and token.level == 0:
-            add(int(token.tag[1:]), heading_text(tokens[index + 1]), token.map)
-            index += 3
-        elif kind == "paragraph_open":
-            add(0, inline_text(tokens[index + 1]), token.map)
-            index += 3
-        elif kind in ("fence", "code_block"):
-            add(0, _gather(tokens, index, index), _content_lines(token))
-            index += 1
-        elif kind == "html_block":  # each run of lines that show text, by its own lines
-            top = token.map[0] if token.map else 0
-            for first, text in html_runs(token.content):
-                add(0, text, [top + first, top + first + text.count("\n") + 1])
-            index += 1
-        elif kind in ("bullet_list_open", "ordered_list_open"):
-            close = _matching_close(tokens, index)
-            item = index + 1
-            while item < close:
-                item_close = _matching_close(tokens, item)
-                add(0, _gather(tokens, item, item_close), tokens[item].map)
-                item = item_close + 1
-            index = close + 1
-        elif kind in _CONTAINERS:
-            close = _matching_close(tokens, index)
-            add(0, _gather(tokens, index, close), token.map)
-            index = close + 1
-        else:
-            index += 1
-    return events
-
-
-def _orphans(tokens: list[Token], lines: list[str], reparse: bool = True) -> list[Event]:
-    """Text lines no token accounts for, recovered at their place in the document.
-
-    markdown-it silently drops everything below its nesting limit (and, inside a too-deep
-    list, the rest of the document). Rather than lose a user's text, each run of such lines
-    is parsed once more with its indentation removed (so a ``# Heading`` stays a heading);
-    whatever that second pass still drops comes back as plain paragraphs.
-    """
-    covered = bytearray(len(lines) + 1)
-    for token in tokens:
-        if token.type in _LEAF_TOKENS and token.map:
-            first, stop = token.map
-            covered[first:stop] = b"\x01" * (stop - first)
-    events: list[Event] = []
-    run: list[int] = []
-    for number, line in enumerate([*lines, ""]):
-        if number < len(lines) and not covered[number] and not _NO_TEXT_LINE.match(line):
-            run.append(number)
-            continue
-        if run:
-            events.extend(_recover(lines[run[0] : run[-1] + 1], run[0], reparse))
-            run = []
-    return events
-
-
-def _recover(run: list[str], first: int, reparse: bool) -> list[Event]:
-    stripped = [line.strip() for line in run]
-    if not reparse:
-        return [(first, 0, "\n".join(stripped), [first, first + len(run)])]
-    tokens = _markdown().parse("\n".join(stripped))
-    found = _events(tokens) + _orphans(tokens, stripped, reparse=False)
-    return [
-        (line + first, level, text, [m[0] + first, m[1] + first] if m else None)
-        for line, level, text, m in found
-    ]
-
-
 def _document_events(lines: list[str], body: str, warnings: list[str],
                      budget: _Capped, offset: int) -> Iterator[Event]:
     """Headings and blocks in document order, one bounded piece at a time (see
@@ -340,8 +168,8 @@ def _document_events(lines: list[str], body: str, warnings: list[str],
     for piece in parts:
         if piece.kind == "md":
             part = lines[piece.start:piece.stop]
-            tokens = _markdown().parse("\n".join(part), env)
-            found = _events(tokens) + _orphans(tokens, part)
+            tokens = markdown_parser().parse("\n".join(part), env)
+            found = token_events(tokens) + orphan_events(tokens, part)
             if piece.stop >= len(lines) and (hidden := unclosed_at_end(tokens)):
                 warnings.append(hidden_to_end(hidden[0] + piece.start + 1 + offset, *hidden[1:]))
             del tokens
