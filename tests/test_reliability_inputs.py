@@ -113,6 +113,12 @@ def _image_only_pdf() -> bytes:
     return bytes(data)
 
 
+def _png() -> bytes:
+    """A small real PNG image (what a misnamed download can hold)."""
+    pix = pymupdf.Pixmap(pymupdf.csRGB, pymupdf.IRect(0, 0, 8, 8))
+    return bytes(pix.tobytes("png"))
+
+
 def _raw_outline_pdf(ghost_dest: bytes) -> bytes:
     """A hand-written PDF whose outline has an entry pointing at ``ghost_dest``.
 
@@ -275,6 +281,10 @@ CASES: dict[str, Case] = {
                                       lambda: _raw_outline_pdf(b"[57 /Fit]"), "ok"),
     "pdf-header-like-lines-only": ("headers.pdf", _header_like_pdf, "ok"),
     "pdf-zero-bytes": ("empty.pdf", lambda: b"", "error"),
+    # MuPDF sniffs the bytes and would open these as a text or image document
+    "pdf-that-is-markdown": ("notes.pdf", lambda: b"# Tides\n\nThe tide turns at dusk.\n",
+                             "error"),
+    "pdf-that-is-png": ("picture.pdf", lambda: _png(), "error"),
     "md-zero-bytes": ("empty.md", lambda: b"", "error"),
     "txt-zero-bytes": ("empty.txt", lambda: b"", "error"),
     "epub-zero-bytes": ("empty.epub", lambda: b"", "error"),

@@ -98,6 +98,10 @@ def parse_pdf(path: Path, options: ParseOptions | None = None) -> ParsedBook:
         doc = pymupdf.open(stream=data, filetype="pdf")
     except Exception as exc:
         raise _fail(path, f"not a readable PDF (corrupt or not a PDF: {exc})") from exc
+    if not doc.is_pdf:  # MuPDF sniffs the bytes: text, Markdown or an image opens as that
+        kind = (doc.metadata or {}).get("format") or "another format"
+        doc.close()
+        raise _fail(path, f"not a PDF (its contents read as: {kind})")
     try:
         return _parse(doc, path, options)
     except _PYMUPDF_ERRORS as exc:  # a damaged file that got past opening
