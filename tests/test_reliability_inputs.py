@@ -285,6 +285,7 @@ CASES: dict[str, Case] = {
     "pdf-that-is-markdown": ("notes.pdf", lambda: b"# Tides\n\nThe tide turns at dusk.\n",
                              "error"),
     "pdf-that-is-png": ("picture.pdf", lambda: _png(), "error"),
+    "html-that-is-pdf": ("page.html", lambda: _text_pdf(6), "error"),
     "md-zero-bytes": ("empty.md", lambda: b"", "error"),
     "txt-zero-bytes": ("empty.txt", lambda: b"", "error"),
     "epub-zero-bytes": ("empty.epub", lambda: b"", "error"),

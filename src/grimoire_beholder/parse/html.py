@@ -141,6 +141,9 @@ def parse_html(path: Path) -> ParsedBook:
     if len(data) > MAX_HTML_BYTES:
         raise InputFileError(f"{path}: refused, {len(data):,} bytes is more than an HTML "
                              f"page may be ({MAX_HTML_BYTES:,})")
+    if b"\x00" in data and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # DocInfo looks at the head only; a PDF or an image named .html has NULs further on
+        raise InputFileError(f"{path}: not readable HTML (binary data or no markup)")
     try:
         info = DocInfo.from_bytes(data)
     except (etree.LxmlError, ValueError, RecursionError) as exc:
