@@ -171,3 +171,31 @@ def test_a_bench_pdf_page_highlights_the_cited_words(tmp_path: Path) -> None:
     assert image.page_label == "15"
     check_highlight(image, pdf, "new components")
     assert len(image.png) < 1_500_000
+
+
+@pytest.mark.slow  # two CLI subprocesses: MuPDF writes to fd 1, which CliRunner does not see
+def test_a_damaged_pdf_page_keeps_stdout_to_the_results(tmp_path: Path) -> None:
+    """A truncated PDF still renders, but MuPDF's complaints about it were printed on stdout
+    (before anything else), so `page --json` and `health --json` were not JSON."""
+    import json
+    import subprocess
+    import sys
+
+    data = keeper_pdf(tmp_path / "whole.pdf").read_bytes()
+    cut = tmp_path / "cut.pdf"
+    cut.write_bytes(data[: len(data) // 2])
+    config = str(write_config(tmp_path))
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args,
+                               "--config", config], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+
+    assert cli("ingest", str(cut), "-q").returncode == 0
+    page = cli("page", "cut", "3", "-o", str(tmp_path / "p.png"), "--json")
+    assert page.returncode == 0, page.stderr
+    assert json.loads(page.stdout)["page"] == 3
+    health = cli("health", "cut", "--json")
+    assert health.returncode == 0, health.stderr
+    assert json.loads(health.stdout)[0]["slug"] == "cut"
+    assert "MuPDF" not in page.stdout + page.stderr + health.stdout + health.stderr

@@ -104,6 +104,10 @@ def physical_page(book: BookRow, page: int | str, *, printed: bool = False) -> i
 def _open(path: Path) -> Any:
     import pymupdf
 
+    # As parse/pdf.py does (checks may not import parse): MuPDF prints its complaints about a
+    # damaged file on fd 1, which carries `page --json`, `health --json` and the results.
+    pymupdf.TOOLS.mupdf_display_errors(False)
+    pymupdf.set_messages(fd=2)
     try:
         return pymupdf.open(path)
     except Exception as exc:
