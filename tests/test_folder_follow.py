@@ -82,3 +82,29 @@ def test_unfollow_delete_books_from_the_cli(tmp_path: Path) -> None:
     assert listed.output.strip() == "[]"
     wrong = runner.invoke(app, ["unfollow", str(notes), *lib])
     assert wrong.exit_code == 1 and "not a followed folder" in wrong.output
+
+
+def test_unfollow_delete_and_reindex_speak_json_for_scripts(tmp_path: Path) -> None:
+    """`--json` on the commands that change the library: stdout is one JSON object, and an
+    error is one JSON line on stderr (before, `--json` itself was 'No such option')."""
+    import json
+
+    write_config(tmp_path)
+    notes = _notes(tmp_path)
+    runner = CliRunner()
+    lib = ["--library", str(tmp_path)]
+    assert runner.invoke(app, ["ingest", str(notes), "-q", *lib]).exit_code == 0
+    reindexed = runner.invoke(app, ["reindex-fts", "--json", *lib])
+    assert reindexed.exit_code == 0, reindexed.output
+    assert json.loads(reindexed.stdout) == {"reindexed_chunks": 3}
+    gone = runner.invoke(app, ["delete", "the-lamp", "--yes", "--json", *lib])
+    assert gone.exit_code == 0, gone.output
+    assert json.loads(gone.stdout)["deleted"]["slug"] == "the-lamp"
+    done = runner.invoke(app, ["unfollow", str(notes), "--json", *lib])
+    assert done.exit_code == 0, done.output
+    report = json.loads(done.stdout)
+    assert report["folder"] == str(notes.resolve()) and report["books_deleted"] is False
+    assert sorted(b["slug"] for b in report["books"]) == ["the-fog", "the-tide"]
+    missing = runner.invoke(app, ["delete", "the-lamp", "--yes", "--json", *lib])
+    assert missing.exit_code == 1 and missing.stdout == ""
+    assert "no book 'the-lamp'" in json.loads(missing.stderr)["error"]

@@ -205,11 +205,13 @@ def list_(json_out: JsonOpt = False, config: ConfigOpt = None,
 @command(app, 'Build the library', examples=(
     'grimoire-beholder delete art-of-war',
     'grimoire-beholder delete 3 --yes',
+    'grimoire-beholder delete art-of-war --yes --json',
 ))
 def delete(
     book: Annotated[str, typer.Argument(help="Slug or id of the book to remove.")],
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
     = False,
+    json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
@@ -226,7 +228,13 @@ def delete(
         return lib.delete(found.id)
 
     removed = with_library(config, run, library=library)
-    print(f"deleted {removed.slug}")
+    if json_out:
+        from grimoire_beholder.cli.plain_output import print_json
+        from grimoire_beholder.views import book_dict
+
+        print_json({"deleted": book_dict(removed)})
+    else:
+        print(f"deleted {removed.slug}")
     if removed.source_root:
         from grimoire_beholder.cli.rendering import err
 
@@ -243,12 +251,20 @@ def unfollow(
     delete_books: Annotated[bool, typer.Option(
         "--delete-books", help="Also delete the folder's books (default: keep them, as "
         "books of single files that sync still follows).")] = False,
+    json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
     """Stop following a folder: sync adds none of its new files again."""
     root, books = with_library(
         config, lambda lib: lib.unfollow(folder, delete_books=delete_books), library=library)
+    if json_out:
+        from grimoire_beholder.cli.plain_output import print_json
+        from grimoire_beholder.views import book_dict
+
+        print_json({"folder": root, "books_deleted": delete_books,
+                    "books": [book_dict(b) for b in books]})
+        return
     what = "deleted" if delete_books else "kept as single files"
     print(f"unfollowed {root}: {plural(len(books), 'book')} {what}")
 
@@ -316,11 +332,17 @@ def check(json_out: JsonOpt = False, config: ConfigOpt = None,
 ))
 def reindex_fts(
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
     """Drop and rebuild the keyword (FTS5) index from embedded chunks."""
     count = with_library(config, lambda lib: lib.reindex_fts(book), library=library)
+    if json_out:
+        from grimoire_beholder.cli.plain_output import print_json
+
+        print_json({"reindexed_chunks": count})
+        return
     print(f"reindexed {plural(count, 'chunk')}")
 
 
