@@ -142,3 +142,14 @@ def test_the_hit_names_the_command_that_opens_it(lib: Path, ingested: bytes) -> 
                            capture_output=True, text=True, timeout=120)
     assert shown.returncode == 0, shown.stderr
     assert "trimmed the wicks" in shown.stdout
+
+
+def test_a_40_column_bar_still_shows_its_count(tmp_path: Path) -> None:
+    """Squeezed into 40 columns, every column of the bar was cut: the count to '…' and the
+    elapsed time to '0…'. A narrow terminal gets the stage, the bar, the count and the ETA."""
+    write_config(tmp_path)
+    (tmp_path / "handbook.md").write_bytes(SAMPLE.read_bytes())
+    raw = under_pty(tmp_path, "ingest", "handbook.md", columns=40)
+    bars = [line for line in screen_of(raw, 40) if line.startswith("embeddings")]
+    assert bars, screen_of(raw, 40)
+    assert "…" not in bars[-1] and re.search(r"\b(\d+)/\1 eta 0:00:00$", bars[-1]), bars

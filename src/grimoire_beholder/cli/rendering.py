@@ -48,6 +48,9 @@ out = _SafeConsole(highlight=False, soft_wrap=True, emoji=False)
 err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
+FULL_BAR_WIDTH = 64  # columns that hold every progress column and a bar of ~10
+
+
 class RichProgress:
     """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet."""
 
@@ -69,10 +72,13 @@ class RichProgress:
                 TimeElapsedColumn,
             )
 
+            # Below FULL_BAR_WIDTH the rate and elapsed time are left out: squeezed in, rich
+            # cut the count to "…" and the elapsed time to "0…" (40 columns)
+            timing = ([TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
+                      if err.width >= FULL_BAR_WIDTH else [])
             self._bar = Progress(
                 TextColumn("[bold]{task.description:<11}"), BarColumn(),
-                MofNCompleteColumn(), TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                TextColumn("eta [cyan]{task.fields[eta]}"),
+                MofNCompleteColumn(), *timing, TextColumn("eta [cyan]{task.fields[eta]}"),
                 console=err, transient=False,
             )
             self._bar.start()
