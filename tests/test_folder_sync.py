@@ -301,6 +301,9 @@ def test_sync_narrows_to_a_file_and_refuses_paths_the_library_does_not_know(
         for bad in (elsewhere, tmp_path / "nope"):
             with pytest.raises(GrimoireError, match=r"nothing in the library|no such file"):
                 lib.sync([bad])
+        for typo in (root / "readme.mdd", root / "guidez"):  # inside the folder, nothing there
+            with pytest.raises(GrimoireError, match=r"no such file or folder"):
+                lib.sync([typo])
         assert _state(lib.config.database_path) == before
     config = write_config(tmp_path)  # the same library, for the CLI
     result = CliRunner().invoke(app, ["sync", str(elsewhere), "--config", str(config)])

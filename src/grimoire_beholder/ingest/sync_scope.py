@@ -93,7 +93,9 @@ def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
     else is refused, so a sync never reaches past what was ingested.
     """
     roots = [r.path for r in folders.list_roots(deps.conn)]
-    books = [s.path for s in folders.stored_files(deps.conn) if not s.root]
+    stored = folders.stored_files(deps.conn)
+    books = [s.path for s in stored if not s.root]
+    known = [*roots, *(s.path for s in stored)]
     scope = []
     for given in paths:
         path = Path(given).expanduser()
@@ -101,9 +103,10 @@ def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
             real = str(known_spelling(deps, path.resolve()))
         except (OSError, RuntimeError, ValueError) as exc:  # a link loop on 3.11; a NUL
             raise InputFileError(f"{path}: cannot be resolved ({exc})") from None
+        if not path.exists() and not any(under(p, [real]) for p in known):
+            # a typo inside a synced folder too: no file is there, and none ever was
+            raise InputFileError(f"{path}: no such file or folder")
         if not (under(real, roots) or any(under(p, [real]) for p in [*roots, *books])):
-            if not path.exists():
-                raise InputFileError(f"{path}: no such file or folder")
             shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
             raise InputFileError(
                 f"{path}: nothing in the library comes from there; synced folders: "
