@@ -53,6 +53,16 @@ def test_ingest_dir_names_the_documents_it_does_not_read(library: Library,
     assert not any(".odt" in w for w in library.sync().warnings)  # said once, not each sync
 
 
+def test_ingest_dir_says_when_its_globs_leave_out_every_file(library: Library,
+                                                            tmp_path: Path) -> None:
+    notes = _notes(tmp_path)
+    typo = library.ingest_folder(notes, include=("*.mdd",))  # meant *.md
+    assert typo.counts()["added"] == 0
+    assert any("left out all 3 file(s)" in w for w in typo.warnings), typo.warnings
+    kept = library.ingest_folder(notes, include=("*.md",))
+    assert kept.counts()["added"] == 3 and not any("left out all" in w for w in kept.warnings)
+
+
 def test_unfollow_keeps_the_books_and_adds_no_new_file(library: Library,
                                                       tmp_path: Path) -> None:
     notes = _notes(tmp_path)

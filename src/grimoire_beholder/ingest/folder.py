@@ -44,6 +44,7 @@ class Scan:
     files: list[FolderFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     unread: dict[str, int] = field(default_factory=dict)  # UNREAD_DOCUMENTS found, by suffix
+    filtered: int = 0  # files of a kind the library reads that --include/--exclude left out
 
     def unread_note(self) -> str | None:
         """One line naming the documents of kinds the library does not read, if any."""
@@ -53,6 +54,14 @@ class Scan:
         return (f"left out {kinds} file(s): a kind the library does not read (it reads "
                 f"{', '.join(sorted(SUPPORTED_EXTENSIONS))}); save them as PDF or Markdown "
                 "to add them")
+
+    def filtered_note(self) -> str | None:
+        """One line when --include/--exclude left out every file the library would read (a
+        typo in a glob follows a folder of nothing), else None."""
+        if self.files or not self.filtered:
+            return None
+        return (f"--include/--exclude left out all {self.filtered} file(s) the library "
+                "would read here; nothing is added from this folder")
 
 
 def library_files(db_path: Path) -> set[Path]:
@@ -126,6 +135,8 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
                 suffix = Path(entry.name).suffix.lower()
                 result.unread[suffix] = result.unread.get(suffix, 0) + 1
             if not is_file or not is_candidate(relative, include=include, exclude=exclude):
+                if is_file and is_candidate(relative, include=(), exclude=()):
+                    result.filtered += 1
                 continue
             if (unstorable := unstorable_name(entry.path)) is not None:
                 result.warnings.append(f"{unstorable}; skipped")

@@ -118,6 +118,8 @@ def _on_disk(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.Folde
         unread = result.unread_note()
         if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
             report.warnings.append(f"{folder.path}: {unread}")
+        if (filtered := result.filtered_note()) and not remove_missing:
+            report.warnings.append(f"{folder.path}: {filtered}")
         if not result.files and (note := missing_drive(
                 folder.path, [s.path for s in stored if s.root == folder.path])):
             gone_roots.add(folder.path)  # its books are kept
