@@ -28,7 +28,8 @@ from grimoire_beholder.models.protocols import Embedder
 # int8 calls of one sequence instead of a batch) changes vectors without changing the model's
 # identity, so it is part of every key and of the dev libraries' fingerprint.
 VECTOR_CODE = ("embedded.py", "bert_onnx.py", "onnx_proto.py", "graph_cache.py", "wordpiece.py",
-               "lazy.py", "word_table.py")
+               "lazy.py", "word_table.py", "embed_batches.py", "minilm_files.py",
+               "model_folder.py")
 
 
 def vector_code_digest() -> str:

@@ -77,7 +77,7 @@ INGEST_KEYS = ("embedding_backend", "embedding_model", "embed_int8", "llm_backen
                "chunk_size", "chunk_overlap", "section_split_tokens", "chunk_mode",
                "window_size", "window_overlap", "pdf_tables")
 INGEST_CODE = ("parse", "structure", "ingest", "store/schema.sql", "store/db.py",
-               "store/book_rows.py", "models/extractive.py",
+               "store/migrations.py", "store/book_rows.py", "models/extractive.py",
                *(f"models/{name}" for name in VECTOR_CODE))
 KS = (1, 3, 5, 10)
 SCORER_KEYS = {"recall@1": "hit_recall@1", "recall@5": "hit_recall@5",
