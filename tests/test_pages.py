@@ -15,7 +15,7 @@ from books_gen import keeper_pdf
 from fakes import FakeEmbedder
 from grimoire_beholder.checks.pages import MAX_EDGE, NoPageImagesError, PageImage
 from grimoire_beholder.cli.entry import app
-from grimoire_beholder.errors import NotFoundError
+from grimoire_beholder.errors import GrimoireError, NotFoundError
 from grimoire_beholder.library import Library
 from helpers import BENCH, GARDEN_CHAPTERS, fake_config, share_yellow, write_markdown_book, yellow
 from mcp_helpers import write_config
@@ -199,3 +199,13 @@ def test_a_damaged_pdf_page_keeps_stdout_to_the_results(tmp_path: Path) -> None:
     assert health.returncode == 0, health.stderr
     assert json.loads(health.stdout)[0]["slug"] == "cut"
     assert "MuPDF" not in page.stdout + page.stderr + health.stdout + health.stderr
+
+
+def test_a_book_file_that_is_no_longer_a_pdf_is_one_clear_error(lib: Library,
+                                                                  tmp_path: Path) -> None:
+    """MuPDF opens text as a one-page document: a PDF book's file overwritten with notes was
+    drawn as a page of those notes ('has pages 1–1, not 2' for its second page)."""
+    (tmp_path / "keeper.pdf").write_text("# Notes\n\nNothing of the keeper here.\n")
+    for page in (1, 2):
+        with pytest.raises(GrimoireError, match="not a PDF any more"):
+            lib.page_image("keeper", page)

@@ -109,9 +109,15 @@ def _open(path: Path) -> Any:
     pymupdf.TOOLS.mupdf_display_errors(False)
     pymupdf.set_messages(fd=2)
     try:
-        return pymupdf.open(path)
+        doc = pymupdf.open(path)
     except Exception as exc:
         raise GrimoireError(f"cannot open {path}: {exc}") from exc
+    if not doc.is_pdf:  # the book's file was replaced by text or an image: MuPDF opens those
+        kind = (doc.metadata or {}).get("format") or "another format"
+        doc.close()
+        raise GrimoireError(f"cannot open {path}: not a PDF any more (its contents read as: "
+                            f"{kind}); run sync")
+    return doc
 
 
 def _word_boxes(page: Any, text: str) -> list[Any]:
