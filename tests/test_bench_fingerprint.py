@@ -1,8 +1,8 @@
 """The retrieval bench rebuilds a cached dev library, and re-embeds a cached vector, whenever
-the code that made it changes (``bench/retrieval_eval.py``'s fingerprint, ``bench/
-embed_cache.py``'s ``VECTOR_CODE``): otherwise a change to chunking, the schema or the
-embedding arithmetic would be measured on libraries and vectors the old code built.
-Code moved into a module of its own must stay covered."""
+the code that made it changes (the fingerprint ``bench/retrieval_eval.py`` takes from
+``bench/eval_sets.py``, ``bench/embed_cache.py``'s ``VECTOR_CODE``): otherwise a change to
+chunking, the schema or the embedding arithmetic would be measured on libraries and vectors
+the old code built. Code moved into a module of its own must stay covered."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ def test_a_change_to_ingest_side_code_gives_a_new_library(
         part: str) -> None:
     copy = tmp_path / "grimoire_beholder"
     shutil.copytree(SOURCE, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    monkeypatch.setattr(retrieval_eval, "SOURCE", copy)
+    # SOURCE as the module that defines fingerprint reads it (bench/eval_sets.py)
+    monkeypatch.setattr(sys.modules[retrieval_eval.fingerprint.__module__], "SOURCE", copy)
     config = config_from_mapping({"embedding_backend": "embedded", "llm_backend": "none"},
                                  base_dir=str(tmp_path))
     before = retrieval_eval.fingerprint(config, ())
