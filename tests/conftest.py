@@ -111,3 +111,18 @@ def allowed_setup(tmp_path: Path) -> tuple[Path, Path, Path]:
 def home(tmp_path: Path) -> Path:
     """A fresh HOME holding an empty working folder (``home / "work"``); see user_home.py."""
     return fresh_home(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A library that already holds one book, so 'unchanged' is a real claim (the hostile-input
+    tests': a CLI config on the fake embedder, filled through the real CLI; hostile_cli.py)."""
+    from hostile_cli import CONFIG, run_cli  # POSIX-only (resource): imported when asked for
+
+    lib = tmp_path_factory.mktemp("lib")
+    (lib / "config.toml").write_text(CONFIG)
+    book = write_markdown_book(lib / "seed.md", "Seed Book", {
+        "Ropes": {"Knots": "Bowline and clove hitch hold the boat. " * 30}})
+    proc = run_cli(lib, "ingest", str(book), "-q")
+    assert proc.returncode == 0, proc.stderr
+    return lib
