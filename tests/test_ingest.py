@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 
@@ -210,3 +211,19 @@ def test_check_passes_a_sound_library_and_names_a_missing_keyword_row(
             "DELETE FROM chunks_fts WHERE rowid = (SELECT min(id) FROM chunks)")
     damaged = garden_library.check()
     assert not damaged.ok and damaged.problems, damaged.to_dict()
+
+
+def test_a_search_with_another_model_names_no_dimension_it_does_not_know(
+        tmp_path: Path, sample_book: Path) -> None:
+    """Searching with another embedder is refused before that model is asked anything, so
+    its dimension is unknown: the message claimed the library's own ('ollama:nomic-embed-
+    text (384 dimensions)' for a 768-dimension model)."""
+    config = fake_config(tmp_path)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(sample_book)
+    with Library.open(config=config, embedder=FakeEmbedder(dimension=32, name="other")) as lib:
+        with pytest.raises(EmbeddingMismatchError) as info:
+            lib.search("the lamp")
+    message = str(info.value)
+    assert "other" in message and "dimensions" in message, message
+    assert not re.search(r"asks for \S*other \(\d+ dimensions\)", message), message

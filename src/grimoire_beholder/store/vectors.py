@@ -96,8 +96,11 @@ def check_identity(conn: sqlite3.Connection | StampStore, identity: str) -> None
     if not isinstance(conn, sqlite3.Connection):
         return conn.check_identity(identity)
     stamp = get_stamp(conn)
-    if stamp is not None and stamp[0] != identity:
-        ensure_stamp(conn, identity, stamp[1])  # raises, naming both models
+    if stamp is not None and stamp[0] != identity:  # its dimension is not known: not said
+        raise EmbeddingMismatchError(
+            f"this library was embedded with {stamp[0]} ({stamp[1]} dimensions) but the "
+            f"configuration asks for {identity}; set the old embedding settings back, or "
+            "point db_path at a new file to start a fresh library")
 
 
 def clear_stamp_if_empty(conn: sqlite3.Connection) -> None:

@@ -177,8 +177,11 @@ class StageRowsMixin(PgBase):
 
     def check_identity(self, identity: str) -> None:
         stamp = self.get_stamp()
-        if stamp is not None and stamp[0] != identity:
-            self.ensure_stamp(identity, stamp[1])  # raises, naming both models
+        if stamp is not None and stamp[0] != identity:  # its dimension is not known: not said
+            raise EmbeddingMismatchError(
+                f"this library was embedded with {stamp[0]} ({stamp[1]} dimensions) but the "
+                f"configuration asks for {identity}; set the old embedding settings back, or "
+                "use another database for a fresh library")
 
     def has_vectors_table(self) -> bool:
         return bool(self.execute_one("SELECT to_regclass('embeddings') IS NOT NULL")[0])
