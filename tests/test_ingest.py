@@ -221,9 +221,9 @@ def test_a_search_with_another_model_names_no_dimension_it_does_not_know(
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest(sample_book)
-    with Library.open(config=config, embedder=FakeEmbedder(dimension=32, name="other")) as lib:
-        with pytest.raises(EmbeddingMismatchError) as info:
-            lib.search("the lamp")
+    with (Library.open(config=config, embedder=FakeEmbedder(dimension=32, name="other")) as lib,
+          pytest.raises(EmbeddingMismatchError) as info):
+        lib.search("the lamp")
     message = str(info.value)
     assert "other" in message and "dimensions" in message, message
     assert not re.search(r"asks for \S*other \(\d+ dimensions\)", message), message
