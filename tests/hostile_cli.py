@@ -15,6 +15,7 @@ import resource
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from db_state import snapshot
@@ -39,9 +40,10 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run_cli(lib_dir: Path, *args: str, wide: bool = True,
-            timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:
-    """The real CLI, memory-capped and time-boxed.
+def run_cli(lib_dir: Path, *args: str, wide: bool = True, timeout: float = TIMEOUT,
+            wrapper: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """The real CLI, memory-capped and time-boxed; ``wrapper`` is a command it runs under
+    (``setpriv …``).
 
     ``wide`` sets COLUMNS so rich does not wrap a long error line (see
     test_reliability_input_paths.py: test_long_error_line_is_not_wrapped for that bug on its
@@ -51,8 +53,8 @@ def run_cli(lib_dir: Path, *args: str, wide: bool = True,
     env.pop("COLUMNS", None)
     if wide:
         env["COLUMNS"] = "10000"
-    return subprocess.run([sys.executable, "-m", "grimoire_beholder.cli.entry", *args], cwd=lib_dir,
-                          env=env, capture_output=True, text=True, timeout=timeout,
+    return subprocess.run([*wrapper, sys.executable, "-m", "grimoire_beholder.cli.entry", *args],
+                          cwd=lib_dir, env=env, capture_output=True, text=True, timeout=timeout,
                           preexec_fn=_limit_memory)
 
 
@@ -71,13 +73,14 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], name: str) -> 
     assert name in lines[0], proc.stderr
 
 
-def check_outcome(lib: Path, path: Path, expect: str) -> str:
-    """Run ingest on ``path`` and check the promise; returns "ok" or "error"."""
+def check_outcome(lib: Path, path: Path, expect: str, wrapper: Sequence[str] = ()) -> str:
+    """Run ingest on ``path`` (under ``wrapper``, see ``run_cli``) and check the promise;
+    returns "ok" or "error"."""
     db = lib / "book.db"
     before = snapshot(db)
     big = path.is_file() and path.stat().st_size > 10 << 20  # a missing path or a loop: no
     timeout = HUGE_TIMEOUT if big else TIMEOUT
-    proc = run_cli(lib, "ingest", str(path), "-q", "--json", timeout=timeout)
+    proc = run_cli(lib, "ingest", str(path), "-q", "--json", timeout=timeout, wrapper=wrapper)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert proc.returncode in (0, 1, 2), (proc.returncode, proc.stderr)
     if proc.returncode == 0:
