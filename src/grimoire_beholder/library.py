@@ -300,15 +300,28 @@ class Library(LibraryWriting):
 
         return check_in(self.store, quote, None if book is None else self.book(book))
 
+    def page_number(self, book: str | int, page: int | str, *, printed: bool = False) -> int:
+        """The 1-based physical page of a PDF book that ``page`` names, as ``page_image``
+        reads it: a number is the physical page, anything else (or a number with
+        ``printed``) a printed label such as ``xii`` or ``A-3``. Nothing is drawn. Raises
+        NoPageImagesError for a book of another format, GrimoireError when its file is gone,
+        NotFoundError for a page or label the book does not have (checks/pages.py)."""
+        return self._pdf_page(book, page, printed)[1]
+
     def page_image(self, book: str | int, page: int | str, highlight: str | None = None, *,
                    printed: bool = False) -> PageImage:
-        """A PDF page as a PNG (``page``: physical number, or a printed label), with
+        """A PDF page as a PNG (``page`` read as :meth:`page_number` reads it), with
         ``highlight`` marked; read from the book's file, never a write (checks/pages.py)."""
-        from grimoire_beholder.checks.pages import physical_page, render_page, source_pdf
+        from grimoire_beholder.checks.pages import render_page
+
+        return render_page(*self._pdf_page(book, page, printed), highlight)
+
+    def _pdf_page(self, book: str | int, page: int | str, printed: bool) -> tuple[BookRow, int]:
+        from grimoire_beholder.checks.pages import physical_page, source_pdf
 
         found = self.book(book)
         source_pdf(found)  # the format and the file first, then the page number
-        return render_page(found, physical_page(found, page, printed=printed), highlight)
+        return found, physical_page(found, page, printed=printed)
 
     def health(self, book: str | int | None = None, *, save: bool = True) -> list[BookHealth]:
         """Health reports (checks/health.py) of one book or all; ``save`` keeps each summary for

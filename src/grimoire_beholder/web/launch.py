@@ -16,9 +16,10 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from starlette.applications import Starlette
-from starlette.convertors import IntegerConvertor, register_url_convertor
+from starlette.convertors import Convertor, IntegerConvertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -47,7 +48,22 @@ class _Number(IntegerConvertor):
         return number
 
 
+class _Page(Convertor[str]):
+    """A page in a URL path as the CLI's ``page`` takes it: a physical number or a printed
+    label (``xii``, ``A-3``, one holding a slash sent as ``%2F``), passed on as written for
+    the core to read (``Library.page_number``) — no page is turned away by the route."""
+
+    regex = ".+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return quote(value, safe="")
+
+
 register_url_convertor("number", _Number())
+register_url_convertor("page", _Page())
 
 
 def _route(path: str, view: Callable[[Reader, Request], Response], reader: Reader) -> Route:
@@ -66,8 +82,8 @@ def build_app(library: Library, access: Access, *, warm: bool = False) -> Guard:
         _route("/quote", finding.quote_view, reader),
         _route("/lookup", finding.lookup_view, reader),
         _route("/book/{slug}", routes.outline_view, reader),
-        _route("/book/{slug}/page/{page:number}.png", routes.page_png, reader),
-        _route("/book/{slug}/page/{page:number}", routes.page_view, reader),
+        _route("/book/{slug}/page/{page:page}.png", routes.page_png, reader),
+        _route("/book/{slug}/page/{page:page}", routes.page_view, reader),
         _route("/book/{slug}/{chapter:number}/{section:number}", routes.section_view, reader),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ])

@@ -2,7 +2,8 @@
 
 ``/`` books · ``/book/SLUG`` outline · ``/book/SLUG/CH/SEC?part=N&q=…&at=A-B`` a section's
 text (part N, the query's words marked, characters A–B of the part marked as the passage) ·
-``/book/SLUG/page/N?highlight=…`` a PDF page (and ``…/page/N.png`` its image) ·
+``/book/SLUG/page/N?highlight=…`` a PDF page (and ``…/page/N.png`` its image; the page links
+the site makes use the physical N, a hand-typed one may be a printed label, ``/page/xii``) ·
 ``/search?q=…&book=&author=&type=&role=`` · ``/quote?text=…&book=`` · ``/lookup?term=…&book=``.
 Empty parameters are left out, so the same view always has the same URL.
 """

@@ -86,30 +86,37 @@ def section_view(reader: Reader, request: Request) -> Response:
         split=_passage_split(text, parse_span(request.query_params.get("at"))))
 
 
+def _page_asked(request: Request) -> tuple[str, str, bool]:
+    """The book, the page as asked and whether it is a printed label: ``P`` of
+    ``/book/SLUG/page/P`` is what the CLI's ``page`` takes — the physical number, or a
+    printed label (``xii``, ``A-3``), a number read as printed with ``?printed=1`` — and
+    only the core (``Library.page_number``) reads it."""
+    printed = request.query_params.get("printed", "") not in ("", "0")
+    return request.path_params["slug"], request.path_params["page"], printed
+
+
 def page_view(reader: Reader, request: Request) -> Response:
-    """``/book/SLUG/page/N``: a PDF page's image (with ``highlight`` marked) and links to
-    the pages around it; the image itself is ``page_png``."""
-    slug, page = request.path_params["slug"], request.path_params["page"]
+    """``/book/SLUG/page/P``: a PDF page's image (with ``highlight`` marked) and links to
+    the pages around it by physical number; the image itself is ``page_png``. A page or
+    label the book does not have is the error page with the core's line and a 404."""
+    slug, asked, printed = _page_asked(request)
     try:
-        book = reader.run(lambda lib: lib.book(slug))
+        book, page = reader.run(lambda lib: (lib.book(slug),
+                                             lib.page_number(slug, asked, printed=printed)))
     except GrimoireError as exc:
         return reader.error(request, exc)
-    if book.source_type != "pdf" or not 1 <= page <= (book.page_count or 0):
-        try:  # the core's own words for why there is no such page
-            reader.run(lambda lib: lib.page_image(slug, page))
-        except GrimoireError as exc:
-            return reader.error(request, exc)
     return reader.page(request, "page.html", title=f"{book.name}, p. {page}", book=book,
                        page=page, label=book.page_labels.get(page),
                        highlight=request.query_params.get("highlight") or None)
 
 
 def page_png(reader: Reader, request: Request) -> Response:
-    """``/book/SLUG/page/N.png``: the page as a PNG, ``highlight`` marked (checks/pages.py)."""
-    slug, page = request.path_params["slug"], request.path_params["page"]
+    """``/book/SLUG/page/P.png``: the page as a PNG, ``highlight`` marked (checks/pages.py);
+    ``P`` as ``page_view`` reads it."""
+    slug, asked, printed = _page_asked(request)
     highlight = request.query_params.get("highlight") or None
     try:
-        image = reader.run(lambda lib: lib.page_image(slug, page, highlight))
+        image = reader.run(lambda lib: lib.page_image(slug, asked, highlight, printed=printed))
     except GrimoireError as exc:
         return reader.error(request, exc)
     headers = {"x-highlight-found": str(image.highlight_found).lower()}
