@@ -60,6 +60,7 @@ def verify(
 @command(app, 'Read it', examples=(
     'grimoire-beholder page art-of-war 12 --highlight "All warfare is based on deception"',
     'grimoire-beholder page art-of-war xii --printed -o page.png',
+    'grimoire-beholder page art-of-war 12 -o - | display -',
 ))
 def page(
     book: Annotated[str, typer.Argument(help="Slug or id of a PDF book.")],
@@ -70,22 +71,35 @@ def page(
     printed: Annotated[bool, typer.Option(
         "--printed", help="Read PAGE as the printed page label, even if it is a number.")]
     = False,
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="PNG file to write (default: BOOK-pPAGE.png here).")] = None,
+    output: Annotated[str | None, typer.Option(  # a str: Path("./-") is Path("-")
+        "--output", "-o", metavar="FILE", help="PNG file to write (default: BOOK-pPAGE.png "
+        "here); - writes the PNG to standard output (a pipe or a file, not a terminal), "
+        "./- a file named -.")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
 ) -> None:
     """Write a PDF page as a PNG with the cited words highlighted (the library is only read).
-    Exit code 1 when the --highlight text is not on the page (the page is still written)."""
-    from grimoire_beholder.cli.plain_output import print_json
+    Exit code 1 when the --highlight text is not on the page (the page is still written).
+    With ``-o -`` stdout carries the PNG's bytes alone and what is said goes to stderr."""
+    from grimoire_beholder.cli.app import fail
+    from grimoire_beholder.cli.plain_output import binary_to_stdout, print_json
     from grimoire_beholder.cli.rendering import err
 
+    to_stdout = output == "-"
+    if to_stdout:
+        _stdout_takes_png(json_out)
     image = with_library(config, lambda lib: lib.page_image(book, page_, highlight,
                                                              printed=printed),
                          library=library, read_only=True)
-    target = output or Path(f"{image.slug}-p{image.page}.png")
-    _write_png(target, image.png)
+    target = Path(output) if output is not None else Path(f"{image.slug}-p{image.page}.png")
+    if to_stdout:
+        try:
+            binary_to_stdout(image.png)
+        except OSError as exc:
+            fail(f"cannot write the PNG to standard output: {exc.strerror or exc}")
+    else:
+        _write_png(target, image.png)
     if image.note:
         err.print(f"note: {image.note}", markup=False)
     if json_out:
@@ -95,10 +109,30 @@ def page(
         return
     label = f" (printed {image.page_label})" if image.page_label else ""
     marked = f", {len(image.boxes)} highlighted line(s)" if image.boxes else ""
-    print(f"wrote {target}: page {image.page}{label} of {image.page_count}, "
-          f"{image.width}×{image.height} px{marked}")
+    where = "the PNG to standard output" if to_stdout else target
+    said = (f"wrote {where}: page {image.page}{label} of {image.page_count}, "
+            f"{image.width}×{image.height} px{marked}")
+    if to_stdout:
+        err.print(said, markup=False)
+    else:
+        print(said)
     if highlight and not image.boxes:  # the page is written, but not what was asked for
         raise typer.Exit(1)
+
+
+def _stdout_takes_png(json_out: bool) -> None:
+    """Refuse ``-o -`` where the bytes cannot go: with ``--json`` (both would be on stdout)
+    or to a terminal, where a PNG only garbles the screen (gzip and zstd refuse the same)."""
+    import sys
+
+    from grimoire_beholder.cli.app import fail
+
+    if json_out:
+        fail("-o - writes the PNG to standard output, where --json would go too; "
+             "give -o a file name with --json")
+    if sys.stdout.isatty():
+        fail("not writing a PNG image to a terminal (-o -): redirect standard output "
+             "(> page.png, | viewer) or give -o a file name")
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -1,4 +1,4 @@
-"""Output that needs no rich: JSON, and text for a stream rich would not style.
+"""Output that needs no rich: JSON, text for a stream rich would not style, and bytes.
 
 Importing rich costs a cold ``query`` about as much as its search (bench/cli_latency.py).
 When stdout is a pipe or a file — an assistant running the CLI, ``| less``, a script — rich
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import json
 import math
 import os
@@ -95,6 +96,29 @@ def write_lines(stream: TextIO, lines: Sequence[str]) -> None:
         stream.flush()
     except BrokenPipeError:
         _quiet(stream)
+        raise SystemExit(1) from None
+
+
+def binary_to_stdout(data: bytes) -> None:
+    """``data`` and nothing else on stdout, every byte taken (``page -o -``): past the text
+    layer to its byte buffer, which on Windows too writes bytes unchanged. A closed pipe
+    (``… | head -c 8``) ends the command with exit code 1, as text does; stdout closed
+    (``>&-``) or another failed write raises OSError for the caller's one error line. The
+    caller refuses a terminal first: binary there only garbles the screen."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # terminal.py's stand-in for a closed stdout has no bytes to take
+        raise OSError(errno.EBADF, "standard output is closed")
+    try:
+        sys.stdout.flush()  # whatever the text layer holds goes first
+        view = memoryview(data)
+        while view:  # a short count, without an error, when the reader goes mid-write
+            written = buffer.write(view)
+            if not written:
+                raise OSError(errno.EAGAIN, "standard output would block")
+            view = view[written:]
+        buffer.flush()
+    except BrokenPipeError:
+        _quiet(sys.stdout)
         raise SystemExit(1) from None
 
 
