@@ -119,3 +119,21 @@ def test_an_unknown_page_is_the_sites_error_page_with_a_404(client: TestClient, 
     assert page.select_one("p.error").get_text().startswith(says)
     assert page.find("link", rel="stylesheet")["href"].startswith("/static/")  # the site's look
     assert page.find("a", rel="up")["href"] == "/"
+
+
+@pytest.mark.parametrize("path", ["/book/labelled/page/xx", "/book/labelled/page/7",
+                                  "/book/labelled/99/1"])
+def test_a_part_the_book_lacks_links_back_to_the_book(client: TestClient, path: str) -> None:
+    r = client.get(path)
+    assert r.status_code == 404, path
+    back = soup(r.text).find("a", string="Back to the book")
+    assert back is not None and back["href"] == "/book/labelled"
+    assert client.get(back["href"]).status_code == 200
+
+
+def test_a_missing_book_links_only_to_all_books(client: TestClient) -> None:
+    r = client.get("/book/no-such-book/page/xii")
+    assert r.status_code == 404
+    page = soup(r.text)
+    assert page.find("a", string="Back to the book") is None
+    assert page.find("a", rel="up")["href"] == "/"

@@ -77,7 +77,7 @@ def section_view(reader: Reader, request: Request) -> Response:
     try:
         book, sec, text, total, outline = reader.run(read)
     except GrimoireError as exc:
-        return reader.error(request, exc)
+        return reader.error(request, exc, slug)
     before, after = _neighbours(outline, chapter, section)
     q = request.query_params.get("q", "")
     return reader.page(
@@ -104,7 +104,7 @@ def page_view(reader: Reader, request: Request) -> Response:
         book, page = reader.run(lambda lib: (lib.book(slug),
                                              lib.page_number(slug, asked, printed=printed)))
     except GrimoireError as exc:
-        return reader.error(request, exc)
+        return reader.error(request, exc, slug)
     return reader.page(request, "page.html", title=f"{book.name}, p. {page}", book=book,
                        page=page, label=book.page_labels.get(page),
                        highlight=request.query_params.get("highlight") or None)
@@ -118,6 +118,6 @@ def page_png(reader: Reader, request: Request) -> Response:
     try:
         image = reader.run(lambda lib: lib.page_image(slug, asked, highlight, printed=printed))
     except GrimoireError as exc:
-        return reader.error(request, exc)
+        return reader.error(request, exc, slug)
     headers = {"x-highlight-found": str(image.highlight_found).lower()}
     return Response(image.png, media_type="image/png", headers=headers)

@@ -68,8 +68,14 @@ class Reader:
             path=request.url.path, params=request.query_params, **context)
         return HTMLResponse(html, status_code=status)
 
-    def error(self, request: Request, exc: GrimoireError) -> HTMLResponse:
-        """A library error as a page with its one line: 404 for what does not exist."""
+    def error(self, request: Request, exc: GrimoireError,
+              slug: str | None = None) -> HTMLResponse:
+        """A library error as a page with its one line: 404 for what does not exist. Asked
+        about a part of book ``slug`` that the book lacks, the page links back to the book
+        (not when the book itself is missing)."""
         missing = (BookNotFoundError, NotFoundError, NoPageImagesError)
         status = 404 if isinstance(exc, missing) else 400
-        return self.page(request, "error.html", status, message=str(exc), title="Not shown")
+        book_link = (links.book_url(slug)
+                     if slug is not None and not isinstance(exc, BookNotFoundError) else None)
+        return self.page(request, "error.html", status, message=str(exc), title="Not shown",
+                         book_link=book_link)
