@@ -26,8 +26,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
@@ -51,6 +53,7 @@ from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
+_T = TypeVar("_T")
 KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
 
 
@@ -269,11 +272,21 @@ def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:
     order = formats_of(deps)
     if detect(folder) == "calibre":
         with foreign_database(folder / CALIBRE_DB, "Calibre library database") as conn:
-            books = calibre_rows.read_books(conn)
+            books = _named(folder / CALIBRE_DB, calibre_rows.read_books, conn)
         return calibre_library(folder, books, order)
     with foreign_database(folder / ZOTERO_DB, "Zotero database") as conn:
-        items, annotations = zotero_rows.read_items(conn), zotero_rows.read_annotations(conn)
+        items = _named(folder / ZOTERO_DB, zotero_rows.read_items, conn)
+        annotations = _named(folder / ZOTERO_DB, zotero_rows.read_annotations, conn)
     return zotero_library(folder, items, annotations, order)
+
+
+def _named(path: Path, read: Callable[[Any], _T], conn: Any) -> _T:
+    """``read(conn)``, its InputFileError naming the database (a sync warning names which
+    of several libraries could not be read)."""
+    try:
+        return read(conn)
+    except InputFileError as exc:
+        raise InputFileError(f"{path}: {exc}") from exc
 
 
 def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None = None,

@@ -20,6 +20,12 @@ def _pairs(conn: sqlite3.Connection, sql: str) -> dict[int, list[str]]:
     return out
 
 
+def _author(stored: str) -> str:
+    """An author's name as Calibre shows it: it stores a comma in a name as ``|`` (the
+    comma separates authors in its fields), so "King, Jr." is "King| Jr." in the table."""
+    return stored.replace("|", ",")
+
+
 def read_books(conn: sqlite3.Connection) -> list[dict[str, Any]]:
     """Every book of the library, by id, as the fields of ``sources.calibre.CalibreBook``;
     InputFileError when this is no Calibre database."""
@@ -47,7 +53,7 @@ def read_books(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         raise InputFileError(f"not a Calibre library database ({exc})") from exc
     return [dict(
         id=int(r[0]), title=str(r[1] or "Unknown"), pubdate=r[2], series_index=float(r[3]),
-        path=str(r[4] or ""), uuid=r[5], authors=authors.get(int(r[0]), []),
+        path=str(r[4] or ""), uuid=r[5], authors=[_author(a) for a in authors.get(int(r[0]), [])],
         tags=tags.get(int(r[0]), []), series=_first(series.get(int(r[0]))),
         publisher=_first(publishers.get(int(r[0]))),
         languages=languages.get(int(r[0]), []), identifiers=identifiers.get(int(r[0]), {}),

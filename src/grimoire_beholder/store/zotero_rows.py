@@ -58,10 +58,12 @@ def _fill(conn: sqlite3.Connection, items: dict[int, dict[str, Any]]) -> None:
             "JOIN creators c ON c.creatorID = ic.creatorID ORDER BY ic.itemID, ic.orderIndex"):
         if item_id in items and (name := _name(first, last, mode)):
             items[item_id]["creators"].append(name)
+    live = ("WHERE c.collectionID NOT IN (SELECT collectionID FROM deletedCollections) "
+            if _has_table(conn, "deletedCollections") else "")  # an older Zotero's has none
     for item_id, name in conn.execute(
             "SELECT ci.itemID, c.collectionName FROM collectionItems ci "
-            "JOIN collections c ON c.collectionID = ci.collectionID WHERE c.collectionID "
-            "NOT IN (SELECT collectionID FROM deletedCollections) ORDER BY c.collectionName"):
+            f"JOIN collections c ON c.collectionID = ci.collectionID {live}"
+            "ORDER BY c.collectionName"):
         if item_id in items:
             items[item_id]["collections"].append(str(name))
     for item_id, name in conn.execute("SELECT it.itemID, t.name FROM itemTags it "
@@ -85,16 +87,29 @@ def _fill(conn: sqlite3.Connection, items: dict[int, dict[str, Any]]) -> None:
             items[parent]["notes"].append(str(note))
 
 
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether the database has this table (one older Zotero versions did not make)."""
+    return conn.execute("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                        (name,)).fetchone() is not None
+
+
 def read_annotations(conn: sqlite3.Connection) -> dict[int, list[dict[str, Any]]]:
     """Every live annotation, by the attachment it is on, in Zotero's reading order
-    (``sortIndex``), as the fields of ``sources.zotero.ZoteroAnnotation``."""
+    (``sortIndex``), as the fields of ``sources.zotero.ZoteroAnnotation``; none from an
+    older Zotero's database, which has no ``itemAnnotations``; InputFileError when the
+    table is there but cannot be read."""
     out: dict[int, list[dict[str, Any]]] = {}
-    for parent, kind, text, comment, label, order, position in conn.execute(
-            "SELECT parentItemID, type, text, comment, pageLabel, sortIndex, position "
-            f"FROM itemAnnotations WHERE itemID {_LIVE} ORDER BY parentItemID, sortIndex, "
-            "itemID"):
-        out.setdefault(int(parent), []).append({
-            "kind": ANNOTATION_TYPES.get(int(kind), "annotation"), "text": str(text or ""),
-            "comment": str(comment or ""), "page_label": label, "sort_index": str(order),
-            "position": str(position or "{}")})
+    try:
+        if not _has_table(conn, "itemAnnotations"):
+            return out
+        for parent, kind, text, comment, label, order, position in conn.execute(
+                "SELECT parentItemID, type, text, comment, pageLabel, sortIndex, position "
+                f"FROM itemAnnotations WHERE itemID {_LIVE} ORDER BY parentItemID, "
+                "sortIndex, itemID"):
+            out.setdefault(int(parent), []).append({
+                "kind": ANNOTATION_TYPES.get(int(kind), "annotation"),
+                "text": str(text or ""), "comment": str(comment or ""), "page_label": label,
+                "sort_index": str(order), "position": str(position or "{}")})
+    except sqlite3.DatabaseError as exc:
+        raise InputFileError(f"not a Zotero database ({exc})") from exc
     return out
