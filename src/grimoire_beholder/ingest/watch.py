@@ -13,6 +13,12 @@ batch, not for the whole watch, so an ``ingest`` in another terminal can run in 
 batch that finds the lock busy (or the models down) is reported and retried on the next
 change.
 
+A watched folder that is deleted, or deleted and made again (a fresh clone, a restore from
+backup), is noticed by its own deletion event or, failing that, by its changed inode within
+about half a second: the watcher, which was bound to the old folder, is set up again on
+what is there after a sync, and a folder gone entirely is looked for until it comes back
+(its books are kept meanwhile, as by ``sync``).
+
 ``stop_event`` (anything with ``is_set()``, e.g. ``threading.Event``) ends the loop within
 a fraction of a second; Ctrl-C ends it too.
 """
@@ -20,6 +26,8 @@ a fraction of a second; Ctrl-C ends it too.
 from __future__ import annotations
 
 import os
+import stat
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +42,7 @@ from grimoire_beholder.store import folders
 from grimoire_beholder.views import SyncReport
 
 DEBOUNCE_MS = 1000
+_POLL_S = 0.5  # how often a watch whose folders are all gone looks for them
 
 
 class StopEvent(Protocol):
@@ -50,6 +59,8 @@ class _Relevant:
     def __call__(self, change: Any, path: str) -> bool:
         if path in self.skip:
             return False
+        if path in self.roots:  # the watched folder itself deleted: its watcher is dead
+            return True
         root = next((r for r in self.roots if path.startswith(r.rstrip(os.sep) + os.sep)),
                     None)
         if root is None:
@@ -83,13 +94,59 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
     report_to(sync(deps, dirs or None, progress=progress))
     relevant = _Relevant(watched, deps.own_files())
-    for _changes in watchfiles.watch(*watched, watch_filter=relevant, debounce=debounce_ms,
-                                     stop_event=stop_event, rust_timeout=500,
-                                     raise_interrupt=False):
+
+    def batch() -> None:
         try:
             report = sync(deps, dirs or None, progress=progress)
         except (LibraryBusyError, ModelError) as exc:
             progress.message(f"warning: {exc} — will retry on the next change")
-            continue
+            return
         if report.changed_anything or report.failed:
             report_to(report)
+
+    while True:  # one watcher per arrangement of the folders; re-armed when one goes or comes
+        armed = {path: _identity(path) for path in watched}
+        present = [path for path, identity in armed.items() if identity is not None]
+        if not present:
+            if not _wait_for_any(watched, stop_event):
+                return
+            batch()  # it came back, perhaps full of files
+            continue
+        for changes in watchfiles.watch(*present, watch_filter=relevant, debounce=debounce_ms,
+                                        stop_event=stop_event, rust_timeout=500,
+                                        yield_on_timeout=True, raise_interrupt=False):
+            touched = {path for _, path in changes}
+            moved = [path for path in watched
+                     if path in touched or _identity(path) != armed[path]]
+            if changes or moved:
+                batch()
+            if moved:
+                for path in moved:
+                    progress.message(f"{path}: " + ("replaced or back; watching it again"
+                                                    if os.path.isdir(path) else
+                                                    "gone; watching for it to come back"))
+                break
+        else:
+            return  # stopped
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The folder at ``path`` (device, inode), or None when there is none: a watch is
+    bound to the folder, so one deleted and made again is a new folder to watch."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
+
+
+def _wait_for_any(paths: list[str], stop_event: StopEvent | None) -> bool:
+    """Wait until one of the folders exists again: True then, False when stopped first."""
+    try:
+        while stop_event is None or not stop_event.is_set():
+            if any(_identity(path) is not None for path in paths):
+                return True
+            time.sleep(_POLL_S)
+    except KeyboardInterrupt:
+        pass
+    return False
