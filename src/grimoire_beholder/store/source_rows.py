@@ -28,7 +28,7 @@ class SourceStore(MetaStore, Protocol):
     def stored_item_rows(self, library: str) -> list[tuple[Any, ...]]: ...
     def source_book_ids(self) -> set[int]: ...
     def origin_rows(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]: ...
-    def books_labelled(self, kind: str, value: str) -> set[int]: ...
+    def label_rows(self, kind: str) -> list[tuple[Any, ...]]: ...
     def label_values(self, kind: str) -> list[str]: ...
 
 
@@ -86,7 +86,8 @@ def save_origin(conn: Sources, book_id: int, origin: Origin) -> None:
     labels = [("tag", t) for t in origin.tags] + [("collection", c) for c in origin.collections]
     if origin.series:
         labels.append(("series", origin.series))
-    labels = sorted(set(labels))
+    # as a filter is asked for ('Ocean Physics ' in Zotero is --collection 'Ocean Physics')
+    labels = sorted({(kind, value.strip()) for kind, value in labels if value.strip()})
     if not isinstance(conn, sqlite3.Connection):
         return conn.save_origin_rows(book_id, row, labels)
     conn.execute(
@@ -179,13 +180,19 @@ def _origin_rows(conn: sqlite3.Connection) -> tuple[list[Any], list[Any]]:
                          "ORDER BY book_id, kind, value").fetchall())
 
 
+def _label_key(value: str) -> str:
+    """What two labels must share to be the same: their text without surrounding spaces,
+    in any case of any script ('Ökologie' is 'ökologie'; SQLite's NOCASE knows only ASCII)."""
+    return value.strip().casefold()
+
+
 def books_labelled(conn: Sources, kind: str, value: str) -> set[int]:
     """Books carrying the label ``value`` of ``kind`` (case-insensitive, exact)."""
-    if not isinstance(conn, sqlite3.Connection):
-        return conn.books_labelled(kind, value.strip())
-    return {int(r[0]) for r in conn.execute(
-        "SELECT book_id FROM book_labels WHERE kind = ? AND value = ? COLLATE NOCASE",
-        (kind, value.strip()))}
+    rows = (conn.execute("SELECT book_id, value FROM book_labels WHERE kind = ?",
+                         (kind,)).fetchall()
+            if isinstance(conn, sqlite3.Connection) else conn.label_rows(kind))
+    wanted = _label_key(value)
+    return {int(book) for book, stored in rows if _label_key(str(stored)) == wanted}
 
 
 def label_values(conn: Sources, kind: str) -> list[str]:

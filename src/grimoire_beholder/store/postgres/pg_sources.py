@@ -50,12 +50,8 @@ class SourceRowsMixin(PgBase):
                 self.rows("SELECT book_id, kind, value FROM book_labels "
                           "ORDER BY book_id, kind, value COLLATE \"C\""))
 
-    def books_labelled(self, kind: str, value: str) -> set[int]:
-        if "\x00" in value:
-            return set()  # no stored label holds NUL (PostgreSQL refuses it as a parameter)
-        return {int(r[0]) for r in self.rows(
-            "SELECT book_id FROM book_labels WHERE kind = %s AND lower(value) = lower(%s)",
-            (kind, value))}
+    def label_rows(self, kind: str) -> list[tuple[Any, ...]]:
+        return self.rows("SELECT book_id, value FROM book_labels WHERE kind = %s", (kind,))
 
     def label_values(self, kind: str) -> list[str]:
         return [str(r[0]) for r in self.rows(
