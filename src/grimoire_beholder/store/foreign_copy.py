@@ -8,7 +8,8 @@ database — and the copy is opened ``immutable`` (SQLite then takes no lock and
 journal or WAL file, not even in the copy's folder). A copy is kept only when the file's
 size and modification time were the same before and after it was read and no hot journal
 was beside it (a write was not under way), else it is taken again; the original is only
-ever opened for reading.
+ever opened for reading. A WAL beside a WAL-mode database is copied with it and folded into
+the copy before the copy is opened ``immutable`` (which would read the database file alone).
 """
 
 from __future__ import annotations
@@ -42,9 +43,25 @@ def _copy_once(source: Path, target: Path) -> bool:
     if journal.exists() and journal.stat().st_size > 0:
         return False  # a write in progress: its pages are half in the journal
     shutil.copyfile(source, target)
+    copied_wal = target.with_name(target.name + "-wal")
     if wal.exists():
-        shutil.copyfile(wal, target.with_name(target.name + "-wal"))
+        shutil.copyfile(wal, copied_wal)
+    else:
+        copied_wal.unlink(missing_ok=True)  # an earlier attempt's
     return _stamp(source) == before
+
+
+def _fold_wal(copy: Path) -> None:
+    """Write the copied WAL's committed transactions into the private copy: opened
+    ``immutable``, SQLite reads the database file alone, and a WAL-mode database keeps its
+    recent writes (all of them, while the application runs) in the WAL. Only the copy is
+    written."""
+    conn = sqlite3.connect(copy)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        conn.execute("PRAGMA journal_mode = DELETE").fetchall()
+    finally:
+        conn.close()
 
 
 @contextmanager
@@ -69,6 +86,11 @@ def foreign_database(path: Path, label: str) -> Iterator[sqlite3.Connection]:
             raise InputFileError(f"{path}: cannot read the {label} "
                                  f"({exc.strerror or exc})") from exc
         uri = f"file:{quote(os.fspath(target))}?mode=ro&immutable=1"
+        try:
+            if target.with_name(target.name + "-wal").exists():
+                _fold_wal(target)
+        except sqlite3.DatabaseError as exc:
+            raise InputFileError(f"{path}: not a readable {label} ({exc})") from exc
         conn = sqlite3.connect(uri, uri=True)
         try:
             conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
