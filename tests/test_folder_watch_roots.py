@@ -84,3 +84,17 @@ def test_a_watched_folder_deleted_and_made_again_is_still_followed(tmp_path: Pat
     with Library.open(config=config, read_only=True, embedder=FakeEmbedder()) as lib:
         assert sorted(b.slug for b in lib.list_books()) == ["after", "back"]
         assert lib.check().ok
+
+
+def test_a_watch_started_while_its_folder_is_away_waits_for_it(tmp_path: Path) -> None:
+    root = tmp_path / "drive" / "notes"
+    _note(root / "first.md", "First")
+    config = fake_config(tmp_path)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest_folder(root)
+    away = tmp_path / "unplugged"
+    root.rename(away)  # the drive is not mounted when the watch starts
+    with _watching(config) as has:
+        away.rename(root)
+        _note(root / "plugged.md", "Plugged")
+        assert has("plugged") and has("first")

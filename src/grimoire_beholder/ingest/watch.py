@@ -79,8 +79,9 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
           progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> None:
     """Sync now, then again after every batch of changes under the folders, until stopped.
 
-    ``dirs`` defaults to every synced root. ``on_report`` receives the initial report and
-    the report of every batch that changed something or failed.
+    ``dirs`` defaults to every synced root (one not there now is waited for). ``on_report``
+    receives the initial report and the report of every batch that changed something or
+    failed.
     """
     import watchfiles
 
@@ -89,7 +90,8 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     if dirs:
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
     else:
-        watched = [r.path for r in folders.list_roots(deps.conn) if Path(r.path).is_dir()]
+        # a root not there now (an unplugged drive) is waited for, not dropped
+        watched = [r.path for r in folders.list_roots(deps.conn)]
     if not watched:
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
     report_to(sync(deps, dirs or None, progress=progress))
