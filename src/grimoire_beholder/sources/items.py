@@ -94,8 +94,11 @@ class SourceLibrary:
 
 
 def choose_format(files: dict[str, Path], order: tuple[str, ...]) -> Path | None:
-    """The first format in ``order`` the item has (``files``: lower-case format → path)."""
-    return next((files[f] for f in order if f in files), None)
+    """The first format in ``order`` the item has (``files``: lower-case format → path)
+    whose file is on disk — a format whose file was removed, or that Zotero has not
+    downloaded, gives way to the next — else the first it has (its failure names it)."""
+    had = [files[f] for f in order if f in files]
+    return next((path for path in had if path.is_file()), had[0] if had else None)
 
 
 def reader_chapter(item: SourceItem) -> ParsedChapter | None:

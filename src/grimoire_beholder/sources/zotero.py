@@ -121,7 +121,9 @@ def _item(folder: Path, item: ZoteroItem, order: tuple[str, ...]
     for attachment in item.attachments:
         path = _file(folder, attachment)
         if path is not None:
-            files.setdefault(_format(attachment), path)
+            kind = _format(attachment)  # of two of a format, the first on disk
+            if kind not in files or (not files[kind].is_file() and path.is_file()):
+                files[kind] = path
             chosen.setdefault(path, attachment)
     file = choose_format(files, order)
     metadata = {ours: item.fields.get(theirs) for theirs, ours in _FIELDS.items()}
