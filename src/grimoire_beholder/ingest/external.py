@@ -4,7 +4,11 @@
 library: it says so, remembers it (``source_libraries``) and ingests one book per item
 with a readable file, under the item's own title and authors, with its metadata, labels
 and link (``book_sources``, ``book_labels``) written in the book's own transaction. Items
-without a readable format are reported by name with the formats they have.
+without a readable format (an entry with metadata only, a MOBI-only book) are *skipped*,
+reported by name with the formats they have, and so are items whose every listed file is
+missing from disk (removed by hand, not downloaded by Zotero): the library's state, which no
+rerun can change, so not a failure (``sync`` exits 0); a book read from such an item before
+is kept as it was.
 
 ``sync`` follows every remembered library, item by item (its key: Calibre's book id,
 Zotero's item key), planning first like a folder sync (``ingest/sync.py``):
@@ -118,12 +122,15 @@ def plan(conn: Store, library: SourceLibrary, *, remove_missing: bool,
                                "outside the allowed folders"))
             continue
         if item.file is None:
-            kinds = ", ".join(item.formats) or "no file"
-            steps.append(_Step("removed" if old else "skipped", item, old,
-                               error=f"no format grimoire-beholder can read ({kinds})"))
+            why = (f"no format grimoire-beholder can read ({', '.join(item.formats)})"
+                   if item.formats else "no file: an entry with metadata only")
+            steps.append(_Step("removed" if old else "skipped", item, old, error=why))
             continue
         try:
             info = _file(item, old)
+        except FileNotFoundError:  # the library's state, not a failure to fix here
+            steps.append(_Step("skipped", item, old, error=_not_on_disk(library, item, old)))
+            continue
         except (OSError, RuntimeError) as exc:
             steps.append(_Step("failed", item, old, error=f"cannot read {item.file} ({exc})"))
             continue
@@ -141,6 +148,16 @@ def plan(conn: Store, library: SourceLibrary, *, remove_missing: bool,
     if remove_missing:
         steps += [_Step("removed", None, old) for old in stored.values()]
     return steps
+
+
+def _not_on_disk(library: SourceLibrary, item: SourceItem,
+                 old: source_rows.StoredOrigin | None) -> str:
+    """Why an item whose every listed file is missing is skipped (Calibre's file removed by
+    hand, a Zotero attachment not downloaded): ``…EPUB, PDF, but …epub is not on disk``."""
+    app = KIND_NAMES[library.kind].split()[0]
+    kept = "; its book is kept as last read" if old is not None else ""
+    return (f"no file on disk: {app} lists {', '.join(item.formats)}, but {item.file} is "
+            f"missing{kept}")
 
 
 class _Applier:
