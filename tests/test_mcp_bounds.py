@@ -76,3 +76,21 @@ async def test_every_response_and_field_is_bounded(config: Path) -> None:
     section = structured(results["section"])
     assert section["section"].startswith("Section 3 more heading")
     assert len(section["section"]) <= FIELD_MAX and "tides, lamps" in section["text"]
+
+
+async def test_a_tool_error_never_echoes_an_argument_whole(config: Path) -> None:
+    """A role, chapter title, source type, tool name or argument name of 100k characters
+    came back whole in the tool error (as 1 MB did: 1 MB for the assistant to read)."""
+    huge = "z" * 100_000
+    async with connect(config) as client:
+        book_id = structured(await client.call_tool("list_books", {}))["books"][0]["id"]
+        calls = [("search_book", {"question": "lamps", "role": huge}),
+                 ("search_book", {"question": "lamps", "book_id": book_id,
+                                  "until_chapter": huge}),
+                 ("search_book", {"question": "lamps", "source_type": huge}),
+                 ("search_book", {"question": "lamps", huge: 1}),
+                 (f"no_such_tool_{huge}", {})]
+        errors = [await client.call_tool(name, arguments) for name, arguments in calls]
+    for (name, _), result in zip(calls, errors, strict=True):
+        assert result.is_error, name[:20]
+        assert "zzz" in text(result) and len(text(result)) <= 2_000, name[:20]

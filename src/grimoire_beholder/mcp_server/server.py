@@ -45,6 +45,7 @@ from grimoire_beholder.mcp_server.search_tools import MAX_TOP_K, search_book
 from grimoire_beholder.mcp_server.serving import READ_ONLY, ServerState
 from grimoire_beholder.mcp_server.upkeep_tools import allows
 from grimoire_beholder.mcp_server.upkeep_tools import enabled_tools as upkeep_tools
+from grimoire_beholder.text import clip
 
 if typing.TYPE_CHECKING:
     from grimoire_beholder.mcp_server.http_auth import TokenAuth
@@ -54,6 +55,7 @@ __all__ = ["MAX_TOP_K", "TOOLS", "create_server", "open_library", "serve"]
 log = logging.getLogger("grimoire_beholder.mcp")
 
 SERVER_NAME = "grimoire-beholder"
+ERROR_MAX = 2_000  # characters of a tool error's text: it may echo an argument of any length
 
 
 # ------------------------------------------------------------------------ server state
@@ -198,6 +200,20 @@ class StrictServer(MCPServer[ServerState]):
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context[ServerState, Any] | None = None,
                         ) -> CallToolResult | InputRequiredResult:
+        """The SDK's call, after the strict argument check; a tool error's text is clipped
+        to ``ERROR_MAX``, since it may echo an argument of any length (an unknown tool's or
+        argument's name, a role, a chapter title)."""
+        try:
+            return await self._strict_call(name, arguments, context)
+        except ToolError as exc:
+            message = str(exc)
+            if len(message) <= ERROR_MAX:
+                raise
+            raise type(exc)(clip(message, ERROR_MAX)) from exc.__cause__
+
+    async def _strict_call(self, name: str, arguments: dict[str, Any],
+                           context: Context[ServerState, Any] | None,
+                           ) -> CallToolResult | InputRequiredResult:
         if self._hidden(name):
             raise ToolError(f"Unknown tool: {name}")
         fn = self._strict.get(name)
