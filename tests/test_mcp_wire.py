@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,33 @@ def test_requests_piped_in_are_all_answered_after_stdin_ends(library_dir: Path) 
     assert {0, 1, "two"} <= set(by_id) and 4 not in by_id, by_id
     assert not by_id[1]["result"]["isError"] and "aphid" in json.dumps(by_id[1]).lower()
     assert any(t["name"] == "search_book" for t in by_id["two"]["result"]["tools"])
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess, a 16 MB line
+@pytest.mark.timeout(120)
+def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
+    """A 16 MB request line is read in moments: stdin was read one byte a system call
+    (4 s of CPU for 5 MB, ~13 s for this one, before the question was even refused)."""
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
+                            env=dict(os.environ), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+        proc.stdin.flush()
+        assert "result" in json.loads(proc.stdout.readline())
+        huge = _search(1, "x" * 16_000_000).encode() + b"\n" + _search(2, "aphids").encode()
+        started = time.monotonic()
+        proc.stdin.write(huge + b"\n")
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        elapsed = time.monotonic() - started
+        assert replies[0]["result"]["isError"] and "at most" in json.dumps(replies[0])
+        assert replies[1]["result"]["structuredContent"]["results"]
+        assert elapsed < 6, f"a 16 MB line took {elapsed:.1f} s to answer"
+    finally:
+        proc.kill()
+        proc.communicate()
 
 
 def _request(request_id: int | str) -> Any:
