@@ -4,6 +4,8 @@ The real server and client over HTTP: tests/test_mcp_http.py."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,34 @@ def test_the_checker_knows_live_tokens_only(library: Library) -> None:
         revoke_token(library, "a")
         assert checker.check(token) is None  # at once, on the checker's own connection
         assert checker.check(other) is not None
+    finally:
+        checker.close()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="an open file cannot be deleted there")
+def test_the_checker_follows_a_library_deleted_and_built_again(library: Library) -> None:
+    """A running server's checker kept reading the deleted file: the old library's tokens
+    still opened the one built in its place, and that library's own were refused."""
+    _, old = create_token(library, "old")
+    config = library.config
+    checker = TokenChecker(config)
+    try:
+        assert checker.check(old) is not None
+        library.close()
+        for path in config.database_path.parent.glob(config.database_path.name + "*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        with Library.open(config=config) as rebuilt:
+            _, new = create_token(rebuilt, "new")
+        assert checker.check(old) is None
+        found = checker.check(new)
+        assert found is not None and found[0].name == "new"
+        checker.record_use(found[1])  # into the new file
+        with Library.open(config=config) as rebuilt:
+            [listed] = list_tokens(rebuilt)
+        assert listed.name == "new" and listed.last_used_at is not None
+        for path in config.database_path.parent.glob(config.database_path.name + "*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        assert checker.check(new) is None  # no library, no token
     finally:
         checker.close()
 

@@ -292,6 +292,33 @@ async def test_sees_books_ingested_while_running(tmp_path: Path, library_dir: Pa
     assert hit["results"][0]["slug"] == "stargazing"
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="an open file cannot be deleted there")
+async def test_a_library_deleted_and_built_again_is_the_one_served(tmp_path: Path,
+                                                                   library_dir: Path) -> None:
+    """The server's connection went on reading the deleted file: a library deleted and built
+    again was served as it had been (its old books, none of the new) until a restart; a
+    library file that is gone is now a tool error naming it."""
+    shutil.copytree(library_dir, tmp_path / "lib")
+    config = tmp_path / "lib" / "config.toml"
+    database = tmp_path / "lib" / "book.db"
+    stars = write_markdown_book(tmp_path / "stars.md", "Stargazing", {
+        "Gear": {"Telescopes": "A telescope eyepiece sets the magnification. " * 5}})
+    async with connect(config) as client:
+        before = await books_by_slug(client)
+        for path in database.parent.glob("book.db*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        with Library.open(config) as writer:  # the library built again from one book
+            writer.ingest(stars)
+        after = await books_by_slug(client)
+        hit = structured(await call(client, "search_book", question="telescope eyepiece"))
+        for path in database.parent.glob("book.db*"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        gone = await call(client, "list_books")
+    assert "the-garden-book" in before and set(after) == {"stargazing"}
+    assert [h["slug"] for h in hit["results"]][:1] == ["stargazing"]
+    assert gone.is_error and f"no library database at {database}" in text(gone)
+
+
 async def test_starting_the_mcp_server_records_no_search(tmp_path: Path,
                                                         library_dir: Path) -> None:
     shutil.copytree(library_dir, tmp_path / "lib")

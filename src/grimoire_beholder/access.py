@@ -32,6 +32,7 @@ from grimoire_beholder.errors import (
     StorageError,
 )
 from grimoire_beholder.library import Library
+from grimoire_beholder.locate import file_identity
 from grimoire_beholder.store import token_rows
 from grimoire_beholder.store.db import connect
 from grimoire_beholder.store.transactions import transaction
@@ -173,6 +174,7 @@ class TokenChecker:
 
     def __init__(self, config: Config) -> None:
         self.config = config
+        self._file = None if config.database_url else file_identity(config.database_path)
         self._reader = _open_tokens(config, write=False)
         self._writer: token_rows.Tokens | None = None
         self._can_write = True
@@ -192,6 +194,8 @@ class TokenChecker:
         key_id, secret = parts
         with self._read_lock:
             try:
+                if not self._same_file():
+                    return None
                 row = token_rows.by_key(self._reader, key_id)
             except StorageError as exc:
                 if self.config.database_url is not None:
@@ -202,6 +206,26 @@ class TokenChecker:
         if row is None or not hmac.compare_digest(_digest(secret), row.secret_sha256):
             return None
         return TokenInfo.of(row), key_id
+
+    def _same_file(self) -> bool:
+        """Whether the checker reads the library file at the library's path, reopening it
+        there when that file was replaced: a connection goes on reading a file deleted
+        under it, so a library deleted and built again took the old library's tokens and
+        refused its own. False when no file is there. Under ``_read_lock``."""
+        if self.config.database_url is not None:
+            return True
+        now = file_identity(self.config.database_path)
+        if now is None:
+            return False
+        if now != self._file:
+            reader = _open_tokens(self.config, write=False)
+            self._reader.close()
+            self._reader, self._file = reader, now
+            with self._write_lock:  # its writer, if made, writes the old file
+                if self._writer is not None:
+                    self._writer.close()
+                    self._writer = None
+        return True
 
     def due(self, key_id: str, now: float) -> bool:
         """Whether the use of ``key_id`` at ``now`` should be written (and mark it so)."""

@@ -383,3 +383,14 @@ def prepare_new_library(config: Placed) -> None:
             marker.write_text(NEW_LIBRARY_CONFIG, encoding="utf-8")
     except OSError as exc:
         raise StorageError(f"cannot create the library folder {folder}: {exc}") from exc
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """Which file ``path`` is now — its device and inode (file index on Windows) — or None
+    when nothing is there: a long-running server compares it with the file it opened, since
+    an open connection goes on reading a library file deleted or replaced under it."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
+from grimoire_beholder.locate import file_identity, missing_library
 from grimoire_beholder.mcp_server.allowed import Upkeep
 from grimoire_beholder.text import clip
 
@@ -52,6 +53,31 @@ class ServerState:
     # server's: called inside a request, it says what that request may do.
     grants: Callable[[], Upkeep] | None = None
 
+    def __post_init__(self) -> None:
+        self._file = self._library_file()
+
+    def _library_file(self) -> tuple[int, int] | None:
+        if self.library.server is not None:  # a PostgreSQL library: no file to follow
+            return None
+        return file_identity(self.library.config.database_path)
+
+    def _follow_the_file(self) -> None:
+        """Serve the library file that is at the library's path now. An open connection goes
+        on reading a file deleted or replaced under it, so a library deleted and built again
+        was served as it had been until the server restarted, its new books never seen; a
+        library file that is gone is an error naming its path. Under ``lock``."""
+        if self.library.server is not None:
+            return
+        now = self._library_file()
+        if now == self._file:
+            return
+        if now is None:
+            raise missing_library(self.library.config)
+        old = self.library
+        self.library = Library.open(config=old.config, read_only=True, embedder=old.embedder)
+        self._file = now
+        old.close()
+
     def allowed_upkeep(self) -> Upkeep | None:
         """The upkeep the current call may do: its token's over HTTP, else the server's."""
         return self.grants() if self.grants is not None else self.upkeep
@@ -65,6 +91,7 @@ class ServerState:
         on answering."""
         with self.lock:
             try:
+                self._follow_the_file()
                 return fn(self.library)
             except GrimoireError as exc:
                 raise ToolError(str(exc)) from exc
