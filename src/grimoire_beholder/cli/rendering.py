@@ -49,21 +49,29 @@ err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 FULL_BAR_WIDTH = 64  # columns that hold every progress column and a bar of ~10
+DUMB_EVERY = 10.0  # seconds between a dumb terminal's progress lines
 
 
 class RichProgress:
-    """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet."""
+    """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet.
+
+    A dumb terminal (``TERM=dumb``: Emacs' shell, some IDE consoles) cannot redraw a bar,
+    and rich would show nothing until the run ends: there each stage gets a plain line as
+    it starts, then one every ``DUMB_EVERY`` seconds and one when it is done."""
 
     def __init__(self, *, quiet: bool = False) -> None:
         self.enabled = not quiet and err.is_terminal
+        self.lines = self.enabled and err.is_dumb_terminal
         self.quiet = quiet
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._started = time.perf_counter()
         self._stage_started = self._started
+        self._stage: list[Any] = []  # dumb terminal: [name, total, done, done when last shown]
+        self._shown_at = self._started
 
     def __enter__(self) -> RichProgress:
-        if self.enabled:
+        if self.enabled and not self.lines:
             from rich.progress import (
                 BarColumn,
                 MofNCompleteColumn,
@@ -87,8 +95,14 @@ class RichProgress:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+        self._stage_line(final=True)
 
     def stage(self, name: str, total: int) -> None:
+        if self.lines:
+            self._stage_line(final=True)
+            self._stage = [name, total, 0, None]
+            self._stage_started = time.perf_counter()
+            self._stage_line()
         if self._bar is not None:
             if self._task is not None:
                 self._bar.update(self._task, completed=self._bar.tasks[-1].total)
@@ -96,14 +110,41 @@ class RichProgress:
             self._stage_started = time.perf_counter()
 
     def retotal(self, total: int) -> None:
+        if self._stage:
+            self._stage[1] = total
         if self._bar is not None and self._task is not None:
             self._bar.update(self._task, total=total)
             self._show_rate()
 
     def advance(self, n: int = 1) -> None:
+        if self._stage:
+            self._stage[2] += n
+            if time.perf_counter() - self._shown_at >= DUMB_EVERY:
+                self._stage_line()
         if self._bar is not None and self._task is not None:
             self._bar.advance(self._task, n)
             self._show_rate()
+
+    def _rate(self, completed: float, total: float) -> tuple[str, str]:
+        """The stage's rate so far and the ETA at that rate, as shown."""
+        elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
+        rate = completed / elapsed
+        left = int(max(total - completed, 0) / rate)
+        return f"{rate:6.1f}/s", f"{left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}"
+
+    def _stage_line(self, *, final: bool = False) -> None:
+        """A dumb terminal's line for the current stage: its count (with the rate and ETA
+        once something is done); ``final``: only if the count changed since the last."""
+        if not self._stage or (final and self._stage[2] == self._stage[3]):
+            return
+        name, total, done, _ = self._stage
+        line = f"{name:<11} {done}/{total}"
+        if done > 0:
+            rate, eta = self._rate(done, total)
+            line += f" {rate.strip()} eta {eta}"
+        self._stage[3] = done
+        self._shown_at = time.perf_counter()
+        err.print(line, markup=False, highlight=False)
 
     def _show_rate(self) -> None:
         """The stage's rate so far and the ETA at that rate: rich's own ETA follows the last
@@ -113,11 +154,8 @@ class RichProgress:
         task = self._bar.tasks[-1]
         if task.completed <= 0:
             return
-        elapsed = max(time.perf_counter() - self._stage_started, 1e-6)
-        rate = task.completed / elapsed
-        left = int(max((task.total or 0) - task.completed, 0) / rate)
-        self._bar.update(self._task, rate=f"{rate:6.1f}/s",
-                         eta=f"{left // 3600}:{left % 3600 // 60:02d}:{left % 60:02d}")
+        rate, eta = self._rate(task.completed, task.total or 0)
+        self._bar.update(self._task, rate=rate, eta=eta)
 
     def message(self, text: str) -> None:
         if not self.quiet:
