@@ -9,7 +9,9 @@ macOS does not see the shell's PATH, so a bare ``uv`` or ``grimoire-beholder`` f
 Writing is careful with files that belong to someone else: the file is parsed first (a file
 that does not parse is left alone), copied to a timestamped backup, changed only under our
 server's name, checked by parsing the result, and replaced atomically. Writing the same entry
-twice changes nothing. Codex's TOML is edited as text, so its comments and layout survive.
+twice changes nothing. Codex's TOML is edited as text, so its comments and layout survive;
+so is a VS Code ``mcp.json`` that holds comments or trailing commas (JSONC, which VS Code
+reads), through ``cli/jsonc_edit.py``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from grimoire_beholder import portable
+from grimoire_beholder.cli import jsonc_edit
 from grimoire_beholder.config import Config
 from grimoire_beholder.errors import ConfigError, GrimoireError
 from grimoire_beholder.locate import BY_CONFIG_ENV, BY_CONFIG_FLAG
@@ -36,6 +39,7 @@ CLIENTS = ("claude-desktop", "claude-code", "codex", "cursor", "vscode")
 # The object of servers in each JSON client's file (VS Code's mcp.json has its own shape).
 SERVERS_KEY = {"vscode": "servers"}
 TYPED_ENTRY = ("claude-code", "vscode")  # clients whose entry names its transport
+JSONC_CLIENTS = ("vscode",)  # clients that read comments and trailing commas in their file
 SERVER_NAME = "grimoire-beholder"
 EXECUTABLE = "grimoire-beholder"
 
@@ -216,8 +220,16 @@ def _replace_atomically(path: Path, text: str) -> None:
 
 
 def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, str]:
-    data = _parsed(text, path, json.loads, json.JSONDecodeError) if text and text.strip() \
-        else {}  # an empty file (made with `touch`) is an empty config
+    commented = False
+    if not (text and text.strip()):
+        data: Any = {}  # an empty file (made with `touch`) is an empty config
+    elif setup.client in JSONC_CLIENTS:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data, commented = _parsed(text, path, jsonc_edit.loads, jsonc_edit.JsoncError), True
+    else:
+        data = _parsed(text, path, json.loads, json.JSONDecodeError)
     if not isinstance(data, dict):
         raise ConfigError(f"{path} does not hold a JSON object; left as it is")
     key = SERVERS_KEY.get(setup.client, "mcpServers")
@@ -228,8 +240,20 @@ def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
     if previous == setup.entry:
         return text or "", "unchanged"
     servers[setup.name] = setup.entry
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n", \
-        "added" if previous is None else "replaced"
+    action = "added" if previous is None else "replaced"
+    if not commented:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n", action
+    assert text is not None
+    try:  # edited as text so its comments stay; the result must parse to what we meant
+        new_text = jsonc_edit.set_member(text, key, setup.name, setup.entry)
+        merged_safely = jsonc_edit.loads(new_text) == data
+    except jsonc_edit.JsoncError:
+        merged_safely = False
+    if not merged_safely:
+        raise ConfigError(f"could not merge the entry into {path} safely (left as it is); "
+                          f"add \"{setup.name}\" under \"{key}\" by hand (see mcp-config "
+                          "without --write)")
+    return new_text, action
 
 
 def _toml_table(name: str, entry: dict[str, Any]) -> str:
