@@ -8,6 +8,7 @@ the token) already answers, then opens the browser and serves until Ctrl-C.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sys
 import threading
@@ -121,7 +122,7 @@ def serve(library: Library, *, port: int = 0, open_browser: bool = True,
     print("Serving the library read-only on loopback; Ctrl-C stops it.", file=sys.stderr,
           flush=True)
     if open_browser:
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        open_in_browser(url, sock.getsockname()[1])
     config = uvicorn.Config(build_app(library, access, warm=True), log_level="warning",
                             access_log=False, lifespan="off")
     try:
@@ -131,6 +132,22 @@ def serve(library: Library, *, port: int = 0, open_browser: bool = True,
     finally:
         sock.close()
     print("Stopped.", file=sys.stderr, flush=True)
+
+
+def open_in_browser(url: str, port: int) -> None:
+    """Open ``url`` in the desktop's browser, in the background. Without a desktop — Linux
+    or BSD with neither ``DISPLAY`` nor ``WAYLAND_DISPLAY`` (an SSH session, a server) and
+    no ``BROWSER`` chosen — Python's ``webbrowser`` runs a text browser (Debian's
+    ``www-browser``: w3m, lynx) full-screen in this very terminal, over the server's lines
+    and sharing its Ctrl-C: there nothing is opened and stderr says how to reach the page."""
+    desktop = (sys.platform in ("darwin", "win32") or os.environ.get("BROWSER")
+               or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    if desktop:
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+        return
+    print(f"No desktop to open a browser on here: open the URL in one (from another machine: "
+          f"ssh -L {port}:{HOST}:{port} this-host, then the same URL there).",
+          file=sys.stderr, flush=True)
 
 
 def _warm(reader: Reader) -> None:
