@@ -199,3 +199,17 @@ def test_squad_corpus_files_parse_to_titled_paragraph_sections() -> None:
             assert section.path == [section.title]
             assert section.text.strip(), path.name
             assert all(b.line_start is not None and b.line_end is not None for b in section.blocks)
+
+
+def test_front_matter_authors_as_a_yaml_list_or_quarto_entries(tmp_path: Path) -> None:
+    """`author: [A, B]` (Pandoc, Jekyll) was the author "[A, B]", and Quarto's
+    `- name: A` entries the author "name: A" with every later author lost."""
+    flow = "---\ntitle: Tides\nauthor: [Alice Doe, \"Roe, R.\"]\n---\n# Tides\n\nText.\n"
+    assert parse_markdown(_write(tmp_path, flow)).author == "Alice Doe, Roe, R."
+    quarto = ("---\ntitle: Tides\nauthor:\n  - name: Alice Doe\n    affiliation: Harbour\n"
+              "  - name: \"Bob Roe\"\n    orcid: 0000-0001\ndate: 2024-01-01\n---\n"
+              "# Tides\n\nText.\n")
+    book = parse_markdown(_write(tmp_path, quarto))
+    assert book.author == "Alice Doe, Bob Roe" and book.title == "Tides"
+    bracketed = "---\ntitle: '[draft] Tides'\n---\nText.\n"
+    assert parse_markdown(_write(tmp_path, bracketed)).title == "[draft] Tides"

@@ -23,6 +23,7 @@ kept as text rather than becoming thousands of empty sections. Both are said in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,8 +61,9 @@ _CHARS_PER_HEADING, _MIN_HEADINGS = 256, 2_000
 def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
     """``(metadata, body, lines_removed)`` for a leading ``---`` YAML block.
 
-    Only flat ``key: value`` lines (and ``key:`` followed by ``- item`` lines, joined with
-    ", ") are understood: that covers title/author without pulling in a YAML library.
+    Only flat ``key: value`` lines (and ``key:`` followed by ``- item`` lines, or a
+    ``[a, b]`` list, joined with ", "; an item ``- name: A`` as Quarto writes authors is
+    ``A``) are understood: that covers title/author without pulling in a YAML library.
     An unclosed block is not front matter (it is a thematic break followed by text).
     Hugo's ``+++`` TOML block is read too (``markdown_sitegen``).
     """
@@ -82,18 +84,35 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
     for raw in lines[1:close]:
         stripped = raw.strip()
         if key and stripped.startswith("- "):
-            item = _unquote(stripped[2:])
+            item = _scalar(stripped[2:], item=True)
             meta[key] = f"{meta[key]}, {item}" if meta.get(key) else item
+            continue
+        if key and raw[:1].isspace():  # more of the value (a list item's other keys)
             continue
         key = None
         if raw[:1].isspace() or ":" not in stripped or stripped.startswith("#"):
             continue
         name, _, value = stripped.partition(":")
         name = name.strip().lower()
-        meta[name] = _unquote(value.strip())
+        meta[name] = _scalar(value.strip())
         key = name
     body = "\n".join(lines[close + 1 :])
     return meta, body, close + 1
+
+
+_FLOW_ITEM = re.compile(r"""\s*("[^"]*"|'[^']*'|[^,]*)\s*(?:,|$)""")
+
+
+def _scalar(value: str, *, item: bool = False) -> str:
+    """A front matter value as text: unquoted, a ``[a, "b"]`` list joined with ", ", and a
+    list ``item`` that is a mapping (``name: A``) its name."""
+    if len(value) >= 2 and value[0] == "[" and value[-1] == "]":
+        items = (_unquote(m.group(1).strip()) for m in _FLOW_ITEM.finditer(value[1:-1]))
+        return ", ".join(item for item in items if item)
+    name, colon, rest = value.partition(":")
+    if item and colon and name.strip().lower() == "name" and rest.strip():
+        return _unquote(rest.strip())
+    return _unquote(value)
 
 
 def _unquote(value: str) -> str:
