@@ -100,3 +100,33 @@ def test_a_user_who_may_only_read_gets_one_line_for_a_write(tmp_path: Path, pg_u
             assert len(str(refused.value).splitlines()) == 1
             assert "lacks the rights" in str(refused.value)
         assert [b.slug for b in reader.list_books()] == ["the-garden-book"]
+
+
+def test_a_database_made_again_empty_under_a_reader_is_one_line(
+        tmp_path: Path, pg_url: str, pg_admin_url: str) -> None:
+    """A long-running reader (serve-mcp) whose database was dropped and made again (a
+    restore from a dump, under way) reconnected into an empty database and failed with
+    "ProgrammingError: vector type not found in the database" and a traceback; once the
+    library is back it is read again."""
+    from urllib.parse import urlsplit
+
+    import psycopg
+
+    name = urlsplit(pg_url).path.lstrip("/")
+    config = fake_config(tmp_path, db_path=pg_url)
+    book = write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+    with Library.open(config=config, read_only=True, embedder=FakeEmbedder()) as reader:
+        assert [b.slug for b in reader.list_books()] == ["the-garden-book"]
+        with psycopg.connect(pg_admin_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')  # type: ignore[arg-type]
+            admin.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        for attempt in (reader.list_books, lambda: reader.search("compost")):
+            with pytest.raises(StorageError, match="no library in the PostgreSQL database"
+                               ) as refused:
+                attempt()
+            assert len(str(refused.value).splitlines()) == 1
+        with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+            lib.ingest(book)  # the library back
+        assert [b.slug for b in reader.list_books()] == ["the-garden-book"]

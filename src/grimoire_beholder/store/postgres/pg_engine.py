@@ -37,15 +37,31 @@ if TYPE_CHECKING:
 
 def _session(url: str, *, read_only: bool) -> psycopg.Connection[Any]:
     """A connection made again after the server dropped the engine's (``pg_base``): as
-    :meth:`PostgresEngine.open` sets it up, without the schema checks already made."""
+    :meth:`PostgresEngine.open` sets it up, on the library it opened. A database dropped and
+    made again meanwhile (a restore from a dump under way) may hold no library, or another
+    schema: one-line StorageError then (it was "unexpected error (ProgrammingError): vector
+    type not found in the database", with a traceback), and the next request tries again."""
     import psycopg
     from pgvector.psycopg import register_vector
 
     conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+    shown = redacted(url)
     try:
+        current = pg_schema.version(conn)
+        if current == 0:
+            raise StorageError(f"no library in the PostgreSQL database {shown} any more (it "
+                               "was dropped or emptied since this process opened it)")
+        if current != pg_schema.SCHEMA_VERSION:
+            raise StorageError(f"the PostgreSQL library {shown} now has schema version "
+                               f"{current}, not the {pg_schema.SCHEMA_VERSION} this process "
+                               "opened; restart it")
         register_vector(conn)
         if read_only:
             conn.execute("SET default_transaction_read_only = on")
+    except psycopg.Error as exc:
+        conn.close()
+        raise StorageError(scrubbed(f"the PostgreSQL library {shown}: {exc}", url
+                                    ).splitlines()[0]) from exc
     except BaseException:
         conn.close()
         raise
