@@ -10,16 +10,24 @@ embedding model would take a second), the library opened read-only, reranking of
 prompts (fewer than :data:`MIN_WORDS` words) and weak matches (confidence below
 ``min_confidence``) skipped, output capped at a character budget. :func:`print_hook` is
 what both ``hook`` commands run: every exception becomes silence.
+
+The prompt hook's stdin is read bounded (:func:`read_payload`): at most
+:data:`PAYLOAD_LIMIT` bytes and :data:`READ_SECONDS` seconds, so an endless or stalled pipe
+can neither hang the assistant's prompt nor fill memory; a payload cut short is searched by
+its prompt's beginning, as a long prompt is, or else skipped in silence.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+import threading
+import time
 from collections.abc import Callable
 from functools import partial
-from typing import Literal
+from typing import IO, Literal
 
 from grimoire_beholder.library import BookRow, Library
 from grimoire_beholder.text import MAX_QUERY_CHARS, clip, flat, plural
@@ -33,6 +41,15 @@ COLLECTION_NAMES = 5  # names shown of an ingested folder's files
 MIN_ENTRY = 80  # characters an entry of the session table of contents always gets
 ENTRY_MAX = 400  # and at most
 HEADER = "Passages from the local book library (grimoire-beholder) that may help:"
+# Bounds on reading a prompt hook's payload from stdin. Claude Code's is a few hundred bytes
+# plus the prompt, and only the prompt's first MAX_QUERY_CHARS are searched.
+PAYLOAD_LIMIT = 1 << 20  # bytes
+READ_SECONDS = 3.0  # for the whole payload; Claude Code writes it at once and closes
+_POLL = 0.02
+_PROMPT_KEY = re.compile(r'"prompt"\s*:\s*"')
+_STRING_BODY = re.compile(r'(?:[^"\\]|\\.)*\\?')  # a JSON string's inside, to its end
+TERMINAL_HINT = ("hook prompt reads a Claude Code UserPromptSubmit payload from stdin, e.g. "
+                 "echo '{\"prompt\": \"how do slugs eat\"}' | grimoire-beholder hook prompt")
 
 
 def print_hook(hook: Literal["session-start", "prompt"], budget: int | None = None,
@@ -42,7 +59,13 @@ def print_hook(hook: Literal["session-start", "prompt"], budget: int | None = No
     gives the assistant; on any failure print nothing: a hook must never break it."""
     try:
         if hook == "prompt":
-            text = prompt_context(sys.stdin.read(), config_path, budget, library)
+            if sys.stdin is None:
+                return
+            if sys.stdin.isatty():  # a person trying it by hand
+                sys.stderr.write(TERMINAL_HINT + "\n")
+                return
+            raw, whole = read_payload(sys.stdin)
+            text = prompt_context(raw, config_path, budget, library, whole=whole)
         else:
             text = session_context(config_path, budget, library)
     except Exception:
@@ -60,21 +83,96 @@ def _open(config_path: str | os.PathLike[str] | None,
     return Library.open(config=cfg, read_only=True)
 
 
-def prompt_text(raw: str) -> str:
-    """The prompt in a UserPromptSubmit payload (``{"prompt": ...}``); plain text as is."""
+def read_payload(stream: IO[str], limit: int = PAYLOAD_LIMIT,
+                 seconds: float = READ_SECONDS) -> tuple[str, bool]:
+    """What ``stream`` holds, as text, and whether that is all of it: reading stops at
+    end of input, after ``limit`` bytes, after ``seconds``, or as soon as a whole JSON
+    object has come while the writer keeps the pipe open. A stream without a file
+    descriptor (an in-process caller's) is read up to ``limit`` at once."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError, AttributeError):
+        text = stream.read(limit + 1)
+        return text[:limit], len(text) <= limit
+    chunks: list[bytes] = []
+    ended = threading.Event()
+    at_end: list[bool] = []
+
+    def pump() -> None:  # os.read: a daemon thread blocked in it never holds exit up
+        total = 0
+        try:
+            while total <= limit:
+                piece = os.read(fd, min(1 << 16, limit + 1 - total))
+                if not piece:
+                    at_end.append(True)
+                    break
+                chunks.append(piece)
+                total += len(piece)
+        except OSError:
+            pass
+        finally:
+            ended.set()
+
+    threading.Thread(target=pump, name="hook-stdin", daemon=True).start()
+    deadline, seen = time.monotonic() + seconds, 0
+    while not ended.wait(_POLL) and time.monotonic() < deadline:
+        if len(chunks) != seen:  # the pipe stays open: is a whole payload here already?
+            seen = len(chunks)
+            if chunks[seen - 1].rstrip().endswith(b"}") and _is_json(b"".join(chunks[:seen])):
+                return b"".join(chunks[:seen]).decode("utf-8", "replace"), True
+    data = b"".join(list(chunks))
+    whole = bool(at_end) and len(data) <= limit
+    return data[:limit].decode("utf-8", "replace"), whole
+
+
+def _is_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return False
+    return True
+
+
+def prompt_text(raw: str, *, whole: bool = True) -> str:
+    """The prompt in a UserPromptSubmit payload (``{"prompt": ...}``); plain text as is.
+    A payload cut short (``whole`` false) gives the beginning of its prompt, when it got
+    that far; a long prompt is searched by its beginning anyway."""
     raw = raw.strip()
-    if raw.startswith("{"):
+    if not raw.startswith("{"):
+        return raw
+    try:
         payload = json.loads(raw)
-        prompt = payload.get("prompt") if isinstance(payload, dict) else None
-        return prompt if isinstance(prompt, str) else ""
-    return raw
+    except ValueError:
+        if whole:
+            raise
+        return _prompt_beginning(raw)
+    prompt = payload.get("prompt") if isinstance(payload, dict) else None
+    return prompt if isinstance(prompt, str) else ""
+
+
+def _prompt_beginning(raw: str) -> str:
+    """The decoded beginning of the ``"prompt"`` string of a JSON payload cut short."""
+    found = _PROMPT_KEY.search(raw)
+    if found is None:
+        return ""
+    start = found.end()  # a bounded piece: the pattern's memory grows with what it reads
+    body = _STRING_BODY.match(raw[start:start + 4 * MAX_QUERY_CHARS])
+    text = body.group() if body else ""
+    for cut in range(len(text), max(len(text) - 6, 0) - 1, -1):  # not inside an escape
+        try:
+            return str(json.loads(f'"{text[:cut]}"'))
+        except ValueError:
+            continue
+    return ""
 
 
 def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
                    budget: int | None = None,
-                   library: str | os.PathLike[str] | None = None) -> str:
-    """The best passages for the prompt in ``raw``, or "" when it is short or unmatched."""
-    prompt = prompt_text(raw)
+                   library: str | os.PathLike[str] | None = None, *,
+                   whole: bool = True) -> str:
+    """The best passages for the prompt in ``raw`` (``whole``: as for :func:`prompt_text`),
+    or "" when it is short or unmatched."""
+    prompt = prompt_text(raw, whole=whole)
     if len(prompt.split()) < MIN_WORDS:
         return ""
 
