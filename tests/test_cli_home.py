@@ -136,6 +136,45 @@ def test_an_empty_library_or_config_option_is_refused_not_taken_as_the_working_f
     assert tree(home) == before
 
 
+@pytest.mark.parametrize("args", [("ingest", ""), ("ingest", " ", "--json"), ("sync", ""),
+                                  ("unfollow", ""), ("eval", "")],
+                         ids=["ingest", "ingest-json", "sync", "unfollow", "eval"])
+def test_an_empty_path_argument_is_refused_not_taken_as_the_working_folder(
+        home: Path, args: tuple[str, ...]) -> None:
+    """``ingest "$BOOK"`` with BOOK unset ingested every file under the working folder (a
+    home folder: every PDF in it) and followed it for sync."""
+    work = home / "work"
+    (work / "notes.md").write_text("# Notes\n\nSome notes about tides.\n")
+    (home / "lib").mkdir()
+    (home / "lib" / "config.toml").write_text(FAKE_LIBRARY)
+    before = tree(home)
+    proc = run(home, *args, "--library", str(home / "lib"))
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert "is empty; name a file or folder" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    assert tree(home) == before
+
+
+def test_a_quoted_tilde_is_the_home_folder_and_a_url_is_refused(home: Path) -> None:
+    """The README's own `ingest "~/Calibre Library"`: inside quotes the shell leaves `~`
+    alone, and the CLI said "~/Calibre Library: file not found" (`--library` expanded it).
+    A URL was folded into `https:/…` and reported as a missing file."""
+    (home / "My Notes").mkdir()
+    (home / "My Notes" / "tides.md").write_text("# Tides\n\nTides turn at the harbour.\n")
+    (home / "lib").mkdir()
+    (home / "lib" / "config.toml").write_text(FAKE_LIBRARY)
+    lib = ("--library", str(home / "lib"))
+    proc = run(home, "ingest", "~/My Notes", *lib)
+    assert proc.returncode == 0, proc.stderr
+    assert "added 1" in proc.stdout
+    listed = json.loads(run(home, "list", "--json", *lib).stdout)
+    assert [b["source_path"] for b in listed] == [str(home / "My Notes" / "tides.md")]
+    assert run(home, "sync", "~/My Notes", "--dry-run", *lib).returncode == 0
+    url = run(home, "ingest", "https://example.org/book.pdf", *lib)
+    assert url.returncode == 2
+    assert "https://example.org/book.pdf is a URL; name a file or folder" in url.stderr
+
+
 @pytest.mark.slow  # the default embedded model, in a real subprocess
 def test_a_new_library_folder_is_created_marked(home: Path) -> None:
     shelf = home / "new-shelf"

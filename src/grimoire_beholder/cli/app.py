@@ -156,6 +156,26 @@ def _named_path(text: str) -> Path:
     return Path(text)
 
 
+def input_path(text: str) -> Path:
+    """A file or folder argument (``ingest``, ``sync``, ``unfollow``, ``eval``), refusing
+    what would silently name something else: a blank one (``Path("")`` is the working folder,
+    so ``ingest "$BOOK"`` with BOOK unset ingested every file under it and followed it) and a
+    URL (a Path folds ``https://x`` into ``https:/x``, then "file not found"). A leading
+    ``~`` the shell left alone (typed inside quotes: ``"~/Calibre Library"``) is the home
+    folder, as ``--library`` reads it, unless a file of that very name exists."""
+    from grimoire_beholder.locate import is_url
+
+    if not text.strip():
+        raise typer.BadParameter("is empty; name a file or folder (\".\" for this one)")
+    path = _named_path(text)
+    if is_url(text.strip()):
+        raise typer.BadParameter(f"{text.strip()} is a URL; name a file or folder on this "
+                                 f"machine (download it first)")
+    if text.startswith("~") and not path.exists():
+        return path.expanduser()
+    return path
+
+
 # ``C:\x``, ``c:/x``, ``\\server\share``: no path on a system that is not Windows, where
 # it would be taken as a relative name and a folder of that name made in the working folder.
 _WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\[^\\/])")

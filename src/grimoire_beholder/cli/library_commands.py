@@ -22,6 +22,7 @@ from grimoire_beholder.cli.app import (
     SourceType,
     app,
     fail,
+    input_path,
     with_library,
 )
 from grimoire_beholder.cli.help_pages import command
@@ -46,6 +47,7 @@ GlobOpt = Annotated[list[str] | None, typer.Option(
 ))
 def ingest(
     path: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="A .pdf, .epub, .md/.markdown/.mdx, .txt, .html or .docx file, a folder "
         "(recursive), a Calibre library or a Zotero data folder.")],
     name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
@@ -140,6 +142,7 @@ def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
 ))
 def sync_(
     folders: Annotated[list[Path] | None, typer.Argument(
+        parser=input_path,
         help="Only books under these folders (default: every ingested file and folder).",
         show_default=False)] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Only list what would happen.")]
@@ -247,7 +250,9 @@ def delete(
     'grimoire-beholder unfollow ~/notes --delete-books',
 ))
 def unfollow(
-    folder: Annotated[Path, typer.Argument(help="A folder given to `ingest DIR` earlier.")],
+    folder: Annotated[Path, typer.Argument(
+        parser=input_path,
+        help="A folder given to `ingest DIR` earlier.")],
     delete_books: Annotated[bool, typer.Option(
         "--delete-books", help="Also delete the folder's books (default: keep them, as "
         "books of single files that sync still follows).")] = False,

@@ -22,6 +22,7 @@ from grimoire_beholder.cli.app import (
     JsonOpt,
     LibraryOpt,
     app,
+    input_path,
     reported_errors,
     with_library,
 )
@@ -52,6 +53,7 @@ def _run_path(base: Path, mode: str, many: bool) -> Path:
 ))
 def eval_(
     questions: Annotated[Path, typer.Argument(
+        parser=input_path,
         help="Questions, one JSON object a line: id, question, and for an answerable one "
         "gold_file plus evidence, gold_page, gold_chapter or gold_anchor (see the README).")],
     mode: Annotated[Literal["hybrid", "vector", "keyword", "all"], typer.Option(
