@@ -271,7 +271,9 @@ def test_group_and_path_prefix_filters(tmp_path: Path) -> None:
         absolute = str((root / "ops").resolve()) + os.sep
         hits = lib.search("deploy rota", top_k=20, path_prefix=absolute).hits
         assert hits and {h.slug for h in hits} <= {"runbook", "on-call"}
-        result = lib.search("deploy", path_prefix="nowhere/")
+        with pytest.raises(GrimoireError, match="no book's path starts with 'nowhere/'"):
+            lib.search("deploy", path_prefix="nowhere/")  # tests/test_filter_misses.py
+        result = lib.search("deploy", group="ops", path_prefix="guides/")
         assert not result.hits and result.note == "no book matches the filters"
 
 

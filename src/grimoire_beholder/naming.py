@@ -15,7 +15,8 @@ the MCP server hands out always means the same book when it comes back, or no bo
 
 A reference that names no book is answered with the books it probably meant
 (``near_names``): those whose slug or name holds each word typed (``sherlock`` finds
-``the-adventures-of-sherlock-holmes``), else those spelled closely alike.
+``the-adventures-of-sherlock-holmes``), else those spelled closely alike; a search filter
+that matches no book, with the authors, groups or labels it probably meant (``near_labels``).
 
 Core module: imports nothing but the errors.
 """
@@ -90,6 +91,30 @@ def near_names(ref: str, books: Iterable[tuple[str, str]], limit: int = 3) -> li
 
     return difflib.get_close_matches(ref.casefold(), [c[0] for c in candidates], n=limit,
                                      cutoff=_CLOSE_SPELLING)
+
+
+def near_labels(typed: str, names: Iterable[str], limit: int = 3) -> list[str]:
+    """The ``names`` (authors, folder groups, tags …) that ``typed`` probably meant, best
+    first: every word typed the start of a word of the name, in any order ("tolkien j"
+    finds "J. R. R. Tolkien"), else every word typed spelled closely alike to one of the
+    name's ("tolkein"), or the whole name so; at most ``limit``."""
+    typed_words = _words(typed)
+    if not typed_words:
+        return []
+    import difflib  # only for a filter that matches nothing
+
+    def closeness(name: str) -> float:
+        words = _words(name)
+        if words and all(any(w.startswith(t) for w in words) for t in typed_words):
+            return 2.0
+        by_word = min((max((difflib.SequenceMatcher(None, t, w).ratio() for w in words),
+                           default=0.0) for t in typed_words), default=0.0)
+        whole = difflib.SequenceMatcher(None, typed.strip().casefold(), name.casefold())
+        return max(by_word, whole.ratio())
+
+    scored = sorted(((closeness(n), n) for n in dict.fromkeys(names)),
+                    key=lambda pair: -pair[0])
+    return [name for score, name in scored if score >= _CLOSE_SPELLING][:limit]
 
 
 def no_such_book(key: int | str, books: list[tuple[str, str]]) -> BookNotFoundError:

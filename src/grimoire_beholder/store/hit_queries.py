@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from grimoire_beholder.errors import BookNotFoundError, GrimoireError
-from grimoire_beholder.naming import parse_book_ref
+from grimoire_beholder.naming import near_labels, parse_book_ref
+from grimoire_beholder.store import filter_misses
 from grimoire_beholder.store.book_rows import not_found
 from grimoire_beholder.store.db import ids_param
 from grimoire_beholder.store.records import SectionPlace, filled
@@ -160,8 +161,11 @@ def resolve_books(conn: sqlite3.Connection | HitStore, book: str | int | None = 
     of either the absolute source path or the path relative to the book's root, e.g.
     "/home/me/wiki/ops/" or "ops/". ``labels`` maps "tag", "collection" or "series" to a
     value a book from a Calibre or Zotero library must carry (case-insensitive; one no
-    book carries is a GrimoireError naming those that exist). Filters compose with AND;
-    the result may be empty.
+    book carries is a GrimoireError naming those that exist). A filter that no book of
+    the library passes — an author, type, group or path prefix found nowhere — is a
+    GrimoireError too, naming what it probably meant or what there is
+    (``filter_misses.py``). Filters compose with AND; the result may be empty (each
+    matches some book, none all of them).
     """
     wanted = {k: v for k, v in (labels or {}).items() if v is not None}
     if (book is None and author is None and source_type is None and group is None
@@ -171,6 +175,15 @@ def resolve_books(conn: sqlite3.Connection | HitStore, book: str | int | None = 
         conn.execute("SELECT id, slug, author, source_type, source_path, source_root, "
                      "source_group FROM books").fetchall())
     candidates = {int(r[0]) for r in rows}
+
+    def keep(matched: set[int], miss: Callable[[], GrimoireError]) -> None:
+        """Narrow to ``matched``; a filter no book passes is ``miss()`` (when books exist:
+        an empty library is said so by the search)."""
+        nonlocal candidates
+        if rows and not matched:
+            raise miss()
+        candidates &= matched
+
     if book is not None:
         key = parse_book_ref(book)
         named = {int(r[0]) for r in rows if (r[0] if isinstance(key, int) else r[1]) == key}
@@ -180,20 +193,24 @@ def resolve_books(conn: sqlite3.Connection | HitStore, book: str | int | None = 
         candidates &= named
     if author is not None:
         needle = author.strip().casefold()
-        candidates &= {int(r[0]) for r in rows if needle in (r[2] or "").casefold()}
+        keep({int(r[0]) for r in rows if needle in (r[2] or "").casefold()},
+             lambda: filter_misses.no_author(author, rows))
     if source_type is not None:
         kind = source_type.strip().lower()
         if kind not in SOURCE_TYPES:
             raise GrimoireError(
                 f"unknown source_type {source_type!r}; use one of {', '.join(SOURCE_TYPES)}"
             )
-        candidates &= {int(r[0]) for r in rows if r[3] == kind}
+        keep({int(r[0]) for r in rows if r[3] == kind},
+             lambda: filter_misses.no_source_type(kind, rows))
     if group is not None:
         wanted_group = group.strip().strip("/")
-        candidates &= {int(r[0]) for r in rows if (r[6] or "") == wanted_group}
+        keep({int(r[0]) for r in rows if (r[6] or "") == wanted_group},
+             lambda: filter_misses.no_group(wanted_group, rows))
     if path_prefix is not None and path_prefix.strip():
         prefix = path_prefix.strip()
-        candidates &= {int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])}
+        keep({int(r[0]) for r in rows if _path_matches(prefix, r[4], r[5])},
+             lambda: filter_misses.no_path(prefix, rows))
     for kind, value in wanted.items():
         candidates &= _labelled(conn, kind, value)
     return sorted(candidates)
@@ -207,9 +224,11 @@ def _labelled(conn: sqlite3.Connection | SourceStore, kind: str, value: str) -> 
     found = books_labelled(conn, kind, value)
     if not found:
         known = label_values(conn, kind)
+        close = near_labels(value, known)
         shown = ", ".join(known[:20]) + (" …" if len(known) > 20 else "")
         raise GrimoireError(f"no book has the {kind} {value.strip()!r}; "
-                            + (f"{kind}s in this library: {shown}" if known else
+                            + (f"did you mean: {', '.join(close)}" if close else
+                               f"{kind}s in this library: {shown}" if known else
                                f"no book in this library has a {kind} (they come from "
                                "Calibre and Zotero libraries)"))
     return found
