@@ -153,3 +153,24 @@ def test_html_and_word_books_answer_queries_with_their_sections(tmp_path: Path) 
         hit = lib.search("torque for bolt M8", top_k=1, source_type="docx").hits[0]
         assert hit.section == "Setup › Wiring" and "25 Nm" in hit.text
         assert {b.source_type for b in lib.list_books()} == {"html", "docx"}
+
+
+def test_a_page_or_document_is_never_named_after_its_first_paragraph(tmp_path: Path) -> None:
+    """Without a heading that names it, a page took its first paragraph as its title (and
+    slug: 'creme-brulee-recipe-text-about-desserts'), even with a lone h1 or a <title>."""
+    lone = tmp_path / "lone.html"
+    lone.write_bytes("<html><head><title>Café page</title></head><body><h1>Café</h1>"
+                     "<p>Crème brûlée recipe text about desserts.</p></body></html>"
+                     .encode())
+    assert parse_file(lone).title == "Café"
+    titled = tmp_path / "titled.html"
+    titled.write_text("<html><head><title>Owl notes</title></head><body>"
+                      "<p>Barn owls hunt at night.</p></body></html>")
+    assert parse_file(titled).title == "Owl notes"
+    bare = tmp_path / "bare.html"
+    bare.write_text("<p>Bats sleep by day.</p>")
+    assert parse_file(bare).title == "bare"
+    document = docx.Document()
+    document.add_paragraph("Moles dig tunnels under lawns.")
+    document.save(str(tmp_path / "moles.docx"))
+    assert parse_file(tmp_path / "moles.docx").title == "moles"

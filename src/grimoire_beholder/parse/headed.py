@@ -48,6 +48,18 @@ def _title_level(pieces: list[Piece]) -> int | None:
     return None
 
 
+def _heading_title(pieces: list[Piece], title_level: int | None) -> str | None:
+    """The heading that names the document: the title level's, else a lone top-level
+    heading (one ``h1`` over paragraphs only, kept as a chapter too), else None — never a
+    paragraph (a page without headings was named after its first sentence)."""
+    levels = [p.level for p in pieces if p.level is not None]
+    if title_level is None and levels and levels.count(min(levels)) == 1:
+        title_level = min(levels)
+    if title_level is None:
+        return None
+    return next(p.text for p in pieces if p.level == title_level)
+
+
 class _Builder:
     """Chapters and sections as they are found, with synthetic pages."""
 
@@ -88,7 +100,7 @@ def assemble(pieces: list[Piece], *, title: str | None, author: str | None,
     """The book these pieces make (see the module docstring). ``title`` (from the file's
     metadata) wins over a title heading, which wins over ``fallback_title``."""
     title_level = _title_level(pieces)
-    heading_title = next((p.text for p in pieces if p.level == title_level), None)
+    heading_title = _heading_title(pieces, title_level)
     book = ParsedBook(title=(title or heading_title or fallback_title).strip(),
                       author=author, source_type=source_type, source_path=source_path)
     levels = [p.level for p in pieces if p.level is not None and p.level != title_level]
