@@ -130,3 +130,44 @@ def test_a_database_made_again_empty_under_a_reader_is_one_line(
         with Library.open(config=config, embedder=FakeEmbedder()) as lib:
             lib.ingest(book)  # the library back
         assert [b.slug for b in reader.list_books()] == ["the-garden-book"]
+
+
+def test_a_reader_behind_a_locked_table_gives_up_in_one_line(
+        tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An administrator's VACUUM FULL or REINDEX holds its table locked: a search waited for
+    as long as it was held (serve-mcp's every later request behind it); a reader now waits
+    READ_LOCK_WAIT_S, then fails in one line, and reads again once the lock is gone."""
+    import threading
+
+    import psycopg
+
+    from grimoire_beholder.store.postgres import pg_base, pg_engine
+
+    monkeypatch.setattr(pg_base, "READ_LOCK_WAIT_S", 1.0)
+    monkeypatch.setattr(pg_engine, "READ_LOCK_WAIT_S", 1.0)
+    config = fake_config(tmp_path, db_path=pg_url)
+    book = write_markdown_book(tmp_path / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    with Library.open(config=config, embedder=FakeEmbedder()) as lib:
+        lib.ingest(book)
+    with Library.open(config=config, read_only=True, embedder=FakeEmbedder()) as reader, \
+            psycopg.connect(pg_url) as admin:
+        admin.execute("LOCK TABLE books IN ACCESS EXCLUSIVE MODE")
+        outcome: list[BaseException | None] = []
+
+        def read() -> None:
+            try:
+                reader.list_books()
+                outcome.append(None)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        worker.join(timeout=30)
+        admin.rollback()  # the lock released, whatever happened
+        worker.join(timeout=30)
+        [failed] = outcome
+        assert isinstance(failed, StorageError), failed
+        assert "locked by another session" in str(failed)
+        assert len(str(failed).splitlines()) == 1
+        assert [b.slug for b in reader.list_books()] == ["the-garden-book"]

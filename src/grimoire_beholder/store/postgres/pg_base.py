@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import psycopg
 
 Params = tuple[object, ...] | list[object]
+READ_LOCK_WAIT_S = 10.0  # how long a reader's statement waits for a table another session locked
 _IN_TRANSACTION = (1, 2, 3)  # libpq's PQTRANS_ACTIVE, INTRANS, INERROR
 
 
@@ -86,6 +87,11 @@ class PgBase:
 
         try:
             yield
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StorageError(
+                f"the PostgreSQL library {self.location} stayed locked by another session "
+                "(an administrator's VACUUM FULL, REINDEX or ALTER TABLE?) longer than this "
+                "command waits; try again once it is done") from exc
         except psycopg.OperationalError as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise StorageError(f"the PostgreSQL library {self.location} failed: {first}"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from grimoire_beholder.errors import LibraryBusyError, LibraryDamagedError, StorageError
 from grimoire_beholder.locate import redacted, scrubbed, unencoded_password
 from grimoire_beholder.store.postgres import pg_schema
+from grimoire_beholder.store.postgres.pg_base import READ_LOCK_WAIT_S
 from grimoire_beholder.store.postgres.pg_books import BookRowsMixin
 from grimoire_beholder.store.postgres.pg_check import CheckMixin
 from grimoire_beholder.store.postgres.pg_folders import FolderRowsMixin
@@ -57,7 +58,7 @@ def _session(url: str, *, read_only: bool) -> psycopg.Connection[Any]:
                                "opened; restart it")
         register_vector(conn)
         if read_only:
-            conn.execute("SET default_transaction_read_only = on")
+            _reading(conn)
     except psycopg.Error as exc:
         conn.close()
         raise StorageError(scrubbed(f"the PostgreSQL library {shown}: {exc}", url
@@ -66,6 +67,16 @@ def _session(url: str, *, read_only: bool) -> psycopg.Connection[Any]:
         conn.close()
         raise
     return conn
+
+
+def _reading(conn: psycopg.Connection[Any]) -> None:
+    """Make ``conn`` a reader's: it cannot write, and a statement waits at most
+    ``pg_base.READ_LOCK_WAIT`` for a table another session locked (an administrator's
+    ``VACUUM FULL``, ``REINDEX`` or ``ALTER TABLE``), then fails in one line; a search
+    waited for as long as the lock was held, and serve-mcp's every later request behind it.
+    Writers keep waiting: their book locks are advisory locks, which the timeout would cut."""
+    conn.execute("SET default_transaction_read_only = on")
+    conn.execute(f"SET lock_timeout = '{READ_LOCK_WAIT_S * 1000:.0f}ms'")
 
 
 def _lock_key(kind: str, value: object) -> int:
@@ -136,7 +147,7 @@ class PostgresEngine(BookRowsMixin, StageRowsMixin, SearchRowsMixin, CheckMixin,
             conn.close()
             raise
         if read_only:
-            conn.execute("SET default_transaction_read_only = on")
+            _reading(conn)
         return cls(conn, url, read_only=read_only)
 
     def close(self) -> None:
