@@ -74,3 +74,20 @@ def test_out_of_range_numbers_say_what_exists(tmp_path: Path) -> None:
         result = CliRunner().invoke(app, [*argv, *args])
         assert result.exit_code == 1 and result.stdout == ""
         assert result.stderr.startswith("error:") and expected in result.stderr
+
+
+def test_a_chapter_that_is_only_a_heading_says_so(tmp_path: Path) -> None:
+    """`# Part One` straight before `# Chapter 1` is a chapter without sections; `show` of
+    it said "has sections 0–-1"."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "config.toml").write_text('[grimoire-beholder]\nembedding_backend = "fake"\n')
+    book = tmp_path / "saga.md"
+    book.write_text("# Part One\n\n# Chapter 1\n\nThe ship left the harbour at dawn.\n")
+    args = ["--library", str(folder)]
+    assert CliRunner().invoke(app, ["ingest", str(book), "-q", *args]).exit_code == 0
+    shown = CliRunner().invoke(app, ["show", "saga", "0", "0", *args])
+    assert shown.exit_code == 1
+    assert "chapter 0 of 'saga' has no sections (it is a heading only)" in shown.output
+    assert "–-1" not in shown.output
+    assert "harbour" in CliRunner().invoke(app, ["show", "saga", "1", "0", *args]).output

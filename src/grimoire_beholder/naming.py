@@ -139,6 +139,9 @@ def check_section_exists(slug: str, section_counts: list[int], chapter_index: in
     if not 0 <= chapter_index < len(section_counts):
         raise NotFoundError(
             f"book '{slug}' has chapters 0–{len(section_counts) - 1}, not {chapter_index}")
+    if not section_counts[chapter_index]:  # a heading straight before the next chapter's
+        raise NotFoundError(f"chapter {chapter_index} of '{slug}' has no sections (it is a "
+                            f"heading only), so no section {section_index}")
     if not 0 <= section_index < section_counts[chapter_index]:
         raise NotFoundError(
             f"chapter {chapter_index} of '{slug}' has sections "
