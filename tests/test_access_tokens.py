@@ -201,6 +201,21 @@ def test_hosts_and_origins_follow_the_bound_address() -> None:
         security_settings(Bind("0.0.0.0", 1), 1, ["x"], ["x.org"])
 
 
+@pytest.mark.parametrize("given", ["*", "*.example.org", "books.example.org/mcp", "a b",
+                                   "https://books.example.org", "books.example.org:x", ""])
+def test_an_allowed_host_that_is_no_host_name_is_refused(given: str) -> None:
+    """``--allowed-host '*'`` was taken, and then matched no Host but a literal "*": every
+    request got 421 from a server that had started without a word."""
+    with pytest.raises(ConfigError, match="--allowed-host"):
+        security_settings(Bind("0.0.0.0", 1), 1, [given])
+
+
+@pytest.mark.parametrize("given", ["books.example.org", "Books.Example.org:443", "10.0.0.5",
+                                   "[fe80::1]:8765", "my_host", "books.example.org:*"])
+def test_allowed_hosts_of_every_usual_shape_are_taken(given: str) -> None:
+    assert given.lower() in security_settings(Bind("0.0.0.0", 1), 1, [given]).allowed_hosts
+
+
 async def test_with_token_auth_and_no_token_in_sight_no_upkeep_tool_exists(
         library: Library) -> None:
     """Fail closed: a request the SDK has not tied to a token (here, the in-memory client)

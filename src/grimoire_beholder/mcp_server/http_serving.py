@@ -24,6 +24,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 import socket
 import ssl
 import sys
@@ -115,6 +116,10 @@ def parse_bind(text: str) -> Bind:
     return Bind(host, int(port))
 
 
+# A host name or an IP address (IPv6 in brackets), then an optional :PORT (or :*, any port).
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:(\d{1,5}|\*))?")
+
+
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
                       allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
     """The Host values and Origins this server answers: its bound address (and localhost
@@ -125,9 +130,10 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
     hosts = [f"{name}:{port}" for name in dict.fromkeys(names)]
     for given in allowed_hosts:
         given = given.strip().lower()
-        if not given or "/" in given:
-            raise ConfigError(f"--allowed-host {given!r}: give a host name, optionally "
-                              "with :PORT (no scheme, no path)")
+        if not _HOST_NAME.fullmatch(given):  # "*" was taken, and matched only a Host "*"
+            raise ConfigError(f"--allowed-host {given!r}: give a host name or address, "
+                              "optionally with :PORT (no scheme, no path, no wildcard: name "
+                              "each host clients use)")
         hosts += [given] if given.rpartition(":")[2].isdigit() else [given, f"{given}:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     for origin in (o.strip().rstrip("/") for o in allowed_origins):
