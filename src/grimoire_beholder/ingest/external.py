@@ -23,7 +23,8 @@ Zotero's item key), planning first like a folder sync (``ingest/sync.py``):
   author, labels and link are rewritten and its keyword rows rebuilt from the stored
   chunks (the book's title is one of their columns); no chunk is embedded again.
 
-A library folder that is missing (an unplugged drive) keeps its books, with a warning.
+A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
+that moved is followed when ingested where it is now (``library_moves.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from grimoire_beholder.errors import InputFileError, NoTextError
+from grimoire_beholder.ingest import library_moves
 from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.progress import NullProgress, Progress
@@ -316,14 +318,21 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
     if kind is None:
         raise InputFileError(f"{folder}: neither a Calibre library nor a Zotero data folder")
     library = _read(deps, folder)
-    progress.message(f"{folder} is a {KIND_NAMES[kind]}: ingesting its "
-                     f"{len(library.items)} item(s) with their metadata")
     started = time.perf_counter()
     report = SyncReport()
     with deps.library_writer():
-        with transaction(deps.conn):
-            source_rows.save_library(deps.conn, str(folder), kind)
-        _follow(deps, library, report, progress, remove_missing=False, dry_run=False,
+        old = library_moves.moved_from(deps.conn, library)
+        if old is None:
+            progress.message(f"{folder} is a {KIND_NAMES[kind]}: ingesting its "
+                             f"{len(library.items)} item(s) with their metadata")
+            with transaction(deps.conn):
+                source_rows.save_library(deps.conn, str(folder), kind)
+        else:  # its books follow it, as a sync would follow its edits
+            progress.message(f"{folder} is the {KIND_NAMES[kind]} that was at {old}: its "
+                             "books follow it")
+            library_moves.follow_move(deps.conn, old, library)
+        _follow(deps, library, report, progress, remove_missing=old is not None,
+                dry_run=False,
                 within=None if within is None else [str(Path(w).resolve()) for w in within])
     report.seconds = time.perf_counter() - started
     return report
@@ -382,7 +391,8 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
             continue
         folder = Path(path)
         if detect(folder) != kind:
-            report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are kept")
+            report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are "
+                                   "kept (moved? `ingest` it where it is now: they follow)")
             continue
         try:
             library = _read(deps, folder)

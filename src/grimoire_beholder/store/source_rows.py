@@ -22,6 +22,7 @@ class SourceStore(MetaStore, Protocol):
 
     def save_library(self, path: str, kind: str) -> None: ...
     def libraries(self) -> list[tuple[str, str]]: ...
+    def forget_library(self, path: str) -> None: ...
     def save_origin_rows(self, book_id: int, row: tuple[str, str, str, str, str],
                          labels: list[tuple[str, str]]) -> None: ...
     def rename_book(self, book_id: int, name: str, author: str | None) -> None: ...
@@ -76,6 +77,14 @@ def libraries(conn: Sources) -> list[tuple[str, str]]:
         return conn.libraries()
     return [(str(r[0]), str(r[1])) for r in
             conn.execute("SELECT path, kind FROM source_libraries ORDER BY path")]
+
+
+def forget_library(conn: Sources, path: str) -> None:
+    """Stop following the library at ``path``; books still tied to it lose their origin
+    (``book_sources`` cascades), so move them first (``ingest/library_moves.py``)."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.forget_library(path)
+    conn.execute("DELETE FROM source_libraries WHERE path = ?", (path,))
 
 
 def save_origin(conn: Sources, book_id: int, origin: Origin) -> None:

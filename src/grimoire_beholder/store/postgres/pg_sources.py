@@ -20,6 +20,9 @@ class SourceRowsMixin(PgBase):
         return [(str(r[0]), str(r[1])) for r in self.rows(
             "SELECT path, kind FROM source_libraries ORDER BY path COLLATE \"C\"")]
 
+    def forget_library(self, path: str) -> None:
+        self.run("DELETE FROM source_libraries WHERE path = %s", (path,))
+
     def save_origin_rows(self, book_id: int, row: tuple[str, str, str, str, str],
                          labels: list[tuple[str, str]]) -> None:
         self.run("INSERT INTO book_sources (book_id, library, item, link, metadata, "

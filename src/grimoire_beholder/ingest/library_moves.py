@@ -1,0 +1,63 @@
+"""A Calibre library or Zotero data folder ingested from a new place: moved or renamed
+(Calibre's "move library", a new disk, a renamed folder).
+
+Its books were remembered under the old folder, which is gone; ingesting it where it is now
+would add every book a second time, and every sync would warn about the old folder for good.
+Instead the library is recognised (:func:`moved_from`): a remembered library of the same kind
+whose folder no longer holds it, at least half of whose stored items the new one holds with a
+file of the same size (the item's key alone is no proof: every Calibre library has a book 1).
+Its books then follow it (:func:`follow_move`): their origin, the items left out after their
+books were deleted, and the library itself are re-pointed in one transaction, and the sync
+that follows finds each book's same bytes at a new path — *moved*, no model call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from grimoire_beholder.sources.discover import detect
+from grimoire_beholder.sources.items import SourceItem, SourceLibrary
+from grimoire_beholder.store import source_rows
+from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.store.transactions import transaction
+
+
+def _same_file(item: SourceItem, stored: source_rows.StoredOrigin) -> bool:
+    try:
+        return item.file is not None and item.file.stat().st_size == stored.source_size
+    except OSError:
+        return False
+
+
+def moved_from(conn: Store, library: SourceLibrary) -> str | None:
+    """The folder ``library`` was remembered at before it moved, or None (it is remembered
+    where it is, or is no library seen before)."""
+    known = source_rows.libraries(conn)
+    if any(path == str(library.path) for path, _ in known):
+        return None
+    best: tuple[int, str] | None = None
+    for path, kind in known:
+        if kind != library.kind or detect(Path(path)) == kind:
+            continue  # another kind, or still there: not this one moved
+        stored = source_rows.stored_items(conn, path)
+        same = sum(1 for item in library.items
+                   if item.key in stored and _same_file(item, stored[item.key]))
+        if same and 2 * same >= len(stored) and (best is None or same > best[0]):
+            best = (same, path)
+    return best[1] if best is not None else None
+
+
+def follow_move(conn: Store, old: str, library: SourceLibrary) -> None:
+    """Re-point the books, left-out items and the remembered library from ``old`` to
+    ``library``'s folder, in one transaction (the caller holds the library writer lock)."""
+    new = str(library.path)
+    with transaction(conn):
+        source_rows.save_library(conn, new, library.kind)
+        for book_id, origin in source_rows.origins(conn).items():
+            if origin.library == old:
+                source_rows.save_origin(conn, book_id, replace(origin, library=new))
+        for item in source_rows.dropped_items(conn, old):
+            source_rows.drop_item(conn, new, item)
+            source_rows.undrop_item(conn, old, item)
+        source_rows.forget_library(conn, old)

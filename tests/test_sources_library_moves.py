@@ -1,0 +1,69 @@
+"""A Calibre library moved or renamed between syncs: ingested where it is now, its books
+follow it (moved, nothing embedded again, links renamed, deleted books still left out)
+instead of each being added a second time beside the old ones, with a warning about the old
+folder on every later sync. A copy made while the original is still there is a library of
+its own."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from grimoire_beholder.cli.entry import app
+from mcp_helpers import write_config
+
+DATA = Path(__file__).parent / "data" / "calibre" / "before"
+
+
+def _run(config: str, *args: str) -> tuple[int, dict, str]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(app, [*args, "--config", config, "--json"])
+    return result.exit_code, json.loads(result.stdout or "{}"), result.stderr
+
+
+def _books(config: str) -> dict[str, dict]:  # type: ignore[type-arg]
+    result = CliRunner().invoke(app, ["list", "--config", config, "--json"])
+    return {b["slug"]: b for b in json.loads(result.stdout)}
+
+
+def test_a_moved_calibre_library_is_followed_not_added_again(tmp_path: Path) -> None:
+    old = tmp_path / "Calibre Library"
+    shutil.copytree(DATA, old)
+    config = str(write_config(tmp_path))
+    assert _run(config, "ingest", str(old))[0] == 0
+    assert _run(config, "delete", "orchard-pruning", "--yes")[0] == 0
+    before = _books(config)
+    assert set(before) == {"tide-tables-of-the-north", "signal-lamps-at-night"}
+
+    new = tmp_path / "disk2" / "Books"
+    new.parent.mkdir()
+    old.rename(new)
+    code, report, _ = _run(config, "sync")
+    assert code == 0 and "moved? `ingest` it where it is now" in report["warnings"][0]
+    code, report, stderr = _run(config, "ingest", str(new))
+    assert code == 0, stderr
+    assert f"{new.resolve()} is the Calibre library that was at {old}" in stderr
+    assert report["counts"]["moved"] == 2 and report["counts"]["added"] == 0
+    assert report["chunks_embedded"] == 0
+    after = _books(config)
+    assert set(after) == set(before)  # no second copy; orchard-pruning stays deleted
+    assert {b["id"] for b in after.values()} == {b["id"] for b in before.values()}
+    tides = after["tide-tables-of-the-north"]
+    assert tides["link"] == "calibre://show-book/_hex_-426F6F6B73/1"  # named by "Books"
+    assert tides["tags"] == ["navigation", "sea"]
+    code, report, stderr = _run(config, "sync")
+    assert code == 0 and report["warnings"] == [] and report["counts"]["unchanged"] == 2
+
+
+def test_a_copy_beside_the_original_is_a_library_of_its_own(tmp_path: Path) -> None:
+    original = tmp_path / "Calibre Library"
+    shutil.copytree(DATA, original)
+    config = str(write_config(tmp_path))
+    assert _run(config, "ingest", str(original))[0] == 0
+    copy = tmp_path / "Backup"
+    shutil.copytree(original, copy)
+    code, report, _ = _run(config, "ingest", str(copy))
+    assert code == 0 and report["counts"]["added"] == 3 and report["counts"]["moved"] == 0
+    assert len(_books(config)) == 6
