@@ -110,3 +110,20 @@ def test_eval_does_not_report_recall_deeper_than_the_hits_it_searched_for(
     row = next(line for line in table.splitlines() if line.startswith("| keyword |"))
     assert row.split(" | ")[1:5] == [f"{deep['recall@1']:.3f}", f"{deep['recall@5']:.3f}",
                                       "—", "—"]
+
+
+def test_eval_reads_a_windows_saved_file_and_line_separators_inside_strings(
+        tmp_path: Path, sample_book: Path) -> None:
+    """A questions file saved by a Windows editor (a UTF-8 byte order mark, CRLF) was
+    'not valid JSON (Unexpected UTF-8 BOM …)'; a question holding U+2028 or U+0085 as
+    written (json.dumps(…, ensure_ascii=False) keeps them) was cut in two at it."""
+    config, questions = _setup(tmp_path, sample_book)
+    rows = [json.loads(line) for line in questions.read_text().splitlines()]
+    rows[2]["question"] = "who won the 1966\u2028world cup\u0085final"
+    text = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n"
+    questions.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    result = CliRunner().invoke(app, ["eval", str(questions), "--mode", "keyword", "--json",
+                                      "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)["keyword"]
+    assert scores["recall@1"] == 1.0 and scores["abstention"]["unanswerable"] == 1

@@ -123,10 +123,13 @@ def judge(question: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[bool,
 # -- questions and runs --------------------------------------------------------------------
 
 def load_questions(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The questions of a JSONL file (blank lines skipped); errors name the line."""
+    """The questions of a JSONL file (blank lines skipped); errors name the line. A UTF-8
+    byte order mark (Windows editors write one) is skipped, and lines end at ``\n`` (or
+    ``\r\n``) only: a JSON string may hold U+2028 or U+0085 as written, which
+    ``splitlines`` took for line ends."""
     source = Path(path)
     try:
-        lines = source.read_text(encoding="utf-8").splitlines()
+        lines = source.read_text(encoding="utf-8-sig").split("\n")
     except (OSError, UnicodeDecodeError) as exc:
         raise GrimoireError(f"cannot read questions file {source}: {exc}") from exc
     questions: list[dict[str, Any]] = []
