@@ -222,8 +222,9 @@ async def test_tls_directly_with_a_self_signed_certificate(served: Served,
         server.close()
 
 
-def _self_signed(folder: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 made here (cryptography comes with the MCP SDK)."""
+def _self_signed(folder: Path, pass_phrase: bytes | None = None) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 made here (cryptography comes with the MCP SDK), its key
+    encrypted with ``pass_phrase`` when given."""
     import datetime
 
     from cryptography import x509
@@ -246,8 +247,21 @@ def _self_signed(folder: Path) -> tuple[Path, Path]:
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
                                            serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
+                                           serialization.BestAvailableEncryption(pass_phrase)
+                                           if pass_phrase else serialization.NoEncryption()))
     return cert_path, key_path
+
+
+def test_a_key_with_a_pass_phrase_is_refused_in_one_line(tokenless: Path,
+                                                         tmp_path: Path) -> None:
+    """OpenSSL asked the terminal for the pass phrase (twice), then the error blamed the
+    files: 'not a PEM certificate and its private key ([Errno 22] Invalid argument)'."""
+    cert, key = _self_signed(tmp_path, pass_phrase=b"secret")
+    proc = cli("serve-mcp", "--config", str(tokenless), "--http", "0", "--tls-cert", str(cert),
+               "--tls-key", str(key), check=False)
+    assert proc.returncode != 0 and proc.stdout == ""
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("error:") and "pass phrase" in line, line
 
 
 @pytest.mark.parametrize(("args", "message"), [

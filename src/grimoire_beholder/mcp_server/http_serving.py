@@ -220,6 +220,14 @@ def bound_socket(bind: Bind) -> socket.socket:
     return sock
 
 
+class _PassPhraseAsked(Exception):
+    """The TLS key wants a pass phrase."""
+
+
+def _no_pass_phrase() -> str:
+    raise _PassPhraseAsked
+
+
 def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
     if (cert is None) != (key is None):
         raise ConfigError("--tls-cert and --tls-key go together: give both, or neither")
@@ -229,7 +237,13 @@ def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
         if not path.is_file():
             raise ConfigError(f"{what} {path}: no such file")
     try:  # the same load uvicorn makes, here, so a bad pair is one line before serving
-        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
+            cert, key, password=_no_pass_phrase)
+    except _PassPhraseAsked:  # OpenSSL asked the terminal for it, twice, then failed
+        raise ConfigError(f"--tls-key {key}: the key is encrypted with a pass phrase, which "
+                          "the server cannot ask for; give it a copy without one (`openssl "
+                          "pkey -in KEY -out PLAIN.pem`), readable by this user only"
+                          ) from None
     except (ssl.SSLError, OSError) as exc:
         raise ConfigError(f"--tls-cert {cert} / --tls-key {key}: not a PEM certificate and "
                           f"its private key ({exc})") from None
