@@ -6,10 +6,11 @@ lock on Calibre's would hold up its next write. So neither is opened in place. I
 are copied into a private temporary folder — the way Zotero's own tools read a locked
 database — and the copy is opened ``immutable`` (SQLite then takes no lock and writes no
 journal or WAL file, not even in the copy's folder). A copy is kept only when the file's
-size and modification time were the same before and after it was read and no hot journal
-was beside it (a write was not under way), else it is taken again; the original is only
-ever opened for reading. A WAL beside a WAL-mode database is copied with it and folded into
-the copy before the copy is opened ``immutable`` (which would read the database file alone).
+size and modification time, and those of its journal or WAL, were the same before and after
+it was read, else it is taken again; the original is never opened at all. A rollback
+journal beside it (a write under way, or one a crash cut short) is copied with it and rolled
+back in the copy, and a WAL folded into it, before the copy is opened ``immutable`` (which
+would read the database file alone): the copy is the database as last committed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from grimoire_beholder.errors import InputFileError
 
 ATTEMPTS = 5
 _PAUSE_S = 0.2
+_SIDE_FILES = ("-journal", "-wal")  # a rollback journal, or a WAL-mode database's log
 
 
 def _stamp(path: Path) -> tuple[int, int]:
@@ -35,20 +37,37 @@ def _stamp(path: Path) -> tuple[int, int]:
     return st.st_size, st.st_mtime_ns
 
 
+def _stamps(paths: list[Path]) -> list[tuple[int, int] | None]:
+    return [_stamp(p) if p.exists() else None for p in paths]
+
+
 def _copy_once(source: Path, target: Path) -> bool:
-    """Copy ``source`` (and a WAL beside it) to ``target``; whether nothing moved meanwhile."""
-    journal = source.with_name(source.name + "-journal")
-    wal = source.with_name(source.name + "-wal")
-    before = _stamp(source)
-    if journal.exists() and journal.stat().st_size > 0:
-        return False  # a write in progress: its pages are half in the journal
+    """Copy ``source`` and the journal or WAL beside it to ``target``; whether nothing
+    moved meanwhile."""
+    beside = [source.with_name(source.name + suffix) for suffix in _SIDE_FILES]
+    before = _stamps([source, *beside])
     shutil.copyfile(source, target)
-    copied_wal = target.with_name(target.name + "-wal")
-    if wal.exists():
-        shutil.copyfile(wal, copied_wal)
-    else:
-        copied_wal.unlink(missing_ok=True)  # an earlier attempt's
-    return _stamp(source) == before
+    for original in beside:
+        copied = target.with_name(target.name + original.name.removeprefix(source.name))
+        if original.exists():
+            shutil.copyfile(original, copied)
+        else:
+            copied.unlink(missing_ok=True)  # an earlier attempt's
+    return _stamps([source, *beside]) == before
+
+
+def _roll_back(copy: Path) -> None:
+    """Undo in the private copy the transaction its copied rollback journal holds: a write
+    under way (or one a crash or a kill cut short, whose journal stays until the application
+    opens the database again) has put some of its pages in the database file and their old
+    contents in the journal. Opened for writing, SQLite finds the journal hot and puts the
+    old pages back: the copy is the database as last committed. A journal that is not hot
+    (emptied, or its header never written) is left unused."""
+    conn = sqlite3.connect(copy)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+    finally:
+        conn.close()
 
 
 def _fold_wal(copy: Path) -> None:
@@ -87,6 +106,8 @@ def foreign_database(path: Path, label: str) -> Iterator[sqlite3.Connection]:
                                  f"({exc.strerror or exc})") from exc
         uri = f"file:{quote(os.fspath(target))}?mode=ro&immutable=1"
         try:
+            if target.with_name(target.name + "-journal").exists():
+                _roll_back(target)
             if target.with_name(target.name + "-wal").exists():
                 _fold_wal(target)
         except sqlite3.DatabaseError as exc:
