@@ -55,7 +55,8 @@ def ingest(
     = False,
     include: GlobOpt = None,
     exclude: GlobOpt = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bars (warnings still show).")] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
@@ -149,7 +150,8 @@ def sync_(
     = False,
     watch: Annotated[bool, typer.Option(
         "--watch", help="Keep syncing as files change, until Ctrl-C.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress output (warnings still show).")] = False,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,

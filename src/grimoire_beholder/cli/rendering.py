@@ -158,7 +158,7 @@ class RichProgress:
         self._bar.update(self._task, rate=rate, eta=eta)
 
     def message(self, text: str) -> None:
-        if not self.quiet:
+        if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(text, markup=False)
 
 
@@ -175,7 +175,7 @@ class MessageProgress:
         return None
 
     def message(self, text: str) -> None:
-        if not self.quiet:
+        if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(text, markup=False)
 
 
