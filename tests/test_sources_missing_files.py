@@ -66,6 +66,9 @@ def test_a_calibre_entry_with_metadata_only_is_skipped_not_failed(tmp_path: Path
     lines = [line for line in result.stderr.splitlines() if "The Old Almanac" in line]
     assert lines == ["skipped   The Old Almanac [4]: no file: an entry with metadata only"]
     assert "skipped 1" in result.stdout
+    dry = CliRunner().invoke(app, ["sync", "--dry-run", "--config", config])
+    assert dry.exit_code == 0 and [line for line in dry.stderr.splitlines()
+                                   if "The Old Almanac" in line] == lines  # named there too
     report = json.loads(CliRunner().invoke(
         app, ["sync", "--config", config, "--json"]).stdout)
     assert report["counts"]["skipped"] == 1 and report["counts"]["unchanged"] == 3

@@ -191,9 +191,13 @@ def sync_(
     if dry_run and not json_out:
         from grimoire_beholder.views import FileOutcome
 
-        for f in data["files"]:  # failed and skipped files follow on stderr
-            if f["action"] not in ("unchanged", "failed", "skipped"):
-                print(FileOutcome(**f).describe())
+        for f in data["files"]:  # failed files follow on stderr, and skipped ones there
+            line = FileOutcome(**f).describe()  # (a folder's as the warning naming them)
+            if f["action"] == "skipped" and f"skipped {f['path']}: {f['error']}" not in data[
+                    "warnings"]:
+                err.print(line, markup=False)
+            elif f["action"] not in ("unchanged", "failed", "skipped"):
+                print(line)
     _finish_sync(data, json_out)
 
 
