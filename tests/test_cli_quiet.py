@@ -3,6 +3,7 @@ no text, or ``--force -q`` replacing another file's book, said nothing at all.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pymupdf
@@ -38,3 +39,25 @@ def test_quiet_force_still_names_the_book_it_replaces(tmp_path: Path) -> None:
     run = run_cli("ingest", str(tmp_path / "second.md"), "--force", "-q", *lib)
     assert run.returncode == 0, run.stderr
     assert run.stderr.startswith("warning: ") and "first.md" in run.stderr
+
+
+def test_a_folders_page_warnings_are_in_its_report(tmp_path: Path) -> None:
+    """A folder's file with pages that gave no text: the warning went to stderr as the file
+    was read, so `--json` (and the MCP sync tool) had `"warnings": []`, and `-q` nothing."""
+    folder = tmp_path / "shelf"
+    folder.mkdir()
+    document = pymupdf.open()
+    document.new_page().insert_text((72, 72), "Narwhals keep their tusks all year round.")
+    document.new_page()  # blank
+    document.save(folder / "narwhals.pdf")
+    lib = _library(tmp_path)
+    run = run_cli("ingest", str(folder), "--json", *lib)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["warnings"] == [
+        "narwhals.pdf: 1 blank page(s) gave no text: page 2"]
+    document.new_page()  # the file changes: sync reads it again
+    document.save(folder / "narwhals.pdf")
+    run = run_cli("sync", "-q", *lib)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.splitlines() == [
+        "warning: narwhals.pdf: 2 blank page(s) gave no text: pages 2–3"], run.stderr

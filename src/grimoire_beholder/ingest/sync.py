@@ -195,9 +195,12 @@ class Syncer:
             return free_slug(book_slug(suggested, path, info.sha256), step.group,
                               book_rows.slugs(self.conn)), suggested
 
+        # The parser's warnings (pages without text …) go in the report, which the CLI
+        # prints at the end (under --quiet too), --json and the MCP tools return.
         prepared = prepare_book(path, info, self.deps.config, label=step.display,
-                                progress=self.progress, naming=naming, root=step.root,
+                                progress=NullProgress(), naming=naming, root=step.root,
                                 group=step.group, limit=self.deps.chunk_limit)
+        report.warnings += [f"{step.display}: {w}" for w in prepared.warnings]
         _, reused, stages = store_book(
             self.deps, prepared.book, progress,
             in_place_of=stored.book_id if stored is not None else None)
