@@ -4,6 +4,7 @@ real MCP client session (in memory, and over stdio for the image bytes)."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,19 @@ async def test_a_highlight_not_on_the_page_is_said_once(library_dir: Path) -> No
     said = text(result).lower()
     assert not result.is_error and structured(result)["highlight_found"] is False
     assert said.count("not found on this page") + said.count("not on this page") == 1, said
+
+
+async def test_a_highlight_longer_than_a_page_is_refused_at_once(library_dir: Path) -> None:
+    """A highlight of any length was searched for on the page, ~1 s a megabyte under the
+    lock every call shares: a 4 MB one (HTTP's largest request) held every client ~4 s."""
+    async with connect(library_dir / "config.toml") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        refused = await call(client, "get_page_image", book_id="keeper", page=1,
+                             highlight="lens " * 400_000)
+    assert refused.is_error and "highlight" in text(refused)
+    assert "at most 10000 characters" in text(refused)
+    schema = tools["get_page_image"].input_schema["properties"]["highlight"]
+    assert "10000" in json.dumps(schema)  # published, so a client knows before it calls
 
 
 @pytest.mark.slow  # serve-mcp as a real subprocess

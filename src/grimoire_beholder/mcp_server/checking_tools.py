@@ -95,12 +95,19 @@ def verify_quote(
     return bounded_result(quote_text, result)
 
 
+# Characters of a highlight: more than a page holds. Searching the page for a longer one
+# cost ~1 s a megabyte under the lock every tool call shares (4 MB, HTTP's largest body, held
+# every other client ~4 s).
+HIGHLIGHT_MAX = 10_000
+
+
 def get_page_image(
     ctx: Context, book_id: BookId,
     page: Annotated[int | str, Field(
         description="Physical page number, 1-based (page_start of a search_book hit or of a "
                     "verify_quote passage), or a printed page label such as 'xii'.")],
     highlight: Annotated[str | None, Field(
+        max_length=HIGHLIGHT_MAX,
         description="Text to highlight on the page: a hit's text or a quotation.")] = None,
 ) -> Annotated[CallToolResult, PageImageInfo]:
     """The page of a PDF book as a PNG image, with the cited passage highlighted, so the
