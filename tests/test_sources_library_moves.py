@@ -67,3 +67,16 @@ def test_a_copy_beside_the_original_is_a_library_of_its_own(tmp_path: Path) -> N
     code, report, _ = _run(config, "ingest", str(copy))
     assert code == 0 and report["counts"]["added"] == 3 and report["counts"]["moved"] == 0
     assert len(_books(config)) == 6
+
+
+def test_sync_of_a_mistyped_path_inside_a_library_is_an_error(tmp_path: Path) -> None:
+    """As for a folder (a typo said 'unchanged 0', exit 0): it synced the whole library."""
+    folder = tmp_path / "Calibre Library"
+    shutil.copytree(DATA, folder)
+    config = str(write_config(tmp_path))
+    assert _run(config, "ingest", str(folder))[0] == 0
+    result = CliRunner().invoke(app, ["sync", str(folder / "Mara Quil"), "--config", config])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"error: {folder / 'Mara Quil'}: no such file or folder"
+    inside = CliRunner().invoke(app, ["sync", str(folder / "Mara Quill"), "--config", config])
+    assert inside.exit_code == 0, inside.output

@@ -373,7 +373,9 @@ def split_scope(deps: IngestDeps, dirs: list[Path] | None
         except (OSError, RuntimeError, ValueError):
             rest.append(given)  # the folder sync names the problem
             continue
-        if any(_under(real, [lib]) or _under(lib, [real]) for lib in libraries):
+        if real not in libraries and not os.path.lexists(real):
+            rest.append(given)  # a typo inside a library: the folder sync's error names it
+        elif any(_under(real, [lib]) or _under(lib, [real]) for lib in libraries):
             ours.append(real)
         else:
             rest.append(given)
