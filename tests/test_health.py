@@ -131,3 +131,18 @@ def test_bench_books_text_drawn_as_outlines_and_a_good_manual(tmp_path: Path) ->
     good = reports["r-intro"]
     assert good.reachability is not None and good.reachability >= 0.85
     assert good.pages_without_text == []
+
+
+def test_health_of_an_empty_library_says_so(tmp_path: Path) -> None:
+    """With every book deleted, `health` printed nothing at all and exited 0."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "config.toml").write_text('[grimoire-beholder]\nembedding_backend = "fake"\n')
+    book = write_markdown_book(tmp_path / "tides.md", "Tides", {"Sea": {"Currents": "Tides."}})
+    args = ["--library", str(folder)]
+    assert CliRunner().invoke(app, ["ingest", str(book), "-q", *args]).exit_code == 0
+    assert CliRunner().invoke(app, ["delete", "tides", "--yes", *args]).exit_code == 0
+    result = CliRunner().invoke(app, ["health", *args])
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "The library is empty" in result.stderr
+    assert json.loads(CliRunner().invoke(app, ["health", "--json", *args]).stdout) == []

@@ -177,6 +177,11 @@ def health(
     if json_out:
         print_json(reports)
         return
+    if not reports:  # only without BOOK: a book that is not there is an error
+        from grimoire_beholder.cli.rendering import err
+
+        err.print("The library is empty: add a book with `grimoire-beholder ingest FILE`.",
+                  markup=False)
     for report in reports:
         _print_health(out, report)
 
