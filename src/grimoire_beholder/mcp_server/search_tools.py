@@ -75,6 +75,11 @@ def search_text(result: SearchResult) -> str:
     return "\n".join(lines)
 
 
+# Characters of a chapter title given as until_chapter, as a question has (MAX_QUERY_CHARS): a
+# title of 3.5 MB took 6 s to look for under the lock every tool call shares.
+TITLE_MAX = 2_000
+
+
 def search_book(
     ctx: Context,
     question: Annotated[str, Field(description="What to look for, in plain words.")],
@@ -91,7 +96,7 @@ def search_book(
     path_prefix: Annotated[str | None, Field(
         description="Only books whose file path (absolute, or relative to the ingested "
                     "folder) starts with this, e.g. 'notes/ops/'.")] = None,
-    until_chapter: Annotated[int | str | None, Field(
+    until_chapter: Annotated[int | Annotated[str, Field(max_length=TITLE_MAX)] | None, Field(
         description="Reading position: only up to and including this chapter of book_id "
                     "(its chapter_index from get_book_outline, or its title), so nothing "
                     "past where the reader is gets quoted. Needs book_id.")] = None,
