@@ -170,6 +170,17 @@ def test_the_books_list_shows_author_type_size_and_roles(client: TestClient) -> 
     assert "Health: not checked" in cards["keeper"]
 
 
+def test_a_suggested_command_names_the_library_the_page_reads(library: Library) -> None:
+    """`web --library DIR` suggested `grimoire-beholder health`, which checks another
+    library (or none) when run elsewhere."""
+    flags = " --library '/srv/my books'"
+    with TestClient(build_app(library, Access(TOKEN, "127.0.0.1", PORT), library_flags=flags),
+                    base_url=BASE) as c:
+        page = soup(c.get(f"/?token={TOKEN}").text)
+    hint = next(card for card in page.select("li.card") if card.h2.get_text() == "keeper")
+    assert "grimoire-beholder health keeper --library '/srv/my books'" in hint.get_text()
+
+
 def test_the_outline_links_every_section_and_pdf_page(client: TestClient,
                                                       library: Library) -> None:
     page = soup(client.get("/book/keeper").text)

@@ -12,6 +12,7 @@ import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, LibraryOpt, app, reported_errors
 from grimoire_beholder.cli.help_pages import command
+from grimoire_beholder.cli.running import same_library
 
 
 @command(app, "Read it", examples=(
@@ -36,6 +37,7 @@ def web(
         try:
             from grimoire_beholder.web.launch import serve
 
-            serve(lib, port=port, open_browser=not no_browser)
+            serve(lib, port=port, open_browser=not no_browser,
+                  library_flags=same_library(library, config))
         finally:
             lib.close()

@@ -71,10 +71,12 @@ def _route(path: str, view: Callable[[Reader, Request], Response], reader: Reade
     return Route(path, partial(view, reader), methods=["GET", "HEAD"])
 
 
-def build_app(library: Library, access: Access, *, warm: bool = False) -> Guard:
+def build_app(library: Library, access: Access, *, warm: bool = False,
+              library_flags: str = "") -> Guard:
     """The page's ASGI app over ``library`` (read-only), refusing what ``access`` refuses;
-    ``warm`` loads the search's models in the background (under the page's lock) meanwhile."""
-    reader = Reader(library)
+    ``warm`` loads the search's models in the background (under the page's lock) meanwhile.
+    ``library_flags`` (`` --library DIR``) goes into the commands the page suggests."""
+    reader = Reader(library, library_flags=library_flags)
     if warm:
         threading.Thread(target=_warm, args=(reader,), daemon=True).start()
     app = Starlette(routes=[
@@ -108,7 +110,7 @@ def bind(port: int) -> socket.socket:
 
 
 def serve(library: Library, *, port: int = 0, open_browser: bool = True,
-          token: str | None = None) -> None:
+          token: str | None = None, library_flags: str = "") -> None:
     """Serve ``library`` on loopback until Ctrl-C (or SIGTERM), then return: print the URL
     (stdout), open a browser.
 
@@ -123,7 +125,8 @@ def serve(library: Library, *, port: int = 0, open_browser: bool = True,
           flush=True)
     if open_browser:
         open_in_browser(url, sock.getsockname()[1])
-    config = uvicorn.Config(build_app(library, access, warm=True), log_level="warning",
+    config = uvicorn.Config(build_app(library, access, warm=True,
+                                      library_flags=library_flags), log_level="warning",
                             access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -56,6 +56,11 @@ class Reader:
     library: Library
     env: Environment = field(default_factory=environment)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # what a command the page suggests needs to open this library (`` --library DIR``)
+    library_flags: str = ""
+
+    def __post_init__(self) -> None:
+        self.env.globals["library_flags"] = self.library_flags
 
     def run(self, fn: Callable[[Library], T]) -> T:
         with self.lock:
