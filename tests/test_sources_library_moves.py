@@ -80,3 +80,49 @@ def test_sync_of_a_mistyped_path_inside_a_library_is_an_error(tmp_path: Path) ->
     assert result.stderr.strip() == f"error: {folder / 'Mara Quil'}: no such file or folder"
     inside = CliRunner().invoke(app, ["sync", str(folder / "Mara Quill"), "--config", config])
     assert inside.exit_code == 0, inside.output
+
+
+def test_unfollow_a_calibre_library(tmp_path: Path) -> None:
+    """`unfollow` took only folders of files ('not a followed folder; followed: none'): a
+    library could be stopped only by deleting each of its books, and sync still read it."""
+    folder = tmp_path / "Calibre Library"
+    shutil.copytree(DATA, folder)
+    config = str(write_config(tmp_path))
+    assert _run(config, "ingest", str(folder))[0] == 0
+    assert _run(config, "delete", "orchard-pruning", "--yes")[0] == 0
+    code, report, stderr = _run(config, "unfollow", str(folder))
+    assert code == 0, stderr
+    assert report["folder"] == str(folder.resolve()) and len(report["books"]) == 2
+    books = _books(config)
+    assert set(books) == {"tide-tables-of-the-north", "signal-lamps-at-night"}
+    assert all(b["link"] is None and b["tags"] == [] for b in books.values())
+    code, report, _ = _run(config, "sync")  # its books are single files now
+    assert code == 0 and report["counts"]["unchanged"] == 2 and report["warnings"] == []
+    assert _run(config, "unfollow", str(folder))[0] == 1  # not followed any more
+
+    code, report, _ = _run(config, "ingest", str(folder))  # followed again: the books it
+    assert code == 0 and report["counts"]["updated"] == 2  # left are its items' books again
+    assert report["counts"]["added"] == 1 and report["chunks_embedded"] == 2  # + orchard
+    again = _books(config)
+    assert {b["id"] for b in again.values()} >= {b["id"] for b in books.values()}
+    assert again["tide-tables-of-the-north"]["tags"] == ["navigation", "sea"]
+    code, report, _ = _run(config, "unfollow", str(folder), "--delete-books")
+    assert code == 0 and report["books_deleted"] is True and _books(config) == {}
+
+
+def test_a_file_ingested_alone_is_adopted_by_its_library(tmp_path: Path) -> None:
+    """A book file of a Calibre library ingested on its own, then the library: the book
+    becomes the library's (its title, tags and link written onto it, nothing embedded
+    again) instead of one file becoming two books."""
+    folder = tmp_path / "Calibre Library"
+    shutil.copytree(DATA, folder)
+    config = str(write_config(tmp_path))
+    orchard = folder / "Ivy Stone" / "Orchard Pruning (3)" / "Orchard Pruning - Ivy Stone.epub"
+    assert _run(config, "ingest", str(orchard), "--name", "My Orchard")[0] == 0
+    code, report, _ = _run(config, "ingest", str(folder))
+    assert code == 0 and report["counts"]["updated"] == 1 and report["counts"]["added"] == 2
+    books = _books(config)
+    assert len(books) == 3
+    mine = books["my-orchard"]  # its slug kept; the library's title and labels
+    assert (mine["name"], mine["tags"]) == ("Orchard Pruning", ["garden"])
+    assert mine["link"].endswith("/3")

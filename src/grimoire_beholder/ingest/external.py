@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,6 +136,10 @@ def plan(conn: Store, library: SourceLibrary, *, remove_missing: bool,
         except (OSError, RuntimeError) as exc:
             steps.append(_Step("failed", item, old, error=f"cannot read {item.file} ({exc})"))
             continue
+        if old is None:  # a book of this file ingested on its own is adopted
+            old = library_moves.single_file_book(conn, info.path, info.sha256, item.key)
+            if old is not None and not item.annotations:
+                old = replace(old, content_key=_content_key(info, item))
         if old is None:
             action = "added"
         elif _content_key(info, item) != old.content_key:

@@ -9,6 +9,11 @@ file of the same size (the item's key alone is no proof: every Calibre library h
 Its books then follow it (:func:`follow_move`): their origin, the items left out after their
 books were deleted, and the library itself are re-pointed in one transaction, and the sync
 that follows finds each book's same bytes at a new path — *moved*, no model call.
+
+The same holds for a book that was there before its library: a file of a Calibre library
+ingested on its own (or kept when the library was unfollowed) is adopted by the library's
+item for that very file (:func:`single_file_book`) — its title, labels and link are written
+onto it (*updated*) — rather than becoming a second book of one file.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 from grimoire_beholder.sources.discover import detect
 from grimoire_beholder.sources.items import SourceItem, SourceLibrary
-from grimoire_beholder.store import source_rows
+from grimoire_beholder.store import book_rows, source_rows
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 
@@ -61,3 +66,19 @@ def follow_move(conn: Store, old: str, library: SourceLibrary) -> None:
             source_rows.drop_item(conn, new, item)
             source_rows.undrop_item(conn, old, item)
         source_rows.forget_library(conn, old)
+
+
+def single_file_book(conn: Store, path: str, sha256: str, item: str
+                     ) -> source_rows.StoredOrigin | None:
+    """The book of the file at ``path`` (these bytes) that no library or followed folder
+    owns, as a stored item of ``item`` whose metadata differs (so the sync step rewrites
+    it); None when there is none."""
+    owned = source_rows.source_book_ids(conn)
+    for book in book_rows.books_of_file(conn, path):
+        if (book.source_hash == sha256 and book.id not in owned
+                and book.source_root is None):
+            return source_rows.StoredOrigin(
+                book.id, book.slug, item, metadata_hash="", content_key=f"{sha256}:",
+                source_path=path, source_size=int(book.source_size or 0),
+                source_mtime=float(book.source_mtime or 0.0))
+    return None
