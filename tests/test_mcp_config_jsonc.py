@@ -66,6 +66,39 @@ def test_vscode_file_with_comments_takes_the_entry_and_keeps_its_comments(
     assert replaced.count('"grimoire-beholder"') == 1
 
 
+@pytest.mark.parametrize(("bom", "eol"), [("\ufeff", "\r\n"), ("", "\r\n"), ("\ufeff", "\n")])
+def test_a_windows_saved_file_keeps_its_byte_order_mark_and_crlf_lines(
+        home: Path, shelf: Path, bom: str, eol: str) -> None:
+    # A Windows editor's UTF-8 BOM was refused ('Unexpected UTF-8 BOM'), and a CRLF file came
+    # back with every line ending changed (a whole-file diff of someone's dotfiles).
+    path = home / ".config" / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    original = (bom + COMMENTED.replace("\n", eol)).encode()
+    path.write_bytes(original)
+    proc = run_client_cli(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    written = path.read_bytes()
+    assert written.startswith(bom.encode() + b"//")
+    lines = written.decode().removeprefix(bom).split(eol)
+    assert all("\r" not in line and "\n" not in line for line in lines)
+    for line in COMMENTED.splitlines():
+        assert line in lines
+    assert jsonc_edit.loads(written.decode().removeprefix(bom))["servers"]["grimoire-beholder"]
+    [backup] = backups(path)
+    assert backup.read_bytes() == original
+
+
+def test_a_file_nested_too_deeply_is_one_line_and_left_alone(home: Path, shelf: Path) -> None:
+    path = home / ".config" / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    text = '{"x": ' + "[" * 100_000 + "]" * 100_000 + ', // c\n "servers": {}}'
+    path.write_text(text)
+    proc = run_client_cli(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "nested too deeply" in proc.stderr and path.read_text() == text
+    assert not backups(path)
+
+
 def test_a_claude_desktop_file_with_comments_is_still_left_alone(home: Path,
                                                                   shelf: Path) -> None:
     # Claude Desktop reads strict JSON: a commented file is one it cannot read either.

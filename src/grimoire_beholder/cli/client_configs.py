@@ -167,11 +167,13 @@ def write_setup(setup: ClientSetup) -> tuple[str, Path | None]:
     A symlinked file (dotfiles kept in a repository) is written through the link, which stays.
     """
     path = setup.path.resolve()
-    old_text = _read(path)
+    raw = _read(path)
+    old_text, bom, eol = _plain(raw)
     merge = _merge_toml if setup.client == "codex" else _merge_json
     new_text, action = merge(old_text, setup, path)
     if action == "unchanged":
         return action, None
+    new_text = bom + new_text.replace("\n", eol)  # the file's own BOM and line endings
     backup = None
     try:
         if old_text is not None:
@@ -196,9 +198,24 @@ def _new_backup_path(path: Path) -> Path:
     return backup
 
 
+def _plain(raw: str | None) -> tuple[str | None, str, str]:
+    """The text of a file as read (line endings untouched) with its UTF-8 byte order mark
+    (a Windows editor's) and line endings split off: ``(text with \\n, bom, eol)``, so a
+    write gives back the BOM and CRLF (or CR) lines it found — a new file gets the
+    platform's — instead of a file whose every line changed."""
+    if raw is None:
+        return None, "", os.linesep
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    eol = ("\r\n" if "\r\n" in raw else "\n" if "\n" in raw else "\r" if "\r" in raw
+           else os.linesep)
+    text = raw[len(bom):].replace("\r\n", "\n").replace("\r", "\n")
+    return text, bom, eol
+
+
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -211,7 +228,7 @@ def _replace_atomically(path: Path, text: str) -> None:
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(temp, "w", encoding="utf-8") as handle:
+        with open(temp, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         os.chmod(temp, mode)
         os.replace(temp, path)
@@ -226,7 +243,7 @@ def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
     elif setup.client in JSONC_CLIENTS:
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             data, commented = _parsed(text, path, jsonc_edit.loads, jsonc_edit.JsoncError), True
     else:
         data = _parsed(text, path, json.loads, json.JSONDecodeError)
@@ -247,7 +264,7 @@ def _merge_json(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
     try:  # edited as text so its comments stay; the result must parse to what we meant
         new_text = jsonc_edit.set_member(text, key, setup.name, setup.entry)
         merged_safely = jsonc_edit.loads(new_text) == data
-    except jsonc_edit.JsoncError:
+    except (jsonc_edit.JsoncError, RecursionError):
         merged_safely = False
     if not merged_safely:
         raise ConfigError(f"could not merge the entry into {path} safely (left as it is); "
@@ -325,5 +342,7 @@ def _replace_toml_table(text: str, name: str, table: str, path: Path) -> str:
 def _parsed(text: str, path: Path, parse: Callable[[str], Any], error: type[Exception]) -> Any:
     try:
         return parse(text)
+    except RecursionError as exc:  # arrays in arrays thousands deep
+        raise ConfigError(f"{path} is not valid (nested too deeply); left as it is") from exc
     except error as exc:
         raise ConfigError(f"{path} is not valid ({exc}); left as it is") from exc
