@@ -1,4 +1,6 @@
-"""``sync --watch``: keep folder libraries in sync while files change, until stopped.
+"""``sync --watch``: keep folder libraries — and Calibre libraries and Zotero data folders,
+whose database their application rewrites on every edit — in sync while files change, until
+stopped.
 
 One initial sync, then a watchfiles loop over the roots: changes are debounced (about a
 second, so an editor's save-rename-delete dance or a ``git checkout`` arrives as one batch)
@@ -34,14 +36,17 @@ from typing import Any, Protocol
 
 from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
 from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.external import sync_all
 from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS
 from grimoire_beholder.ingest.progress import NullProgress, Progress
-from grimoire_beholder.ingest.sync import sync
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
-from grimoire_beholder.store import folders
+from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB
+from grimoire_beholder.store import folders, source_rows
 from grimoire_beholder.views import SyncReport
 
 DEBOUNCE_MS = 1000
+_LIBRARY_FILES = {name + end for name in (CALIBRE_DB, ZOTERO_DB) for end in ("", "-wal",
+                                                                            "-journal")}
 _POLL_S = 0.5  # how often a watch whose folders are all gone looks for them
 
 
@@ -68,6 +73,8 @@ class _Relevant:
         parts = Path(os.path.relpath(path, root)).parts
         if any(p.startswith(".") or p in ALWAYS_SKIPPED_DIRS for p in parts):
             return False
+        if Path(path).name in _LIBRARY_FILES:  # Calibre or Zotero wrote its database
+            return True
         suffix = Path(path).suffix.lower()
         # a folder (created, renamed or deleted) can hold or have held supported files
         return suffix in SUPPORTED_EXTENSIONS or os.path.isdir(path) or (
@@ -91,15 +98,20 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
     else:
         # a root not there now (an unplugged drive) is waited for, not dropped
-        watched = [r.path for r in folders.list_roots(deps.conn)]
+        watched = [r.path for r in folders.list_roots(deps.conn)] + [
+            path for path, _ in source_rows.libraries(deps.conn)]
     if not watched:
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
-    report_to(sync(deps, dirs or None, progress=progress))
+
+    def sync_now() -> SyncReport:  # the folders, and the Calibre and Zotero libraries
+        return sync_all(deps, dirs or None, dry_run=False, confined=False, progress=progress)
+
+    report_to(sync_now())
     relevant = _Relevant(watched, deps.own_files())
 
     def batch() -> None:
         try:
-            report = sync(deps, dirs or None, progress=progress)
+            report = sync_now()
         except (LibraryBusyError, ModelError) as exc:
             progress.message(f"warning: {exc} — will retry on the next change")
             return
