@@ -56,6 +56,12 @@ log = logging.getLogger("grimoire_beholder.mcp")
 
 SERVER_NAME = "grimoire-beholder"
 ERROR_MAX = 2_000  # characters of a tool error's text: it may echo an argument of any length
+# Characters of any other string argument (a name, a path, a label, a term): the longest path
+# a system takes. Unbounded, a filter matching nothing was compared word by word with every
+# name for a suggestion: an author of 3.5 MB held the server 84 s on SQLite, 233 s on
+# PostgreSQL, under the lock every tool call shares.
+ARGUMENT_MAX = 4_096
+OWN_BOUNDS = {"question", "quote", "highlight"}  # bounded by their tools, with their advice
 
 
 # ------------------------------------------------------------------------ server state
@@ -216,6 +222,10 @@ class StrictServer(MCPServer[ServerState]):
                            ) -> CallToolResult | InputRequiredResult:
         if self._hidden(name):
             raise ToolError(f"Unknown tool: {name}")
+        for key, value in arguments.items():
+            if isinstance(value, str) and len(value) > ARGUMENT_MAX and key not in OWN_BOUNDS:
+                raise ToolError(f"Error executing tool {name}: {key} is {len(value):,} "
+                                f"characters; give at most {ARGUMENT_MAX:,}")
         fn = self._strict.get(name)
         if fn is not None:
             model = self._models.get(name)
