@@ -175,6 +175,31 @@ def test_a_quoted_tilde_is_the_home_folder_and_a_url_is_refused(home: Path) -> N
     assert "https://example.org/book.pdf is a URL; name a file or folder" in url.stderr
 
 
+@pytest.mark.parametrize("args", [("ingest", "~no-such-user-x/book.md"),
+                                  ("sync", "~no-such-user-x/notes"),
+                                  ("list", "--library", "~no-such-user-x/lib")])
+def test_a_tilde_naming_no_user_is_one_line_not_a_traceback(
+        home: Path, args: tuple[str, ...]) -> None:
+    """Python's expanduser raises for ``~name`` of no user (the shell leaves it as typed):
+    every file argument and --library gave a RuntimeError traceback."""
+    (home / "lib").mkdir()
+    (home / "lib" / "config.toml").write_text(FAKE_LIBRARY)
+    before = tree(home)
+    lib = () if "--library" in args else ("--library", str(home / "lib"))
+    proc = run(home, *args, *lib)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "no home folder for '~no-such-user-x'" in proc.stderr
+    assert tree(home) == before
+
+
+def test_a_file_url_names_the_path_to_give(home: Path) -> None:
+    (home / "lib").mkdir()
+    (home / "lib" / "config.toml").write_text(FAKE_LIBRARY)
+    proc = run(home, "ingest", "file:///srv/my%20books/a.pdf", "--library", str(home / "lib"))
+    assert proc.returncode == 2
+    assert "is a file URL; name the file itself: /srv/my books/a.pdf" in proc.stderr
+
+
 @pytest.mark.slow  # the default embedded model, in a real subprocess
 def test_a_new_library_folder_is_created_marked(home: Path) -> None:
     shelf = home / "new-shelf"

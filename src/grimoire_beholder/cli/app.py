@@ -153,6 +153,13 @@ def _named_path(text: str) -> Path:
     if sys.platform != "win32" and _WINDOWS_PATH.match(text.strip()):
         raise typer.BadParameter(f"{text.strip()} is a Windows path (a drive letter or "
                                  f"\\\\server); on this system name a path like /home/…")
+    if text.startswith("~") and not Path(text).exists():
+        try:
+            Path(text).expanduser()
+        except RuntimeError:  # ~name of no user here: Python raises where the shell says no
+            first = re.split(r"[\\/]", text, maxsplit=1)[0]
+            raise typer.BadParameter(f"{text}: no home folder for {first!r} on this machine "
+                                     "(no such user)") from None
     return Path(text)
 
 
@@ -169,7 +176,14 @@ def input_path(text: str) -> Path:
         raise typer.BadParameter("is empty; name a file or folder (\".\" for this one)")
     path = _named_path(text)
     if is_url(text.strip()):
-        raise typer.BadParameter(f"{text.strip()} is a URL; name a file or folder on this "
+        url = text.strip()
+        if url.lower().startswith("file://"):  # a browser's or file manager's copied link
+            from urllib.parse import urlsplit
+            from urllib.request import url2pathname
+
+            local = url2pathname(urlsplit(url).path)
+            raise typer.BadParameter(f"{url} is a file URL; name the file itself: {local}")
+        raise typer.BadParameter(f"{url} is a URL; name a file or folder on this "
                                  f"machine (download it first)")
     if text.startswith("~") and not path.exists():
         return path.expanduser()
