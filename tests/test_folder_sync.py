@@ -228,6 +228,21 @@ def test_include_exclude_hidden_and_symlink_loops(tmp_path: Path) -> None:
             ["alias.md", "drafts/c.md"], ["drafts/c.md", "notes/a.md"])
 
 
+def test_a_link_to_a_file_outside_the_folder_is_added_by_the_ingest(tmp_path: Path) -> None:
+    """`notes/paper.md -> ~/Downloads/paper.md`: `ingest notes` left the linked file out
+    without a word, and the next plain `sync` added it; `sync notes` never did."""
+    outside = _write(tmp_path / "downloads" / "paper.md", "Paper", {"One": _para("lemur")})
+    root = tmp_path / "notes"
+    _write(root / "local.md", "Local", {"One": _para("otter")})
+    os.symlink(outside, root / "paper.md")
+    with _fake_library(tmp_path) as lib:
+        report = lib.ingest_folder(root)
+        assert sorted(f.path for f in report.files if f.action == "added") == [
+            str(outside), "local.md"]
+        assert lib.sync().counts()["unchanged"] == 2
+        assert lib.sync([str(root)]).counts()["unchanged"] == 2
+
+
 def test_per_file_errors_do_not_stop_the_batch(tmp_path: Path) -> None:
     root = _make_folder(tmp_path / "wiki")
     (root / "broken.md").write_bytes(bytes(range(256)) * 40)

@@ -136,7 +136,8 @@ def _on_disk(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.Folde
                     report.warnings.append(
                         f"{f.relative}: leads outside its synced folder (to {f.path}), "
                         "skipped; `grimoire-beholder sync` in a terminal adds it")
-            elif dirs is None or under(str(f.path), dirs):
+            elif dirs is None or under(str(f.path), dirs) or under(
+                    str(Path(folder.path) / f.relative), dirs):  # found there, as a link
                 found[str(f.path)] = (f, folder.path)
     if left_out and not remove_missing:  # said once, by `ingest DIR`; sync stays quiet
         report.warnings.append(
