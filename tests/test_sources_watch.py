@@ -55,6 +55,13 @@ def test_watch_follows_an_edit_calibre_writes(tmp_path: Path) -> None:
         while "Tide Tables, Revised" not in names() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert "Tide Tables, Revised" in names()
+        told = len(reports)
+        assert any(f.action == "skipped" for f in reports[0].files)  # the MOBI-only book
+        with sqlite3.connect(folder / "metadata.db") as db:  # a write that changes nothing
+            db.create_function("title_sort", 1, lambda title: title)
+            db.execute("UPDATE books SET last_modified = '2030-01-01' WHERE id = 2")
+        time.sleep(2)
+        assert len(reports) == told  # the same skip is not reported on every batch
     finally:
         stop.set()
         thread.join(10)

@@ -38,7 +38,7 @@ from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.external import sync_all
 from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS
-from grimoire_beholder.ingest.progress import NullProgress, Progress
+from grimoire_beholder.ingest.progress import NullProgress, Progress, Retotals
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB
 from grimoire_beholder.store import folders, source_rows
@@ -92,8 +92,9 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     """
     import watchfiles
 
-    progress = progress or NullProgress()
+    progress = _SkipsOnce(progress or NullProgress())
     report_to = on_report or (lambda report: None)
+    told: set[str] = set()  # the skips a report has named
     if dirs:
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
     else:
@@ -106,7 +107,19 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     def sync_now() -> SyncReport:  # the folders, and the Calibre and Zotero libraries
         return sync_all(deps, dirs or None, dry_run=False, confined=False, progress=progress)
 
-    report_to(sync_now())
+    def news(report: SyncReport) -> bool:
+        """Whether a batch's report has anything a person has not been told: a change, a
+        failure, or a skip not named before (an item with no file, an empty note is
+        skipped again on every batch; Zotero rewrites its database all the time)."""
+        skips = {f.describe() for f in report.files if f.action == "skipped"}
+        fresh = bool(skips - told) or bool(report.failed) or any(
+            f.action not in ("unchanged", "skipped", "failed") for f in report.files)
+        told.update(skips)
+        return fresh
+
+    first = sync_now()
+    news(first)
+    report_to(first)
     relevant = _Relevant(watched, deps.own_files())
 
     def batch() -> None:
@@ -115,7 +128,7 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         except (LibraryBusyError, ModelError) as exc:
             progress.message(f"warning: {exc} — will retry on the next change")
             return
-        if report.changed_anything or report.failed:
+        if news(report):
             report_to(report)
 
     while True:  # one watcher per arrangement of the folders; re-armed when one goes or comes
@@ -142,6 +155,31 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
                 break
         else:
             return  # stopped
+
+
+class _SkipsOnce:
+    """A watch's progress: a skip it has shown (``skipped …``) is not shown again on every
+    batch that skips it again."""
+
+    def __init__(self, inner: Progress) -> None:
+        self.inner, self.shown = inner, set[str]()
+
+    def stage(self, name: str, total: int) -> None:
+        self.inner.stage(name, total)
+
+    def advance(self, n: int = 1) -> None:
+        self.inner.advance(n)
+
+    def retotal(self, total: int) -> None:
+        if isinstance(self.inner, Retotals):
+            self.inner.retotal(total)
+
+    def message(self, text: str) -> None:
+        if text.startswith("skipped "):
+            if text in self.shown:
+                return
+            self.shown.add(text)
+        self.inner.message(text)
 
 
 def _identity(path: str) -> tuple[int, int] | None:
