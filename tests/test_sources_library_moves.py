@@ -126,3 +126,32 @@ def test_a_file_ingested_alone_is_adopted_by_its_library(tmp_path: Path) -> None
     mine = books["my-orchard"]  # its slug kept; the library's title and labels
     assert (mine["name"], mine["tags"]) == ("Orchard Pruning", ["garden"])
     assert mine["link"].endswith("/3")
+
+
+def test_a_partial_copy_made_while_the_original_is_unplugged_deletes_none_of_its_books(
+        tmp_path: Path) -> None:
+    """A travel copy with a book left out, ingested while the original's drive is away, was
+    taken for the original moved: its books were re-pointed, the book not in the copy was
+    removed, and the original, plugged back in, was no longer followed — the book gone."""
+    import sqlite3
+
+    drive = tmp_path / "drive"
+    original = drive / "Calibre Library"
+    shutil.copytree(DATA, original)
+    config = str(write_config(tmp_path))
+    assert _run(config, "ingest", str(original))[0] == 0
+    travel = tmp_path / "Travel"
+    shutil.copytree(original, travel)
+    shutil.rmtree(travel / "Ivy Stone")
+    with sqlite3.connect(travel / "metadata.db") as db:
+        for name in ("title_sort", "uuid4", "books_list_filter"):
+            db.create_function(name, -1, lambda *a: a[0] if a else "")
+        db.execute("DELETE FROM books WHERE id = 3")
+    drive.rename(tmp_path / "unplugged")
+    code, report, stderr = _run(config, "ingest", str(travel))
+    assert code == 0, stderr
+    assert report["counts"]["removed"] == 0
+    assert "orchard-pruning" in _books(config)
+    (tmp_path / "unplugged").rename(drive)
+    code, report, _ = _run(config, "sync")
+    assert code == 0 and "orchard-pruning" in _books(config)

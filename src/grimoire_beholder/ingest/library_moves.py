@@ -54,18 +54,33 @@ def moved_from(conn: Store, library: SourceLibrary) -> str | None:
 
 
 def follow_move(conn: Store, old: str, library: SourceLibrary) -> None:
-    """Re-point the books, left-out items and the remembered library from ``old`` to
-    ``library``'s folder, in one transaction (the caller holds the library writer lock)."""
+    """Re-point the books of the items ``library`` holds, the left-out items and the
+    remembered library from ``old`` to ``library``'s folder, in one transaction (the caller
+    holds the library writer lock).
+
+    A book whose item the new folder lacks stays with ``old``, which stays remembered while
+    it has one: the "move" may be a partial copy made while the original's drive was
+    unplugged, and the sync that follows would otherwise remove that book for good (the
+    original, plugged back in, no longer followed). Its sync keeps warning about ``old``
+    until it is back or the book is deleted."""
     new = str(library.path)
+    keys = {item.key for item in library.items}
+    stays = False
     with transaction(conn):
         source_rows.save_library(conn, new, library.kind)
         for book_id, origin in source_rows.origins(conn).items():
-            if origin.library == old:
+            if origin.library != old:
+                continue
+            if origin.item in keys:
                 source_rows.save_origin(conn, book_id, replace(origin, library=new))
+            else:
+                stays = True
         for item in source_rows.dropped_items(conn, old):
             source_rows.drop_item(conn, new, item)
-            source_rows.undrop_item(conn, old, item)
-        source_rows.forget_library(conn, old)
+            if not stays:
+                source_rows.undrop_item(conn, old, item)
+        if not stays:
+            source_rows.forget_library(conn, old)
 
 
 def single_file_book(conn: Store, path: str, sha256: str, item: str
