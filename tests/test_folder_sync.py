@@ -241,6 +241,8 @@ def test_a_link_to_a_file_outside_the_folder_is_added_by_the_ingest(tmp_path: Pa
             str(outside), "local.md"]
         assert lib.sync().counts()["unchanged"] == 2
         assert lib.sync([str(root)]).counts()["unchanged"] == 2
+        _write(outside, "Paper", {"One": _para("lemur"), "Two": _para("tapir")})
+        assert lib.sync([str(root / "paper.md")]).counts()["changed"] == 1
 
 
 def test_per_file_errors_do_not_stop_the_batch(tmp_path: Path) -> None:

@@ -106,7 +106,9 @@ def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
         if not path.exists() and not any(under(p, [real]) for p in known):
             # a typo inside a synced folder too: no file is there, and none ever was
             raise InputFileError(f"{path}: no such file or folder")
-        if not (under(real, roots) or any(under(p, [real]) for p in [*roots, *books])):
+        # ``known``, not only the roots and single files: a folder's book may be a file
+        # the folder links to from elsewhere (``sync notes/paper.md``, a link out)
+        if not (under(real, roots) or any(under(p, [real]) for p in known)):
             shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
             raise InputFileError(
                 f"{path}: nothing in the library comes from there; synced folders: "
