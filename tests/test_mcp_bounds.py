@@ -93,6 +93,19 @@ async def test_a_tool_error_never_echoes_an_argument_whole(config: Path) -> None
         assert "zzz" in text(result) and len(text(result)) <= 2_000, name[:20]
 
 
+async def test_an_unknown_prompt_or_resource_is_never_echoed_whole(config: Path) -> None:
+    """A prompt name or resource URI of 1 MB came back whole in the protocol error."""
+    huge = "z" * 1_000_000
+    async with connect(config) as client:
+        with pytest.raises(Exception) as prompt:
+            await client.get_prompt(f"no_such_prompt_{huge}", {})
+        with pytest.raises(Exception) as resource:
+            await client.read_resource(f"grimoire://{huge}")
+    for raised in (prompt, resource):
+        message = str(raised.value)
+        assert "Unknown" in message and "zzz" in message and len(message) <= 2_100
+
+
 async def test_a_chapter_title_longer_than_a_question_is_refused_at_once(config: Path) -> None:
     """until_chapter took a title of any length, compiled into a pattern under the lock every
     call shares: 3.5 MB held the server 6 s. Now as bounded as a question is."""

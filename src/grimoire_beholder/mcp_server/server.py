@@ -14,15 +14,16 @@ import logging
 import os
 import threading
 import typing
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
 
 import anyio
 from mcp.server import MCPServer
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
     INVALID_PARAMS,
@@ -32,7 +33,7 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp.types import Tool as ListedTool
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import AnyUrl, BaseModel, ConfigDict, ValidationError, create_model
 
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
@@ -242,9 +243,21 @@ class StrictServer(MCPServer[ServerState]):
                          ) -> GetPromptResult | InputRequiredResult:
         """The SDK answers an unknown prompt with error code 0 and logs a traceback; here it
         is an invalid parameter (-32602), as an unknown resource is."""
-        if name not in {p.name for p in await self.list_prompts()}:
-            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        if name not in {p.name for p in await self.list_prompts()}:  # clipped, as tool errors
+            raise MCPError(INVALID_PARAMS, clip(f"Unknown prompt: {name}", ERROR_MAX))
         return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(self, uri: AnyUrl | str,
+                            context: Context[ServerState, Any] | None = None,
+                            ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """The SDK's read; an unknown resource's error names its URI clipped to
+        ``ERROR_MAX`` (the SDK echoed a URI of any length: 1 MB answered to 1 MB)."""
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            if len(str(exc)) <= ERROR_MAX:
+                raise
+            raise ResourceNotFoundError(clip(str(exc), ERROR_MAX)) from None
 
 
 def _strict_arguments(fn: Callable[..., Any]) -> type[BaseModel]:
