@@ -99,3 +99,19 @@ def test_a_closed_pipe_ends_it_quietly_and_dot_slash_dash_is_a_file(config: Path
     assert named.returncode == 0, named.stderr
     assert (cwd / "-").read_bytes().startswith(PNG)
     (cwd / "-").unlink()
+
+
+@pytest.mark.slow  # three CLI subprocesses
+def test_a_name_for_another_image_format_is_refused_before_anything_is_written(
+        config: Path, cwd: Path) -> None:
+    # a PNG's bytes under a .jpg name mislead the person and some viewers
+    for name in ("page.jpg", "SCAN.TIFF"):
+        run = page(config, cwd, "2", "-o", name, capture_output=True)
+        said = run.stderr.decode()
+        assert run.returncode != 0 and said.startswith("error:") and "PNG" in said
+        assert f"{Path(name).stem}.png" in said and "Traceback" not in said
+        assert list(cwd.iterdir()) == []
+    plain = page(config, cwd, "2", "-o", "page-two", capture_output=True)  # no suffix: fine
+    assert plain.returncode == 0, plain.stderr
+    assert (cwd / "page-two").read_bytes().startswith(PNG)
+    (cwd / "page-two").unlink()

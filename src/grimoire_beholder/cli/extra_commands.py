@@ -73,7 +73,8 @@ def page(
     = False,
     output: Annotated[str | None, typer.Option(  # a str: Path("./-") is Path("-")
         "--output", "-o", metavar="FILE", help="PNG file to write (default: BOOK-pPAGE.png "
-        "here); - writes the PNG to standard output (a pipe or a file, not a terminal), "
+        "here; a name for another image format, like .jpg, is refused); - writes the PNG "
+        "to standard output (a pipe or a file, not a terminal), "
         "./- a file named -.")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
@@ -89,6 +90,8 @@ def page(
     to_stdout = output == "-"
     if to_stdout:
         _stdout_takes_png(json_out)
+    elif output is not None:
+        _named_as_png(Path(output))
     image = with_library(config, lambda lib: lib.page_image(book, page_, highlight,
                                                              printed=printed),
                          library=library, read_only=True)
@@ -136,6 +139,20 @@ def _stdout_takes_png(json_out: bool) -> None:
 
 
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Names that promise another format: a PNG written under them misleads the viewer or the
+# person (a .jpg that is a PNG), so they are refused before anything is read.
+_OTHER_IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".jpe", ".jfif", ".gif", ".webp", ".tif",
+                                   ".tiff", ".bmp", ".avif", ".heic", ".svg", ".pdf", ".eps",
+                                   ".ico", ".ppm", ".pgm", ".pbm", ".pnm"})
+
+
+def _named_as_png(target: Path) -> None:
+    """Refuse an output file named for another image format (``-o page.jpg``)."""
+    from grimoire_beholder.cli.app import fail
+
+    if target.suffix.lower() in _OTHER_IMAGE_SUFFIXES:
+        fail(f"page writes PNG images, not {target.suffix} ones: name the file "
+             f"{target.with_suffix('.png').name}")
 
 
 def _write_png(target: Path, png: bytes) -> None:
