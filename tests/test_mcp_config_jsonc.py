@@ -141,3 +141,12 @@ def test_setting_a_member_changes_only_that_member(text: str, expected: object) 
 def test_what_cannot_be_edited_is_refused(text: str, message: str) -> None:
     with pytest.raises(jsonc_edit.JsoncError, match=message):
         jsonc_edit.set_member(text, "s", "n", 1)
+
+
+def test_a_comment_on_the_brace_line_stays_on_it() -> None:
+    # The new member went between '{' and its comment: '"n": [1], // my servers', so the
+    # comment that described the object described the new entry.
+    text = '{\n  "s": { // my servers\n    "m": 2\n  }\n}\n'
+    edited = jsonc_edit.set_member(text, "s", "n", [1])
+    assert '"s": { // my servers\n    "n": [\n' in edited
+    assert jsonc_edit.loads(edited) == {"s": {"n": [1], "m": 2}}

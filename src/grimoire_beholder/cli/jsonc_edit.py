@@ -123,7 +123,11 @@ def _insert(text: str, plain: str, open_at: int, name: str, value: Any) -> str:
     indent = _indent_at(text, members[0][1]) if members else _indent_at(text, open_at) + "  "
     member = f"{json.dumps(name, ensure_ascii=False)}: {_dumped(value, indent)}"
     if members:
-        return text[: open_at + 1] + f"\n{indent}{member}," + text[open_at + 1:]
+        at = open_at + 1  # after a comment on the brace's own line, which is about the object
+        line_end = plain.find("\n", at)
+        if line_end >= 0 and not plain[at:line_end].strip():
+            at = line_end
+        return text[:at] + f"\n{indent}{member}," + text[at:]
     inside = text[open_at + 1: close_at]  # only spaces and comments: kept after the member
     rest = inside if inside.strip() else f"\n{_indent_at(text, open_at)}"
     return text[: open_at + 1] + f"\n{indent}{member}" + rest + text[close_at:]
