@@ -94,6 +94,8 @@ def test_ingest_from_an_empty_folder_fills_the_per_user_library_found_from_anywh
     status = json.loads(run_process(home, "status", "--json", cwd=elsewhere).stdout)
     assert status["database"] == str(user_db(home))
     assert status["chosen_by"].startswith("user default")
+    checked = run_process(home, "check", cwd=elsewhere)
+    assert checked.returncode == 0 and ": ok · 1 book, " in checked.stdout, checked.stdout
     assert not list(elsewhere.iterdir())
     # The embedded model's runtime leaves no telemetry (~/.cache/Microsoft/.../deviceid);
     # the one thing in the user's cache folder is the model's own graph.

@@ -330,7 +330,8 @@ def check(json_out: JsonOpt = False, config: ConfigOpt = None,
         for problem in result.problems:
             out.print(f"problem: {problem}", markup=False)
         out.print(f"search index: {result.search_index}", markup=False)
-        figures = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in result.figures.items())
+        figures = ", ".join(plural(v, k.replace("_", " ")[:-1])  # "1 book", "0 fts rows"
+                            for k, v in result.figures.items())
         verdict = "ok" if result.ok else plural(len(result.problems), "problem")
         out.print(f"{result.database}: {verdict} · {figures}", markup=False)
     if not result.ok:
