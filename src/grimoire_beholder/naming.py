@@ -36,6 +36,7 @@ _WORD = re.compile(r"[^\W_]+")
 # "scope, npx, npm" for "nope".
 _CLOSE_SPELLING = 0.75
 _INSIDE_MIN = 3  # letters a typed word needs to be looked for inside other words
+_NAME_CHARS, _NAME_WORDS = 200, 8  # of a filter's text compared with names (near_labels)
 
 
 def shown(ref: object) -> str:
@@ -98,19 +99,25 @@ def near_labels(typed: str, names: Iterable[str], limit: int = 3) -> list[str]:
     first: every word typed the start of a word of the name, in any order ("tolkien j"
     finds "J. R. R. Tolkien"), else every word typed spelled closely alike to one of the
     name's ("tolkein"), or the whole name so; at most ``limit``."""
-    typed_words = _words(typed)
+    typed = typed.strip()[:_NAME_CHARS]  # no name is longer: a pasted page is no name
+    typed_words = _words(typed)[:_NAME_WORDS]
     if not typed_words:
         return []
     import difflib  # only for a filter that matches nothing
+
+    def alike(a: str, b: str) -> float:
+        m = difflib.SequenceMatcher(None, a, b)  # the cheap upper bounds first
+        if m.real_quick_ratio() < _CLOSE_SPELLING or m.quick_ratio() < _CLOSE_SPELLING:
+            return 0.0
+        return m.ratio()
 
     def closeness(name: str) -> float:
         words = _words(name)
         if words and all(any(w.startswith(t) for w in words) for t in typed_words):
             return 2.0
-        by_word = min((max((difflib.SequenceMatcher(None, t, w).ratio() for w in words),
-                           default=0.0) for t in typed_words), default=0.0)
-        whole = difflib.SequenceMatcher(None, typed.strip().casefold(), name.casefold())
-        return max(by_word, whole.ratio())
+        by_word = min((max((alike(t, w) for w in words), default=0.0) for t in typed_words),
+                      default=0.0)
+        return max(by_word, alike(typed.casefold(), name.casefold()))
 
     scored = sorted(((closeness(n), n) for n in dict.fromkeys(names)),
                     key=lambda pair: -pair[0])
