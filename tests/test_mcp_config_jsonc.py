@@ -150,3 +150,14 @@ def test_a_comment_on_the_brace_line_stays_on_it() -> None:
     edited = jsonc_edit.set_member(text, "s", "n", [1])
     assert '"s": { // my servers\n    "n": [\n' in edited
     assert jsonc_edit.loads(edited) == {"s": {"n": [1], "m": 2}}
+
+
+def test_a_mostly_lf_file_with_one_crlf_line_stays_lf(home: Path, shelf: Path) -> None:
+    # One CRLF line pasted into an LF file made the whole file CRLF.
+    path = home / ".config" / "Code" / "User" / "mcp.json"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(COMMENTED.replace("// MCP servers for VS Code\n",
+                                       "// MCP servers for VS Code\r\n", 1).encode())
+    proc = run_client_cli(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
+    assert proc.returncode == 0, proc.stderr
+    assert path.read_bytes().count(b"\r\n") <= 1

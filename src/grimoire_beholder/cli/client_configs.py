@@ -206,7 +206,8 @@ def _plain(raw: str | None) -> tuple[str | None, str, str]:
     if raw is None:
         return None, "", os.linesep
     bom = "\ufeff" if raw.startswith("\ufeff") else ""
-    eol = ("\r\n" if "\r\n" in raw else "\n" if "\n" in raw else "\r" if "\r" in raw
+    crlf, lf = raw.count("\r\n"), raw.count("\n")  # mixed: the most lines' ending
+    eol = ("\r\n" if crlf and 2 * crlf >= lf else "\n" if lf else "\r" if "\r" in raw
            else os.linesep)
     text = raw[len(bom):].replace("\r\n", "\n").replace("\r", "\n")
     return text, bom, eol
