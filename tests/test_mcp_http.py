@@ -117,6 +117,12 @@ def test_host_and_origin_are_checked_before_the_token(served: Served) -> None:
     own = initialize(served.url, served.reader, origin=f"http://localhost:{port}",
                      host=f"localhost:{port}")
     assert own.status_code == 200, own.text
+    # host names and schemes are case-insensitive: this server by another case is itself
+    shouted = initialize(served.url, served.reader, origin=f"HTTP://LocalHost:{port}",
+                         host=f"LOCALHOST:{port}")
+    assert shouted.status_code == 200, shouted.text
+    assert initialize(served.url, token=None, host=f"EVIL.example:{port}").status_code in (
+        421, 403)
 
 
 def test_a_page_of_an_allowed_origin_can_call_the_server_as_a_browser_requires(

@@ -127,7 +127,7 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
     one), and their http/https origins plus each ``--allowed-origin``."""
     names = ([LOOPBACK, "localhost", "[::1]"] if bind.loopback else []) + [
         bind.authority(port).rpartition(":")[0]]
-    hosts = [f"{name}:{port}" for name in dict.fromkeys(names)]
+    hosts = [f"{name.lower()}:{port}" for name in dict.fromkeys(names)]
     for given in allowed_hosts:
         given = given.strip().lower()
         if not _HOST_NAME.fullmatch(given):  # "*" was taken, and matched only a Host "*"
@@ -155,11 +155,25 @@ class HostOriginGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            scope = _host_and_origin_lowered(scope)
             refused = await self.check.validate_request(Request(scope), is_post=False)
             if refused is not None:
                 await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def _host_and_origin_lowered(scope: Scope) -> Scope:
+    """``scope`` with its Host and Origin headers in lower case: host names and schemes are
+    case-insensitive (RFC 9110), so ``Host: LOCALHOST:8765`` is this server's name, while the
+    SDK's check (here and inside its app) compares the text as it is."""
+    headers = scope.get("headers") or []
+    if not any(name in (b"host", b"origin") and value != value.lower()
+               for name, value in headers):
+        return scope
+    lowered = [(name, value.lower() if name in (b"host", b"origin") else value)
+               for name, value in headers]
+    return {**scope, "headers": lowered}
 
 
 class OutageAnswer:
