@@ -161,3 +161,15 @@ def test_a_mostly_lf_file_with_one_crlf_line_stays_lf(home: Path, shelf: Path) -
     proc = run_client_cli(home, "mcp-config", "vscode", "--write", "--library", str(shelf))
     assert proc.returncode == 0, proc.stderr
     assert path.read_bytes().count(b"\r\n") <= 1
+
+
+@pytest.mark.parametrize("unit", ["\t", "    "])
+def test_the_entry_is_indented_as_the_file_is(unit: str) -> None:
+    text = "{\n" + unit + '"s": { // mine\n' + unit * 2 + '"m": 1,\n' + unit + "},\n}\n"
+    edited = jsonc_edit.set_member(text, "s", "n", {"a": [1]})
+    assert jsonc_edit.loads(edited) == {"s": {"n": {"a": [1]}, "m": 1}}
+    added = [line for line in edited.splitlines() if line not in text.splitlines()]
+    assert added and all(line.startswith(unit * 2) for line in added)
+    assert '\n' + unit * 3 + '"a": [' in edited  # one step deeper, in the file's own step
+    replaced = jsonc_edit.set_member(edited, "s", "n", {"b": 2})
+    assert '\n' + unit * 3 + '"b": 2' in replaced

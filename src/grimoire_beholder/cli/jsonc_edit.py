@@ -111,17 +111,31 @@ def _indent_at(text: str, index: int) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _dumped(value: Any, indent: str) -> str:
-    """``value`` as indented JSON whose inner lines continue at ``indent``."""
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+def _unit(text: str) -> str:
+    """The file's step of indentation: a tab if a line is indented with one, else the
+    fewest spaces a line is indented by (two in a file with no indented line)."""
+    widths = []
+    for line in text.splitlines():
+        body = line.lstrip(" \t")
+        if body and len(body) < len(line):
+            if line.startswith("\t"):
+                return "\t"
+            widths.append(len(line) - len(line.lstrip(" ")))
+    return " " * min(widths) if widths else "  "
+
+
+def _dumped(value: Any, indent: str, unit: str) -> str:
+    """``value`` as JSON indented by ``unit`` whose inner lines continue at ``indent``."""
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
 
 
 def _insert(text: str, plain: str, open_at: int, name: str, value: Any) -> str:
     """``text`` with ``"name": value`` as the first member of the object opened at
     ``open_at`` (a comma after it when the object has members already)."""
     members, close_at = _members(plain, open_at)
-    indent = _indent_at(text, members[0][1]) if members else _indent_at(text, open_at) + "  "
-    member = f"{json.dumps(name, ensure_ascii=False)}: {_dumped(value, indent)}"
+    unit = _unit(text)
+    indent = _indent_at(text, members[0][1]) if members else _indent_at(text, open_at) + unit
+    member = f"{json.dumps(name, ensure_ascii=False)}: {_dumped(value, indent, unit)}"
     if members:
         at = open_at + 1  # after a comment on the brace's own line, which is about the object
         line_end = plain.find("\n", at)
@@ -161,4 +175,5 @@ def _set_member(text: str, key: str, name: str, value: Any) -> str:
     if not mine:
         return _insert(text, plain, servers_at, name, value)
     _, name_at, value_start, value_end = mine[-1]
-    return text[:value_start] + _dumped(value, _indent_at(text, name_at)) + text[value_end:]
+    return (text[:value_start] + _dumped(value, _indent_at(text, name_at), _unit(text))
+            + text[value_end:])
