@@ -138,3 +138,15 @@ async def test_a_filter_or_name_of_any_length_is_refused_at_once(config: Path) -
     for (name, arguments), result in zip(calls, refused, strict=True):
         assert result.is_error and "give at most 4,096" in text(result), (name, arguments.keys())
     assert "4,096" not in text(fine)  # a long path is still a path
+
+
+async def test_a_quotation_longer_than_a_block_quotation_is_refused_at_once(
+        config: Path) -> None:
+    """verify_quote published no bound on its quotation; the bound is in the schema now, and
+    a quotation over it is refused in one line before anything is matched."""
+    async with connect(config) as client:
+        refused = await client.call_tool("verify_quote", {"quote": "lamps said " * 500})
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert refused.is_error and "at most 5000 characters" in text(refused)
+    assert len(text(refused)) < 600
+    assert tools["verify_quote"].input_schema["properties"]["quote"]["maxLength"] == 5000

@@ -4,6 +4,7 @@ line, whatever happened to their typography; invented and wrong-book ones are no
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -144,6 +145,36 @@ def test_skeleton_maps_back_to_the_original_text() -> None:
     assert quote_pieces("one two … three [...] four") == ["one two ", " three ", " four"]
     found = align([fold("keeper Emile"), fold("known")], sk.text)
     assert found is not None and found.similarity == 1.0
+
+
+def test_a_long_quotation_is_found_without_matching_it_whole_against_every_position(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rough place of a piece cost len(hay)·len(piece)²/64 (rapidfuzz's partial_ratio):
+    a 5,000-character quotation held the server ~25 s. A long piece is placed by its middle
+    now: the work stays bounded, and a long altered passage is still found whole."""
+    from rapidfuzz import fuzz
+
+    prose = " ".join(text for ch in GARDEN_CHAPTERS.values() for text in ch.values())
+    words = sorted({w for w in (prose + " ".join(NOT_THERE)).split() if w.isalpha()})
+    pick = random.Random(17).choice
+    book = " ".join(pick(words) for _ in range(4_000))
+    start, end = book.index(" ", 6_000) + 1, book.index(" ", 9_000)
+    quote = book[start:end].replace(" ", "  ", 40)
+    middle = quote.index(" ", len(quote) // 2)
+    quote = quote[:middle] + " dragon" + quote[middle:]  # a word added
+    work: list[int] = []
+    real = fuzz.partial_ratio_alignment
+
+    def counted(needle: str, hay: str, **kwargs: object) -> object:
+        work.append(len(needle) ** 2 * len(hay) // 64)
+        return real(needle, hay, **kwargs)
+
+    monkeypatch.setattr(fuzz, "partial_ratio_alignment", counted)
+    sk = skeleton(book)
+    found = align([fold(quote)], sk.text)
+    assert found is not None and found.similarity > 0.99
+    assert sk.original_span(found.start, found.end) == (start, end)
+    assert sum(work) < 50_000_000, work
 
 
 def test_cli_verify_prints_the_place_and_exits_1_when_not_found(tmp_path: Path) -> None:

@@ -64,6 +64,9 @@ NAME_TITLES = frozenset({
 # surface echoes it back, so a 1 MB "question" is refused rather than searched and returned.
 MAX_QUERY_CHARS = 2_000
 
+# A quotation to check (verify, verify_quote): a long block quotation, not a chapter.
+MAX_QUOTE_CHARS = 5_000
+
 # The most hits one search returns (``--top-k``, ``top_k`` in the config): the search
 # engine's MAX_TOP_K, here for the CLI's option checks (tests/test_config.py holds them equal).
 MOST_HITS = 100

@@ -39,10 +39,10 @@ from grimoire_beholder.search import keyword
 from grimoire_beholder.store import book_rows, text_spans
 from grimoire_beholder.store.records import BookRow, ChunkSpan, SectionPlace
 from grimoire_beholder.store.server_engine import Store
+from grimoire_beholder.text import MAX_QUOTE_CHARS
 
 CANDIDATE_CHUNKS = 24
 FOUND_AT = 0.85
-MAX_QUOTE_CHARS = 5_000
 _MARKS = "\"'“”‘’«»„‚.,;:!?()[]-–—…"  # what a quotation may carry at its ends
 _SLACK = 300  # characters of section text read beyond the candidate chunks on each side
 

@@ -12,8 +12,9 @@ What is left to fuzzy alignment is what changes the words: omissions (marked wit
 ellipsis or not), a changed or added word. An ellipsis splits the quotation into pieces that
 must appear in order with at most :data:`MAX_GAP` skeleton characters left out between them;
 the left-out text is not counted against the similarity. Alignment uses rapidfuzz (C++,
-bit-parallel): a rough window from ``partial_ratio_alignment``, then the LCS alignment inside
-it gives the exact span. Scattered one- or two-character agreements are ignored.
+bit-parallel): a rough window from ``partial_ratio_alignment`` (of the middle :data:`PROBE`
+characters of a longer piece, so the cost stays linear in the window), then the LCS
+alignment inside it gives the exact span. Scattered one- or two-character agreements are ignored.
 
 Leaf module: imports nothing of the package (rapidfuzz lazily).
 """
@@ -29,6 +30,7 @@ MAX_GAP = 2_000  # skeleton characters an ellipsis may stand for
 MIN_BLOCK = 3  # shorter runs of agreement are coincidence, not alignment
 MIN_EDGE_BLOCK = 6  # ...and at the ends of a span, shorter runs are trimmed off
 MIN_FUZZY = 12  # pieces shorter than this must match exactly
+PROBE = 400  # skeleton characters of a longer piece that find its rough window
 _ASCII_ALNUM = re.compile(r"[A-Za-z0-9]")
 _ELLIPSIS = re.compile(r"\[\s*(?:…|\.\s*\.\s*\.)\s*\]|…|\.\s*\.\s*\.")
 _WORD = re.compile(r"\S+")
@@ -118,11 +120,17 @@ def _locate(piece: str, hay: str, *, last: bool = False) -> tuple[int, int, int]
 
     lo, hi = 0, len(hay)
     if len(piece) < len(hay):
-        rough = fuzz.partial_ratio_alignment(piece, hay)
+        # partial_ratio costs len(hay)·len(piece)²/64, so a long piece is placed by its
+        # middle PROBE characters, and the window reaches as far as the rest of it can.
+        before = max(0, (len(piece) - PROBE) // 2)
+        probe = piece[before:before + PROBE]
+        rough = fuzz.partial_ratio_alignment(probe, hay)
         if rough is None:
             return None
+        after = len(piece) - before - len(probe)
         slack = len(piece) // 4 + 8
-        lo, hi = max(0, rough.dest_start - slack), min(len(hay), rough.dest_end + slack)
+        lo = max(0, rough.dest_start - before - slack)
+        hi = min(len(hay), rough.dest_end + after + slack)
     window = hay[lo:hi]
     blocks = [op for op in LCSseq.opcodes(piece, window)
               if op.tag == "equal" and op.dest_end - op.dest_start >= MIN_BLOCK]

@@ -22,7 +22,8 @@ from grimoire_beholder.cli.help_pages import command
     'grimoire-beholder verify "the lamp must be trimmed" --book lighthouse-keepers-handbook',
 ))
 def verify(
-    quote: Annotated[str, typer.Argument(help="The quotation, as you have it.")],
+    quote: Annotated[str, typer.Argument(
+        help="The quotation, as you have it (at most 5,000 characters).")],
     book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,

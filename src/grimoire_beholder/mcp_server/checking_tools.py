@@ -18,6 +18,7 @@ from grimoire_beholder.mcp_server.serving import (
     served,
     with_note,
 )
+from grimoire_beholder.text import MAX_QUOTE_CHARS
 
 
 class QuotePassage(Located):
@@ -80,7 +81,9 @@ def page_text(result: PageImageInfo) -> str:
 
 def verify_quote(
     ctx: Context,
-    quote: Annotated[str, Field(description="The quotation to check, as you have it.")],
+    quote: Annotated[str, Field(
+        max_length=MAX_QUOTE_CHARS,
+        description="The quotation to check, as you have it (a block quotation at most).")],
     book_id: Annotated[int | str | None, Field(
         description="Only this book: numeric id or slug. Leave out to check all.")] = None,
 ) -> Annotated[CallToolResult, QuoteCheckResult]:
