@@ -142,7 +142,8 @@ def test_cli_page_never_writes_over_what_is_not_a_png(lib: Library, tmp_path: Pa
     db, pdf = lib.config.database_path, tmp_path / "keeper.pdf"
     lib.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = db_files(db), pdf.read_bytes()
-    for target, says in ((db, "not a PNG"), (pdf, "not a PNG"), (tmp_path, "is a folder"),
+    for target, says in ((db, "not a PNG"), (pdf, "writes PNG images, not .pdf ones"),
+                         (tmp_path, "is a folder"),
                          (tmp_path / "missing" / "p.png", "cannot write")):
         result = CliRunner().invoke(app, ["page", "keeper", "2", "-o", str(target),
                                           "--config", config])
