@@ -277,3 +277,18 @@ def share_yellow(pix: pymupdf.Pixmap, box: tuple[int, int, int, int]) -> float:
     x0, y0, x1, y1 = box
     points = [(x, y) for x in range(x0 + 1, x1 - 1, 3) for y in range(y0 + 1, y1 - 1, 3)]
     return sum(yellow(pix.pixel(x, y)) for x, y in points) / max(len(points), 1)
+
+
+def hook_library(tmp_path: Path, book: Path) -> Path:
+    """The config file of a small library holding ``book`` (fake embedder), as the hook
+    tests use: ``min_confidence`` 0.3, so a question off its topic gets no passages."""
+    from typer.testing import CliRunner
+
+    from grimoire_beholder.cli.entry import app
+
+    path = tmp_path / "config.toml"
+    path.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 120\n'
+                    'chunk_overlap = 20\nmin_confidence = 0.3\n')
+    result = CliRunner().invoke(app, ["ingest", str(book), "-q", "-c", str(path)])
+    assert result.exit_code == 0, result.output
+    return path

@@ -133,3 +133,35 @@ class RawStdioServer:
         out, err = self.proc.communicate(timeout=timeout)
         self.lines += out.splitlines(keepends=True)
         return out, err
+
+
+HUGE_PARAGRAPH = ("The lighthouse keeper logged every ship, every storm and every lamp wick "
+                  "trimmed before dawn. ") * 40  # ~3.7k chars
+
+
+def three_book_library(root: Path) -> Path:
+    """Three books in ``root`` (fake embedder): a garden manual, a cookbook by someone else,
+    and a log with a huge section; returns ``root``."""
+    config = write_config(root)
+    books = root / "books"
+    books.mkdir()
+    write_markdown_book(books / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
+    cook = write_markdown_book(books / "bread.md", "Bread at Home", {
+        "Dough": {"Kneading": "Knead the dough until it is smooth and springs back; "
+                              "gluten strands trap the gas of the yeast. " * 5},
+    })
+    cook.write_text(cook.read_text(encoding="utf-8").replace("Test Author", "Ada Baker"),
+                    encoding="utf-8")
+    write_markdown_book(books / "log.md", "Lighthouse Log", {
+        "Winter": {"Every night": "\n\n".join([HUGE_PARAGRAPH] * 16)},  # ~60k chars
+    })
+    with Library.open(config) as lib:
+        for name in ("garden.md", "bread.md", "log.md"):
+            lib.ingest(books / name)
+    return root
+
+
+async def books_by_slug(client: Client) -> dict[str, dict[str, Any]]:
+    """``list_books`` of a connected client, by slug."""
+    listed = structured(await client.call_tool("list_books", {}))
+    return {b["slug"]: b for b in listed["books"]}

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from grimoire_beholder.store.db import connect
 from grimoire_beholder.store.migrations import SCHEMA_VERSION
 from helpers import fake_config, open_with_ollama
 from mcp_helpers import write_config
+from watch_helpers import watching
 
 WORDS = ["lantern", "harbour", "compass", "orchard", "granite", "meadow", "violin", "copper",
          "thistle", "saffron", "glacier", "beacon"]
@@ -365,35 +365,7 @@ def test_watch_picks_up_a_new_file(tmp_path: Path) -> None:
     config = fake_config(tmp_path)
     with Library.open(config=config, embedder=FakeEmbedder()) as lib:
         lib.ingest_folder(root)
-    stop = threading.Event()
-    reports: list[Any] = []
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            with Library.open(config=config, embedder=FakeEmbedder()) as watcher:
-                watcher.watch(stop_event=stop, on_report=reports.append, debounce_ms=200)
-        except BaseException as exc:  # surfaced by the assertions below
-            errors.append(exc)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not reports and time.monotonic() < deadline:  # the initial sync is done
-            time.sleep(0.05)
-        time.sleep(0.5)  # let the watcher settle before the change
+    with watching(config) as watch:
         _write(root / "guides" / "faq.md", "FAQ", {"Why": _para("whyfaq")})
-        found = False
-        deadline = time.monotonic() + 20
-        while not found and time.monotonic() < deadline:
-            with Library.open(config=config, read_only=True, embedder=FakeEmbedder()) as reader:
-                found = any(b.slug == "faq" and b.status["embedded"] == b.chunks > 0
-                            for b in reader.list_books())
-            time.sleep(0.1)
-        assert found, (errors, reports)
-    finally:
-        stop.set()
-        thread.join(timeout=10)
-    assert not thread.is_alive() and not errors
-    assert any(r.counts()["added"] == 1 for r in reports[1:])
+        assert watch.has("faq", seconds=20), (watch.errors, watch.reports)
+    assert any(r.counts()["added"] == 1 for r in watch.reports[1:])

@@ -15,10 +15,9 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from grimoire_beholder.cli.assistant_hooks import HEADER, PAYLOAD_LIMIT, prompt_text, read_payload
-from grimoire_beholder.cli.entry import app
+from helpers import hook_library
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="os.wait4 is POSIX")
 QUESTION = "how do copper tape and beer traps stop slugs? "
@@ -35,12 +34,7 @@ sys.exit(os.waitstatus_to_exitcode(status))
 
 @pytest.fixture
 def config(tmp_path: Path, sample_book: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 120\n'
-                    'chunk_overlap = 20\nmin_confidence = 0.3\n')
-    result = CliRunner().invoke(app, ["ingest", str(sample_book), "-q", "-c", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
+    return hook_library(tmp_path, sample_book)
 
 
 def _hook(config: Path, feed: bytes, *, close: bool = True) -> tuple[int, str, float, int]:

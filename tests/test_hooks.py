@@ -12,16 +12,12 @@ from typer.testing import CliRunner
 
 from grimoire_beholder.cli.assistant_hooks import HEADER, prompt_text
 from grimoire_beholder.cli.entry import app
+from helpers import hook_library
 
 
 @pytest.fixture
 def config(tmp_path: Path, sample_book: Path) -> Path:
-    path = tmp_path / "config.toml"
-    path.write_text('db_path = "lib.db"\nembedding_backend = "fake"\nchunk_size = 120\n'
-                    'chunk_overlap = 20\nmin_confidence = 0.3\n')
-    result = CliRunner().invoke(app, ["ingest", str(sample_book), "-q", "-c", str(path)])
-    assert result.exit_code == 0, result.output
-    return path
+    return hook_library(tmp_path, sample_book)
 
 
 def _prompt(config: Path, payload: str, *extra: str) -> tuple[int, str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -21,38 +20,25 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.server import MAX_TOP_K
 from grimoire_beholder.text import PART_CHARS, split_parts
-from helpers import GARDEN_CHAPTERS, write_markdown_book
-from mcp_helpers import RawStdioServer, cli_command, connect, structured, text, write_config
+from helpers import write_markdown_book
+from mcp_helpers import (
+    RawStdioServer,
+    books_by_slug,
+    cli_command,
+    connect,
+    structured,
+    text,
+    three_book_library,
+    write_config,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 TOOLS = {"list_books", "get_book_outline", "search_book", "get_section", "book_status",
          "verify_quote", "get_page_image", "lookup_index"}
-HUGE_PARAGRAPH = ("The lighthouse keeper logged every ship, every storm and every lamp wick "
-                  "trimmed before dawn. ") * 40  # ~3.7k chars
-
-
 @pytest.fixture(scope="module")
 def library_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Three books: a garden manual, a cookbook by someone else, and a log with a huge section."""
-    root = tmp_path_factory.mktemp("mcp-library")
-    config = write_config(root)
-    books = root / "books"
-    books.mkdir()
-    write_markdown_book(books / "garden.md", "The Garden Book", GARDEN_CHAPTERS)
-    cook = write_markdown_book(books / "bread.md", "Bread at Home", {
-        "Dough": {"Kneading": "Knead the dough until it is smooth and springs back; "
-                              "gluten strands trap the gas of the yeast. " * 5},
-    })
-    cook.write_text(cook.read_text(encoding="utf-8").replace("Test Author", "Ada Baker"),
-                    encoding="utf-8")
-    write_markdown_book(books / "log.md", "Lighthouse Log", {
-        "Winter": {"Every night": "\n\n".join([HUGE_PARAGRAPH] * 16)},  # ~60k chars
-    })
-    with Library.open(config) as lib:
-        for name in ("garden.md", "bread.md", "log.md"):
-            lib.ingest(books / name)
-    return root
+    return three_book_library(tmp_path_factory.mktemp("mcp-library"))
 
 
 @pytest.fixture
@@ -62,11 +48,6 @@ def config_path(library_dir: Path) -> Path:
 
 async def call(client: Client, tool: str, **arguments: Any) -> Any:
     return await client.call_tool(tool, arguments)
-
-
-async def books_by_slug(client: Client) -> dict[str, dict[str, Any]]:
-    listed = structured(await call(client, "list_books"))
-    return {b["slug"]: b for b in listed["books"]}
 
 
 # ------------------------------------------------------------------------------ tools/list
@@ -272,67 +253,6 @@ async def test_server_connection_cannot_write(config_path: Path) -> None:
         with pytest.raises(GrimoireError, match="read-only"):
             lib.delete("the-garden-book")
         assert len(await books_by_slug(client)) == 3
-
-
-async def test_sees_books_ingested_while_running(tmp_path: Path, library_dir: Path) -> None:
-    shutil.copytree(library_dir, tmp_path / "lib")
-    config = tmp_path / "lib" / "config.toml"
-    async with connect(config) as client:
-        before = await books_by_slug(client)
-        miss = structured(await call(client, "search_book", question="telescope eyepiece"))
-        extra = write_markdown_book(tmp_path / "stars.md", "Stargazing", {
-            "Gear": {"Telescopes": "A telescope eyepiece sets the magnification; a wide "
-                                   "eyepiece frames the moon. " * 5}})
-        with Library.open(config) as writer:  # another writer while the server is up
-            writer.ingest(extra)
-        after = await books_by_slug(client)
-        hit = structured(await call(client, "search_book", question="telescope eyepiece"))
-    assert "stargazing" not in before and "stargazing" in after
-    assert all(h["slug"] != "stargazing" for h in miss["results"])
-    assert hit["results"][0]["slug"] == "stargazing"
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="an open file cannot be deleted there")
-async def test_a_library_deleted_and_built_again_is_the_one_served(tmp_path: Path,
-                                                                   library_dir: Path) -> None:
-    """The server's connection went on reading the deleted file: a library deleted and built
-    again was served as it had been (its old books, none of the new) until a restart; a
-    library file that is gone is now a tool error naming it."""
-    shutil.copytree(library_dir, tmp_path / "lib")
-    config = tmp_path / "lib" / "config.toml"
-    database = tmp_path / "lib" / "book.db"
-    stars = write_markdown_book(tmp_path / "stars.md", "Stargazing", {
-        "Gear": {"Telescopes": "A telescope eyepiece sets the magnification. " * 5}})
-    async with connect(config) as client:
-        before = await books_by_slug(client)
-        for path in database.parent.glob("book.db*"):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-        with Library.open(config) as writer:  # the library built again from one book
-            writer.ingest(stars)
-        after = await books_by_slug(client)
-        hit = structured(await call(client, "search_book", question="telescope eyepiece"))
-        for path in database.parent.glob("book.db*"):
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-        gone = await call(client, "list_books")
-    assert "the-garden-book" in before and set(after) == {"stargazing"}
-    assert [h["slug"] for h in hit["results"]][:1] == ["stargazing"]
-    assert gone.is_error and f"no library database at {database}" in text(gone)
-
-
-async def test_starting_the_mcp_server_records_no_search(tmp_path: Path,
-                                                        library_dir: Path) -> None:
-    shutil.copytree(library_dir, tmp_path / "lib")
-    config = tmp_path / "lib" / "config.toml"
-    (tmp_path / "lib" / "book.stats.db").unlink(missing_ok=True)
-    opened: list[Library] = []
-    async with connect(config, opened) as client:
-        at_start = structured(await call(client, "book_status"))["savings"]
-        warmed = opened[0]._engine is not None  # the first call waited for the warm-up
-        await call(client, "search_book", question="kitchen scraps compost heap")
-        after_one = structured(await call(client, "book_status"))["savings"]
-    assert warmed
-    assert at_start["searches"] == 0
-    assert after_one["searches"] == 1
 
 
 async def test_unreachable_ollama_is_a_tool_error(tmp_path: Path) -> None:
