@@ -78,6 +78,7 @@ def test_terms_match_whatever_the_case_punctuation_or_plural() -> None:
     assert normalize_term("Données") == "donnee"
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 @needs_bench
 def test_r_intro_index_entries_point_at_the_physical_pages_of_their_printed_numbers() -> None:
     book = build_book(parse_file(R_INTRO), slug="r-intro", name="R-intro",

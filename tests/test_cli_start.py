@@ -170,6 +170,7 @@ def test_the_table_says_what_the_command_says(name: str) -> None:
     assert not real.hidden
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_help_from_the_table_is_the_help_of_the_loaded_commands() -> None:
     """A fresh process lists commands from the table, as it lists them once all are loaded."""
     loading_all = ("import sys\nfrom grimoire_beholder.cli.app import every_command\n"

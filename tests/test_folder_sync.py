@@ -360,6 +360,7 @@ def test_schema_v1_library_is_migrated(tmp_path: Path) -> None:
 
 # -- watch ----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_watch_picks_up_a_new_file(tmp_path: Path) -> None:
     root = _make_folder(tmp_path / "wiki")
     config = fake_config(tmp_path)

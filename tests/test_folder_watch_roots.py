@@ -8,6 +8,8 @@ import shutil
 import time
 from pathlib import Path
 
+import pytest
+
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from helpers import fake_config
@@ -20,6 +22,7 @@ def _note(path: Path, title: str) -> None:
                     encoding="utf-8")
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_a_watched_folder_deleted_and_made_again_is_still_followed(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     _note(root / "first.md", "First")
@@ -44,6 +47,7 @@ def test_a_watched_folder_deleted_and_made_again_is_still_followed(tmp_path: Pat
         assert lib.check().ok
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_a_watch_started_while_its_folder_is_away_waits_for_it(tmp_path: Path) -> None:
     root = tmp_path / "drive" / "notes"
     _note(root / "first.md", "First")

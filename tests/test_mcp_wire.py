@@ -198,6 +198,7 @@ def test_a_notification_with_a_huge_number_is_still_a_notification() -> None:
         -32600, -32700)
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 @pytest.mark.timeout(90)
 def test_odd_ids_and_an_unknown_prompt_are_answered_without_a_traceback(
         library_dir: Path) -> None:

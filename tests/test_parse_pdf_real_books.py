@@ -57,6 +57,7 @@ def test_real_book_structure_follows_the_outline(rel: str) -> None:
     assert book.page_labels[1] in ("i", "T-1")
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_real_book_breadcrumbs_and_labels() -> None:
     book = parse_pdf(bench_file("books/R-intro.pdf"))
     assert book.page_labels[11] == "5"

@@ -41,6 +41,7 @@ def _queries() -> list[str]:
     return ODD + sentences[:25] + runs
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 @pytest.mark.parametrize("int8", [True, False], ids=["int8", "float32"])
 def test_query_vectors_are_the_documents_graph_vectors(int8: bool) -> None:
     embedder = EmbeddedEmbedder(int8=int8, threads=1)

@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from helpers import fake_config
@@ -18,6 +20,7 @@ from watch_helpers import watching
 DATA = Path(__file__).parent / "data" / "calibre" / "before"
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_watch_follows_an_edit_calibre_writes(tmp_path: Path) -> None:
     folder = tmp_path / "Calibre Library"
     shutil.copytree(DATA, folder)

@@ -60,6 +60,7 @@ def test_sync_and_dry_run_keep_the_books_of_an_empty_mount_point(
     assert back["counts"]["unchanged"] == 3 and back["counts"]["removed"] == 0, back
 
 
+@pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min
 def test_a_folder_with_some_files_left_still_loses_the_deleted_ones(
         mounted: tuple[Path, Path, Path]) -> None:
     lib, drive, away = mounted
