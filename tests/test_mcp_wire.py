@@ -4,6 +4,7 @@ that are not UTF-8), and the client waited for its own timeout. Raw bytes over a
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from grimoire_beholder.library import Library
+from grimoire_beholder.mcp_server.stdio_lines import MAX_LINE_BYTES, Lines, OverLong
 from grimoire_beholder.mcp_server.stdio_wire import Unanswered, read_line
 from helpers import GARDEN_CHAPTERS, write_markdown_book
 from mcp_helpers import cli_command, write_config
@@ -110,11 +112,11 @@ def test_requests_piped_in_are_all_answered_after_stdin_ends(library_dir: Path) 
     assert any(t["name"] == "search_book" for t in by_id["two"]["result"]["tools"])
 
 
-@pytest.mark.slow  # serve-mcp as a real subprocess, a 16 MB line
+@pytest.mark.slow  # serve-mcp as a real subprocess, a 4 MB line
 @pytest.mark.timeout(120)
 def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
-    """A 16 MB request line is read in moments: stdin was read one byte a system call
-    (4 s of CPU for 5 MB, ~13 s for this one, before the question was even refused)."""
+    """A request line just under the wire's limit is read in moments: stdin was read one
+    byte a system call (4 s of CPU for 5 MB before the question was even refused)."""
     proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
                             env=dict(os.environ), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -123,7 +125,8 @@ def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
         proc.stdin.write(json.dumps(INIT).encode() + b"\n")
         proc.stdin.flush()
         assert "result" in json.loads(proc.stdout.readline())
-        huge = _search(1, "x" * 16_000_000).encode() + b"\n" + _search(2, "aphids").encode()
+        question = "x" * (MAX_LINE_BYTES - 200)
+        huge = _search(1, question).encode() + b"\n" + _search(2, "aphids").encode()
         started = time.monotonic()
         proc.stdin.write(huge + b"\n")
         proc.stdin.flush()
@@ -131,10 +134,69 @@ def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
         elapsed = time.monotonic() - started
         assert replies[0]["result"]["isError"] and "at most" in json.dumps(replies[0])
         assert replies[1]["result"]["structuredContent"]["results"]
-        assert elapsed < 6, f"a 16 MB line took {elapsed:.1f} s to answer"
+        assert elapsed < 6, f"a 4 MB line took {elapsed:.1f} s to answer"
     finally:
         proc.kill()
         proc.communicate()
+
+
+def _peak_memory(pid: int) -> int | None:
+    """The process's peak resident memory in bytes (Linux), else None."""
+    status = Path(f"/proc/{pid}/status")
+    if not status.exists():
+        return None
+    for line in status.read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return None
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess, 48 MB of over-long lines
+@pytest.mark.timeout(120)
+def test_a_line_longer_than_the_limit_is_refused_and_the_next_one_served(
+        library_dir: Path) -> None:
+    """16 MB lines — a request whose id comes last (as the TypeScript SDK writes it), a
+    notification, bytes that are not JSON — are read to their newline without being kept:
+    the request gets an Invalid Request error to its id, the others a line on stderr, and
+    the ping after them its answer. The wire kept every byte until a newline came."""
+    pad = "x" * 16_000_000
+    lines = [
+        json.dumps({"method": "ping", "params": {"pad": pad}, "jsonrpc": "2.0", "id": 7}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
+                    "params": {"progressToken": 1, "progress": 1, "message": pad}}),
+        pad,
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
+    ]
+    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
+                            env=dict(os.environ), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
+        proc.stdin.flush()
+        assert "result" in json.loads(proc.stdout.readline())
+        before = _peak_memory(proc.pid)
+        proc.stdin.write("\n".join(lines).encode() + b"\n")
+        proc.stdin.flush()
+        refused, served = (json.loads(proc.stdout.readline()) for _ in range(2))
+        after = _peak_memory(proc.pid)
+        assert refused["id"] == 7 and refused["error"]["code"] == -32600, refused
+        assert "at most 4 MiB" in refused["error"]["message"]
+        assert served == {"jsonrpc": "2.0", "id": 8, "result": {}}
+        if before is not None and after is not None:
+            assert after - before < 8 * MAX_LINE_BYTES, (before, after)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.communicate()
+    assert proc.returncode == 0 and b"Traceback" not in err, err.decode(errors="replace")
+    assert err.decode().count("serve-mcp: skipped a line of") == 3, err.decode()
+    assert "answered request 7 with an error" in err.decode()
+
+
+def test_the_line_limit_is_the_largest_http_body() -> None:
+    from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+    assert MAX_LINE_BYTES == DEFAULT_MAX_REQUEST_BODY_SIZE
 
 
 def _request(request_id: int | str) -> Any:
@@ -292,3 +354,28 @@ def test_ctrl_c_during_a_burst_of_requests_exits_130_without_a_traceback(
         assert code == 130 and b"Traceback" not in err, err.decode(errors="replace")
     finally:
         proc.kill()
+
+
+@pytest.mark.parametrize(("line", "request_id"), [
+    (b'{"jsonrpc":"2.0","id":7,"method":"m","params":{"id":9,"s":"a\\"b,\\\\"}}', 7),
+    (b'{"method":"m","params":{"id":9,"q":"\\"id\\":3"},"jsonrpc":"2.0","id":"a\\"b"}', 'a"b'),
+    (b'{"\\u0069d": 12, "method": "m"}', 12),
+    (b'{"method":"m","params":[1,{"id":2}],"id":{"a":1}}', None),
+    (b'{"id": true, "method": "m"}', None),
+    (b'{"jsonrpc":"2.0","id":5,"result":{}}', None),  # a response asks for no answer
+    (b'[{"id":1,"method":"m"}]', None),
+])
+def test_an_over_long_line_is_answered_to_its_own_top_level_id(
+        line: bytes, request_id: str | int | None) -> None:
+    """Only the outer object's id counts, wherever it sits, read in pieces that split
+    strings and escapes anywhere."""
+    pad = b"x" * 300
+    padded = line[:-1] + (b',"pad":"' + pad + b'"}' if line.endswith(b"}") else
+                          b',"' + pad + b'"]')
+    raw = io.BytesIO(padded + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+    lines = Lines(raw, limit=len(padded) - 1)
+    lines.BLOCK = 3
+    over = lines.readline()
+    assert over == OverLong(len(padded), request_id)
+    assert lines.readline() == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+    assert lines.readline() == b""

@@ -9,6 +9,8 @@ repaired where the request is still clear (a lone surrogate becomes U+FFFD, an o
 integer its digits as a string, which no argument accepts), or answered with ``-32700``
 (not JSON, not UTF-8) or ``-32600`` (a batch, not a JSON-RPC message, an id that is not a
 string or an integer — which the SDK would take for a notification and never answer).
+A line longer than HTTP's largest body is not kept (``stdio_lines``): its request gets an
+Invalid Request error, or, with no id to answer, a line on stderr.
 
 While serving, fd 0 reads the null device and fd 1 writes to stderr (as the SDK does), so
 stray output of a library cannot corrupt the protocol; the wire uses private duplicates.
@@ -47,6 +49,8 @@ from mcp.types import (
     jsonrpc_message_adapter,
 )
 from pydantic import ValidationError
+
+from grimoire_beholder.mcp_server.stdio_lines import MAX_LINE_BYTES, Lines, OverLong
 
 MAX_INT_DIGITS = 4_000  # below Python's int_max_str_digits (4,300)
 
@@ -123,6 +127,22 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
                             "Invalid Request: not a valid JSON-RPC 2.0 message")
 
 
+def over_long(line: OverLong) -> SessionMessage | None:
+    """The answer to a line too long to read: an Invalid Request error to its id, or none
+    when no id could be read (a notification, or not JSON-RPC); either way a line on stderr."""
+    limit = f"{MAX_LINE_BYTES // (1024 * 1024)} MiB"
+    if line.request_id is None:
+        print(f"serve-mcp: skipped a line of {line.size:,} bytes, longer than the {limit} a "
+              "message may have; no request id in it to answer", file=sys.stderr, flush=True)
+        return None
+    print(f"serve-mcp: skipped a line of {line.size:,} bytes, longer than the {limit} a "
+          f"message may have; answered request {line.request_id!r} with an error",
+          file=sys.stderr, flush=True)
+    return _error(line.request_id, INVALID_REQUEST,
+                  f"Invalid Request: the message is {line.size:,} bytes long; serve-mcp reads "
+                  f"at most {limit} ({MAX_LINE_BYTES:,} bytes) a line")
+
+
 def _checked(message: JSONRPCMessage, raw: bytes | dict[str, Any]
              ) -> tuple[SessionMessage | None, SessionMessage | None]:
     """``message`` for the server, unless it is a request whose id JSON-RPC does not allow
@@ -148,36 +168,6 @@ def _encode(message: SessionMessage) -> bytes:
         data = message.message.model_dump(mode="python", by_alias=True, exclude_unset=True)
         text = json.dumps(_scrub(data), ensure_ascii=False, default=str)
     return (text + "\n").encode("utf-8")
-
-
-class Lines:
-    """The lines of an unbuffered binary stream, read in blocks of up to ``BLOCK`` bytes.
-
-    ``readline`` of an unbuffered file reads one byte a call: a 5 MB request line took 4 s
-    of CPU before it was even parsed. A buffered reader would not do either: its close waits
-    for its lock, which a read left waiting on another thread holds (Ctrl-C while the client
-    keeps stdin open would then hang), so the buffer is kept here, outside the file."""
-
-    BLOCK = 1 << 16
-
-    def __init__(self, raw: BinaryIO) -> None:
-        self._raw = raw
-        self._buffer = bytearray()
-
-    def readline(self) -> bytes:
-        """The next line with its newline; at the end of the stream what is left (or b"")."""
-        searched = 0
-        while (end := self._buffer.find(b"\n", searched)) < 0:
-            searched = len(self._buffer)
-            block = self._raw.read(self.BLOCK)
-            if not block:
-                line = bytes(self._buffer)
-                self._buffer.clear()
-                return line
-            self._buffer += block
-        line = bytes(self._buffer[:end + 1])
-        del self._buffer[:end + 1]
-        return line
 
 
 @contextmanager
@@ -212,12 +202,12 @@ def _unflushed_on_error(writer: BinaryIO) -> Iterator[BinaryIO]:
             writer.close()
 
 
-async def _read_line(reader: Lines, portal: BlockingPortal) -> bytes:
+async def _read_line(reader: Lines, portal: BlockingPortal) -> bytes | OverLong:
     """The next line of ``reader``, read on a daemon thread. anyio's worker threads are not
     daemons: a read left waiting when serving ends (Ctrl-C while the client keeps stdin
     open) kept the process from exiting until stdin closed."""
     done = anyio.Event()
-    got: list[bytes] = []
+    got: list[bytes | OverLong] = []
     failed: list[Exception] = []
 
     def read() -> None:
@@ -304,7 +294,8 @@ async def _pump_in(reader: Lines, to_server: MemoryObjectSendStream[Any],
                    unanswered: Unanswered) -> None:
     async with to_server, answers, BlockingPortal() as portal:
         while line := await _read_line(reader, portal):
-            message, answer = read_line(line)
+            message, answer = (None, over_long(line)) if isinstance(line, OverLong) \
+                else read_line(line)
             if message is not None:
                 await to_server.send(unanswered.asked(message))
             if answer is not None:
