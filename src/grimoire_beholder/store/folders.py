@@ -5,8 +5,11 @@ ONE transaction the old book is deleted and the new structure inserted under the
 slug, and every new chunk whose ``content_hash`` (text + section breadcrumb) existed in the
 old book gets the old chunk's context, status, vector and FTS rows; every new section whose
 breadcrumb and text are unchanged gets the old summary. Only what is left (pending chunks,
-NULL summaries) then meets the models. The vector generation is bumped by the delete, in the
-same transaction, so in-memory vector indexes rebuild (see ``store.vectors``).
+NULL summaries) then meets the models. A book renamed by its replacement (``ingest --force
+--name``, a title edited in Calibre or Zotero) carries no model work over: every context
+names its book (and an LLM's summary may), so all of it is made again, as for a new book.
+The vector generation is bumped by the delete, in the same transaction, so in-memory vector
+indexes rebuild (see ``store.vectors``).
 """
 
 from __future__ import annotations
@@ -58,11 +61,13 @@ class Reuse:
 @dataclass
 class OldWork:
     """What a replaced book had done, to carry over: by chunk content hash (context, status,
-    vector as the engine stores it), by section (breadcrumb, text) its summary."""
+    vector as the engine stores it), by section (breadcrumb, text) its summary; and the
+    book's name, which that work was made for."""
 
     chunks: dict[str, tuple[str | None, str, object | None]]
     summaries: dict[tuple[str, str], str]
     added_at: str | None
+    name: str | None
 
 
 class FolderStore(MetaStore, vectors.StampStore, Protocol):
@@ -187,12 +192,16 @@ def replace_book(conn: sqlite3.Connection | FolderStore, old_id: int,
 
     Call inside a transaction (the caller's, so delete + insert + copy commit together).
     Which work carries over is decided here for every engine; each engine only reads and
-    writes the rows (``_SqliteSteps`` below, ``postgres/pg_folders.py``).
+    writes the rows (``_SqliteSteps`` below, ``postgres/pg_folders.py``). Under another
+    name none does (the module's docstring): its chunks start pending, its sections
+    unsummarised, and the model stages make them again, each checkpointed as for a new book.
     """
     steps: FolderStore | _SqliteSteps = (
         _SqliteSteps(conn) if isinstance(conn, sqlite3.Connection) else conn)
     stamp = vectors.get_stamp(conn)
     old = steps.old_work(old_id)
+    if old.name != new_book.name:  # the contexts name the book: nothing of it carries over
+        old = OldWork({}, {}, old.added_at, old.name)
     steps.delete_book(old_id)  # FTS rows too, and bumps the vector generation
     book_id = steps.insert_book(new_book, old_id)
     new_sections, new_chunks = steps.new_rows(book_id)
@@ -213,11 +222,12 @@ def replace_book(conn: sqlite3.Connection | FolderStore, old_id: int,
 
 
 def old_work(chunk_rows: Iterable[tuple[str, str | None, str, object | None]],
-             section_rows: Iterable[tuple[str, str, str]], added_at: str | None) -> OldWork:
+             section_rows: Iterable[tuple[str, str, str]], added_at: str | None,
+             name: str | None) -> OldWork:
     """The work of a book about to be replaced, from its non-pending chunks (content hash,
     context, status, vector or None) in id order and its summarised sections (breadcrumb,
-    text, summary): the first of equal chunks or sections wins; a chunk marked embedded
-    whose vector is missing is embedded again."""
+    text, summary), and its name: the first of equal chunks or sections wins; a chunk
+    marked embedded whose vector is missing is embedded again."""
     chunks: dict[str, tuple[str | None, str, object | None]] = {}
     for content_hash, context, status, vector in chunk_rows:
         if status == "embedded" and vector is None:
@@ -226,7 +236,7 @@ def old_work(chunk_rows: Iterable[tuple[str, str | None, str, object | None]],
     summaries: dict[tuple[str, str], str] = {}
     for crumb, text, summary in section_rows:
         summaries.setdefault((crumb, text), summary)
-    return OldWork(chunks, summaries, added_at)
+    return OldWork(chunks, summaries, added_at, name)
 
 
 class _SqliteSteps:
@@ -237,7 +247,8 @@ class _SqliteSteps:
 
     def old_work(self, book_id: int) -> OldWork:
         conn = self.conn
-        added = conn.execute("SELECT added_at FROM books WHERE id = ?", (book_id,)).fetchone()
+        added = conn.execute("SELECT added_at, name FROM books WHERE id = ?",
+                             (book_id,)).fetchone()
         return old_work(
             conn.execute("SELECT c.content_hash, c.context, c.status, e.vector FROM chunks c "
                          "LEFT JOIN embeddings e ON e.chunk_id = c.id "
@@ -245,7 +256,7 @@ class _SqliteSteps:
                          (book_id,)).fetchall(),
             conn.execute("SELECT breadcrumb, text, summary FROM sections WHERE book_id = ? "
                          "AND summary IS NOT NULL ORDER BY id", (book_id,)).fetchall(),
-            added[0] if added else None)
+            added[0] if added else None, added[1] if added else None)
 
     def delete_book(self, book_id: int) -> None:
         book_rows.delete_book(self.conn, book_id)

@@ -76,7 +76,7 @@ class FolderRowsMixin(PgBase):
         chunk_sql = ("SELECT c.content_hash, c.context, c.status, e.vector FROM chunks c "
                      "LEFT JOIN embeddings e ON e.chunk_id = c.id " if vectors else
                      "SELECT c.content_hash, c.context, c.status, NULL FROM chunks c ")
-        added = self.rows("SELECT added_at FROM books WHERE id = %s", (book_id,))
+        added = self.rows("SELECT added_at, name FROM books WHERE id = %s", (book_id,))
         return old_work(
             [(r[0], r[1], r[2], r[3]) for r in self.rows(
                 chunk_sql + "WHERE c.book_id = %s AND c.status != 'pending' ORDER BY c.id",
@@ -84,7 +84,7 @@ class FolderRowsMixin(PgBase):
             [(r[0], r[1], r[2]) for r in self.rows(
                 "SELECT breadcrumb, text, summary FROM sections WHERE book_id = %s "
                 "AND summary IS NOT NULL ORDER BY id", (book_id,))],
-            added[0][0] if added else None)
+            added[0][0] if added else None, added[0][1] if added else None)
 
     def new_rows(self, book_id: int) -> tuple[list[tuple[int, str, str]],
                                               list[tuple[int, str]]]:
