@@ -93,10 +93,11 @@ def test_ingest_a_calibre_library_then_follow_its_edits(tmp_path: Path) -> None:
     assert wrong.exit_code != 0 and "no book has the tag 'poetry'" in wrong.output
     assert "garden" in wrong.output
 
-    # Calibre retitled book 1 (renaming its folder) and removed book 2.
+    # Calibre retitled book 1 (renaming its folder) and removed book 2: the retitled book
+    # is read again under its new title, as a new book would be (its contexts name it).
     folder = _library(tmp_path, "after")
     report = _cli("sync", "--config", config)
-    assert report["chunks_embedded"] == 0
+    assert report["chunks_embedded"] == tides["chunks"]
     actions = {f["path"]: f["action"] for f in report["files"]}
     assert actions["Tide Tables of the Far North [1]"] == "updated"
     assert actions["signal-lamps-at-night [2]"] == "removed"
@@ -106,6 +107,9 @@ def test_ingest_a_calibre_library_then_follow_its_edits(tmp_path: Path) -> None:
     assert books["Tide Tables of the Far North"]["tags"] == ["sea", "tides"]
     hits = _cli("query", "neap tide", "--mode", "keyword", "--config", config)["results"]
     assert hits[0]["book"] == "Tide Tables of the Far North"
+    contexts = [h["context"] for h in _cli("query", "tide", "--book", tides["slug"],
+                                           "--top-k", "100", "--config", config)["results"]]
+    assert contexts and all(c.startswith("Tide Tables of the Far North") for c in contexts)
     assert _cli("sync", "--config", config)["counts"]["unchanged"] == 2
 
 
@@ -142,7 +146,8 @@ def test_filters_refuse_unknown_labels_and_plain_libraries(tmp_path: Path) -> No
                     reason="needs Calibre's calibredb and ../shared/bench")
 def test_a_library_calibredb_builds_from_bench_books(tmp_path: Path) -> None:
     """The bar as a person meets it: calibredb adds two bench books with tags and a
-    series; after set_metadata and remove, sync follows without re-embedding."""
+    series; after set_metadata and remove, sync follows, reading the retitled book again
+    under its new title (its contexts name it)."""
     folder = tmp_path / "Books"
 
     def calibredb(*args: str) -> str:
@@ -162,7 +167,8 @@ def test_a_library_calibredb_builds_from_bench_books(tmp_path: Path) -> None:
     calibredb("set_metadata", "1", "--field", "title:The Art of War (Giles)")
     calibredb("remove", "--permanent", "2")
     report = _cli("sync", "--config", config)
-    assert report["chunks_embedded"] == 0 and report["counts"]["removed"] == 1
+    assert report["chunks_embedded"] == books["1"]["chunks"]
+    assert report["counts"]["removed"] == 1
     assert [b["name"] for b in _cli("list", "--config", config)] == ["The Art of War (Giles)"]
 
 

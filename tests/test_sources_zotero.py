@@ -86,34 +86,49 @@ def test_a_zotero_item_its_collection_and_its_highlight(tmp_path: Path) -> None:
     assert "Home" not in snapshot[0]["text"] and "newsletter" not in snapshot[0]["text"]
 
 
-def test_sync_follows_zotero_edits_without_reembedding_metadata(tmp_path: Path) -> None:
+def test_sync_follows_zotero_edits_reembedding_only_a_new_title(tmp_path: Path) -> None:
+    """A new tag is metadata only: nothing is embedded again. A new title is read again, as
+    a new book's would be: every chunk's context names its book, and kept, the old title
+    went on matching searches."""
     folder = _data_folder(tmp_path)
     embedder = FakeEmbedder()
     with Library.open(config=fake_config(tmp_path), embedder=embedder) as lib:
         lib.ingest_folder(folder)
-        # Zotero edits: a title, a new tag; the web page goes to the trash; a new note.
+        # Zotero edits: a new tag; the web page goes to the trash; a new note.
         db = sqlite3.connect(folder / "zotero.sqlite")
-        db.execute("INSERT INTO itemDataValues (value) VALUES ('Tidal Friction Revisited')")
-        db.execute("UPDATE itemData SET valueID = (SELECT max(valueID) FROM itemDataValues) "
-                   "WHERE itemID = 1 AND fieldID = 1")
         db.execute("INSERT INTO tags (name) VALUES ('moon')")
         db.execute("INSERT INTO itemTags SELECT 1, tagID, 0 FROM tags WHERE name = 'moon'")
         db.execute("INSERT INTO deletedItems (itemID) SELECT itemID FROM items "
                    "WHERE key = 'WEB23456'")
         db.commit()
-        db.close()
         calls = len(embedder.calls)
         report = lib.sync()
         actions = {f.path: f.action for f in report.files}
-        assert actions == {"Tidal Friction Revisited [TIDES234]": "updated",
+        assert actions == {f"{PAPER} [TIDES234]": "updated",
                            "A Paper Known Only by Link [LINK2345]": "skipped",
                            "composting-at-home [WEB23456]": "removed"}
         assert (report.embedded, len(embedder.calls)) == (0, calls)
         [book] = lib.list_books()
-        assert (book.name, book.tags) == ("Tidal Friction Revisited",
-                                          ["geophysics", "moon", "tides"])
-        hit = lib.search("tidal friction revisited", mode="keyword", tag="moon").hits[0]
-        assert hit.book == "Tidal Friction Revisited"
+        assert (book.name, book.tags) == (PAPER, ["geophysics", "moon", "tides"])
+        paper_id = book.id
+
+        db.execute("INSERT INTO itemDataValues (value) VALUES ('Tidal Friction Revisited')")
+        db.execute("UPDATE itemData SET valueID = (SELECT max(valueID) FROM itemDataValues) "
+                   "WHERE itemID = 1 AND fieldID = 1")
+        db.commit()
+        db.close()
+        report = lib.sync()
+        assert {f.path: f.action for f in report.files if f.action != "skipped"} == {
+            "Tidal Friction Revisited [TIDES234]": "updated"}
+        [book] = lib.list_books()
+        assert (book.id, book.name, book.tags) == (
+            paper_id, "Tidal Friction Revisited", ["geophysics", "moon", "tides"])
+        assert report.embedded == book.chunks
+        hits = lib.search("tidal friction revisited", mode="keyword", tag="moon",
+                          top_k=100).hits
+        assert hits[0].book == "Tidal Friction Revisited"
+        assert all((h.context or "").startswith("Tidal Friction Revisited") for h in hits)
+        assert not [h for h in hits if PAPER in (h.context or "")]
 
 
 @pytest.mark.anyio

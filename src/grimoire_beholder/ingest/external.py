@@ -19,9 +19,11 @@ Zotero's item key), planning first like a folder sync (``ingest/sync.py``):
   replaced in place (``store.folders.replace_book``: only chunks whose text changed are
   embedded again);
 * the same bytes at another path (Calibre renames a book's folder with its title): *moved*;
-* only the metadata edited (title, authors, tags, series …): *updated* — the book's name,
-  author, labels and link are rewritten and its keyword rows rebuilt from the stored
-  chunks (the book's title is one of their columns); no chunk is embedded again.
+* only the metadata edited (authors, tags, series …): *updated* — the book's author,
+  labels and link are rewritten and its keyword rows rebuilt from the stored chunks; no
+  chunk is embedded again. A new title is *updated* too, but its book is read again under
+  it, as a new book would be (every chunk's context names the book: kept, the old title
+  would go on matching searches and the new one would not).
 
 A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
 that moved is followed when ingested where it is now (``library_moves.py``).
@@ -213,10 +215,15 @@ class _Applier:
                            chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
                            reused=reused)
 
-    def update(self, step: _Step) -> FileOutcome:
-        """Moved and/or metadata edited: rewrite where it is and what it is called."""
+    def update(self, step: _Step, report: SyncReport) -> FileOutcome:
+        """Moved and/or metadata edited: rewrite where it is and what it is called. A new
+        title is read again as a new book's would be (:meth:`ingest`): every chunk's
+        context names its book, so the old title would go on matching searches."""
         item, info, stored = step.item, step.info, step.stored
         assert item is not None and info is not None and stored is not None
+        found = book_rows.find_book(self.conn, stored.book_id)
+        if found is not None and found.name != item.title:
+            return self.ingest(step, report)
         with transaction(self.conn):
             book_rows.relocate_book(self.conn, stored.book_id, source_path=info.path,
                                     source_mtime=info.mtime, source_root=None,
@@ -244,7 +251,7 @@ class _Applier:
         if step.action in ("skipped", "failed"):
             return FileOutcome(step.action, step.display, error=step.error)
         if step.action in ("moved", "updated"):
-            return self.update(step)
+            return self.update(step, report)
         if step.action == "unchanged":
             stored, info = step.stored, step.info
             assert stored is not None and info is not None
