@@ -23,6 +23,7 @@ from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.http_auth import LibraryTokens, scopes
 from grimoire_beholder.mcp_server.http_serving import (
     Bind,
+    HostOriginGate,
     every_address,
     parse_bind,
     security_settings,
@@ -214,6 +215,35 @@ def test_an_allowed_host_that_is_no_host_name_is_refused(given: str) -> None:
                                    "[fe80::1]:8765", "my_host", "books.example.org:*"])
 def test_allowed_hosts_of_every_usual_shape_are_taken(given: str) -> None:
     assert given.lower() in security_settings(Bind("0.0.0.0", 1), 1, [given]).allowed_hosts
+
+
+def test_a_trailing_dot_and_an_international_name_reach_the_server_as_clients_send_them(
+        ) -> None:
+    """``--allowed-host books.example.`` was refused, and so was ``bücher.example``
+    without a word of punycode. Now a fully qualified name is its name either way round
+    (on the command line and in Host/Origin), and an international name is allowed in the
+    IDNA form browsers send; a name IDNA cannot write says which form to give."""
+    from starlette.responses import PlainTextResponse
+    from starlette.testclient import TestClient
+
+    settings = security_settings(Bind("0.0.0.0", 443), 443,
+                                 ["books.example.", "Bücher.example:8443", "notes.example"])
+    gate = HostOriginGate(PlainTextResponse("served"), settings)
+    client = TestClient(gate)
+
+    def status(host: str, origin: str | None = None) -> int:
+        headers = {"host": host} | ({"origin": origin} if origin else {})
+        return client.get("/mcp", headers=headers).status_code
+
+    assert status("books.example") == 200
+    assert status("books.example.:443", origin="https://books.example.") == 200
+    assert status("notes.example.") == 200
+    assert status("xn--bcher-kva.example:8443") == 200
+    assert status("xn--bcher-kva.example:8444") == 421
+    assert status("evil.example.") == 421
+    assert status("books.example", origin="https://evil.example.") == 403
+    with pytest.raises(ConfigError, match="punycode form"):
+        security_settings(Bind("0.0.0.0", 1), 1, ["x" * 70 + "ü.example"])
 
 
 async def test_with_token_auth_and_no_token_in_sight_no_upkeep_tool_exists(

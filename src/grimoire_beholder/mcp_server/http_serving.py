@@ -120,6 +120,34 @@ def parse_bind(text: str) -> Bind:
 _HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:(\d{1,5}|\*))?")
 
 
+def allowed_host(given: str) -> str:
+    """An ``--allowed-host`` as a Host header carries it: lower case, without the trailing
+    dot of a fully qualified name (``example.org.``; the gate drops the Host's too), a
+    non-ASCII name in its IDNA form (``bücher.example`` → ``xn--bcher-kva.example``, what
+    browsers send). Not a host name (a scheme, a path, a wildcard): ConfigError."""
+    text = given.strip()
+    name, port = text, ""
+    if not text.startswith("[") and text.count(":") == 1:
+        name, colon, rest = text.partition(":")
+        port = colon + rest
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    if not name.isascii():
+        try:
+            name = name.encode("idna").decode("ascii")
+        except UnicodeError as exc:
+            reason = getattr(exc, "reason", exc)
+            raise ConfigError(f"--allowed-host {given!r}: not a name IDNA can write in "
+                              f"ASCII ({reason}); give the name's punycode form (xn--…) "
+                              "as clients send it") from None
+    host = (name + port).lower()
+    if not _HOST_NAME.fullmatch(host):  # "*" was taken, and matched only a Host "*"
+        raise ConfigError(f"--allowed-host {given!r}: give a host name or address, "
+                          "optionally with :PORT (no scheme, no path, no wildcard: name "
+                          "each host clients use)")
+    return host
+
+
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
                       allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
     """The Host values and Origins this server answers: its bound address (and localhost
@@ -129,12 +157,8 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
         bind.authority(port).rpartition(":")[0]]
     hosts = [f"{name.lower()}:{port}" for name in dict.fromkeys(names)]
     for given in allowed_hosts:
-        given = given.strip().lower()
-        if not _HOST_NAME.fullmatch(given):  # "*" was taken, and matched only a Host "*"
-            raise ConfigError(f"--allowed-host {given!r}: give a host name or address, "
-                              "optionally with :PORT (no scheme, no path, no wildcard: name "
-                              "each host clients use)")
-        hosts += [given] if given.rpartition(":")[2].isdigit() else [given, f"{given}:*"]
+        host = allowed_host(given)
+        hosts += [host] if host.rpartition(":")[2].isdigit() else [host, f"{host}:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     for origin in (o.strip().rstrip("/") for o in allowed_origins):
         if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
@@ -163,15 +187,25 @@ class HostOriginGate:
         await self.app(scope, receive, send)
 
 
+# The dot that ends a fully qualified name, before the port or at the end of Host/Origin.
+_FINAL_DOT = re.compile(rb"(?<=[^.])\.(?=(:\d*)?$)")
+
+
 def _host_and_origin_lowered(scope: Scope) -> Scope:
-    """``scope`` with its Host and Origin headers in lower case: host names and schemes are
-    case-insensitive (RFC 9110), so ``Host: LOCALHOST:8765`` is this server's name, while the
-    SDK's check (here and inside its app) compares the text as it is."""
+    """``scope`` with its Host and Origin headers in lower case and without the trailing dot
+    of a fully qualified name: host names and schemes are case-insensitive (RFC 9110), and
+    ``example.org.`` is ``example.org`` (a browser sends the name as the user typed it), so
+    ``Host: LOCALHOST:8765`` is this server's name, while the SDK's check (here and inside
+    its app) compares the text as it is."""
     headers = scope.get("headers") or []
-    if not any(name in (b"host", b"origin") and value != value.lower()
+
+    def normal(value: bytes) -> bytes:
+        return _FINAL_DOT.sub(b"", value.lower())
+
+    if not any(name in (b"host", b"origin") and value != normal(value)
                for name, value in headers):
         return scope
-    lowered = [(name, value.lower() if name in (b"host", b"origin") else value)
+    lowered = [(name, normal(value) if name in (b"host", b"origin") else value)
                for name, value in headers]
     return {**scope, "headers": lowered}
 
