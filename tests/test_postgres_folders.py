@@ -166,8 +166,16 @@ def test_two_folder_syncs_at_once_the_second_is_told_to_wait(
             server.ingest(wiki / "garden.md")  # one file by name goes on meanwhile
         runbook = server.book("runbook").source_hash
         with holder.book_lock("file", runbook, wait=False), pytest.raises(
-                LibraryBusyError, match="another process is writing this book"):
+                LibraryBusyError) as busy:
             server.delete("runbook")  # at once, as on SQLite: no silent wait
+        # the book by its name and file, as the user knows it: never the hash locked
+        assert "another process is writing 'Runbook' (runbook.md)" in str(busy.value)
+        assert runbook not in str(busy.value)
+        garden = wiki / "garden.md"
+        with holder.book_lock("file", server.book("the-garden-book").source_hash,
+                              wait=False), pytest.raises(LibraryBusyError) as busy:
+            server.ingest(garden, force=True)
+        assert f"another process is writing {garden} in " in str(busy.value)
     finally:
         other.close()
     assert {b.slug for b in server.list_books()} == {"runbook", "the-garden-book"}

@@ -171,7 +171,8 @@ class LibraryWriting:
         found = self.book(book)
         store = self.store
         origin = source_rows.origins(store, [found.id]).get(found.id)
-        with self._then_update_index(), deps.file_writer(found.source_hash), (
+        named = f"'{found.name}' ({Path(found.source_path).name})"
+        with self._then_update_index(), deps.file_writer(found.source_hash, named), (
                 transaction(store)):
             book_rows.delete_book(store, found.id)
             if origin is not None:  # a Calibre/Zotero item: its library's sync leaves it out

@@ -81,13 +81,16 @@ class IngestDeps:
                                f"{self.conn.location}; wait for it to finish and run this "
                                "again")
 
-    def file_writer(self, source_hash: str) -> AbstractContextManager[None]:
+    def file_writer(self, source_hash: str, book: str) -> AbstractContextManager[None]:
         """Held while one book is written by itself (a file ingested by name, a book
         deleted): the library's writer lock on SQLite, that file's own lock on a server;
-        LibraryBusyError at once when another process holds it."""
+        LibraryBusyError at once when another process holds it, naming ``book`` (its file
+        or its name, as the user knows it; never the hash the lock is keyed by)."""
         if isinstance(self.conn, sqlite3.Connection):
             return writer_lock(self.config.database_path)
-        return self.conn.book_lock("file", source_hash, wait=False)
+        return self._busy_says(self.conn.book_lock("file", source_hash, wait=False),
+                               f"another process is writing {book} in {self.conn.location}; "
+                               "wait for it to finish and run this again")
 
     @contextmanager
     def book_writer(self, *source_hashes: str, slug: str | None = None) -> Iterator[None]:

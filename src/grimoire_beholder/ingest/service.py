@@ -98,7 +98,7 @@ def ingest_file(deps: IngestDeps, path: Path, *, name: str | None, force: bool,
              ] if path.is_symlink() else []
     for note in links:
         progress.message(f"note: {note}")
-    with deps.file_writer(info.sha256):
+    with deps.file_writer(info.sha256, str(path)):
         deps.check_models()
         edited = _edited_books(conn, info, path, force)
         same = _same_bytes(conn, info)
