@@ -146,3 +146,18 @@ def test_health_of_an_empty_library_says_so(tmp_path: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
     assert "The library is empty" in result.stderr
     assert json.loads(CliRunner().invoke(app, ["health", "--json", *args]).stdout) == []
+
+
+def test_a_one_section_book_is_counted_in_the_singular(tmp_path: Path) -> None:
+    """`health` printed "(markdown, 1 sections): 100% of 1 probed sections"."""
+    folder = tmp_path / "lib"
+    folder.mkdir()
+    (folder / "config.toml").write_text('[grimoire-beholder]\nembedding_backend = "fake"\n')
+    book = write_markdown_book(tmp_path / "tides.md", "Tides", {"Sea": {
+        "Currents": "Tides rise and fall twice a day as the moon pulls the oceans round."}})
+    args = ["--library", str(folder)]
+    assert CliRunner().invoke(app, ["ingest", str(book), "-q", *args]).exit_code == 0
+    result = CliRunner().invoke(app, ["health", *args])
+    assert result.exit_code == 0, result.output
+    assert "(markdown, 1 section): 100% of 1 probed section found by its own text" \
+        in result.stdout

@@ -15,6 +15,7 @@ import typer
 
 from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
 from grimoire_beholder.cli.help_pages import command
+from grimoire_beholder.text import plural
 
 
 @command(app, 'Ask it', examples=(
@@ -206,9 +207,10 @@ def health(
 
 def _print_health(out: Any, r: dict[str, Any]) -> None:
     reach = ("not measured (no section long enough to probe)" if r["reachability"] is None
-             else f"{r['reachability']:.0%} of {r['probed']} probed sections found by their "
-                  "own text")
-    out.print(f"{r['slug']} ({r['source_type']}, {r['sections']} sections): {reach}",
+             else f"{r['reachability']:.0%} of {r['probed']:,} probed "
+                  + ("section found by its" if r["probed"] == 1 else "sections found by their")
+                  + " own text")
+    out.print(f"{r['slug']} ({r['source_type']}, {plural(r['sections'], 'section')}): {reach}",
               markup=False)
     for problem in r["problems"]:
         out.print(f"  ! {problem}", markup=False)
