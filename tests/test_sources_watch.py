@@ -36,7 +36,8 @@ def test_watch_follows_an_edit_calibre_writes(tmp_path: Path) -> None:
             db.create_function("title_sort", 1, lambda title: title)
             db.execute("UPDATE books SET title = 'Tide Tables, Revised' WHERE id = 1")
         assert watch.until(lambda: "Tide Tables, Revised" in names())
-        reports = watch.reports
+        reports = watch.reports  # the retitled book is read again: its report comes after
+        assert watch.until(lambda: any(f.action == "updated" for r in reports for f in r.files))
         told = len(reports)
         assert any(f.action == "skipped" for f in reports[0].files)  # the MOBI-only book
         with sqlite3.connect(folder / "metadata.db") as db:  # a write that changes nothing
