@@ -91,3 +91,39 @@ def test_sync_of_a_folder_never_ingested_says_so(
     assert len(lines) == 1 and lines[0].startswith(f"error: {elsewhere}: nothing in the "
                                                    "library comes from there")
     assert str(folder) in lines[0]  # and where things do come from
+
+
+PROBLEMS = ("kayak.md: no text to index", "todo.md: file is empty",
+            "broken.md: does not look like text")
+
+
+def test_each_problem_is_told_once_as_the_files_go_by(notes: tuple[Path, list[str]]) -> None:
+    """Without ``--quiet`` each file's line names its problem as it is read: the recap at
+    the end said it all again (a skipped file twice, a failed one twice). ``--quiet`` has
+    no such lines, so there the recap says each once; ``--json`` holds them all."""
+    folder, config = notes
+    for run in (["ingest", str(folder)], ["sync"], ["sync", "--quiet"]):
+        result = CliRunner().invoke(app, [*run, *config])
+        assert result.exit_code == 1, result.stderr
+        assert [result.stderr.count(p) for p in PROBLEMS] == [1, 1, 1], result.stderr
+    code, report, _ = invoke("sync", *config)
+    assert code == 1 and report["warnings"] == ["skipped kayak.md: no text to index",
+                                                "skipped todo.md: file is empty"]
+    assert {f["path"]: f["action"] for f in report["files"]} == {  # type: ignore[attr-defined]
+        "broken.md": "failed", "good.md": "unchanged", "kayak.md": "skipped",
+        "todo.md": "skipped"}
+
+
+def test_the_recap_repeats_problems_that_scrolled_off_the_terminal(
+        notes: tuple[Path, list[str]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a terminal of six rows the first problem's line is off the screen by the end of
+    the run: the recap names every problem again, so none is lost above the fold."""
+    from grimoire_beholder.cli import rendering
+
+    folder, config = notes
+    short = rendering._SafeConsole(stderr=True, force_terminal=True, width=100, height=6)
+    monkeypatch.setattr(rendering, "err", short)
+    result = CliRunner().invoke(app, ["ingest", str(folder), *config])
+    assert result.exit_code == 1
+    assert [result.stderr.count(p) for p in PROBLEMS] == [2, 2, 2], result.stderr
+    assert "warning: skipped kayak.md: no text to index" in result.stderr

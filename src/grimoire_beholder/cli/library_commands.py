@@ -31,6 +31,7 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import MOST_HITS, plural
 
 if TYPE_CHECKING:
+    from grimoire_beholder.cli.rendering import ShownLines
     from grimoire_beholder.library import BookRow, Library
     from grimoire_beholder.views import IngestReport, SyncReport
 
@@ -71,13 +72,15 @@ def ingest(
         if name or force:
             fail("--name and --force apply to a single file, not a folder")
 
+        progress = RichProgress(quiet=quiet)
+
         def run_folder(lib: Library) -> SyncReport:
-            with RichProgress(quiet=quiet) as progress:
+            with progress:
                 return lib.ingest_folder(path, include=tuple(include or ()),
                                          exclude=tuple(exclude or ()), progress=progress)
 
         _finish_sync(with_library(config, run_folder, library=library, create=True).to_dict(),
-                     json_out)
+                     json_out, progress.shown)
         return
     if include or exclude:
         fail("--include and --exclude apply to a folder, not a single file")
@@ -110,19 +113,28 @@ def ingest(
               2))
 
 
-def _print_problems(data: dict[str, Any]) -> None:
-    """A sync report's warnings (skipped files among them) and failed files, on stderr."""
+def _print_problems(data: dict[str, Any], shown: ShownLines | None = None) -> None:
+    """A sync report's warnings (skipped files among them) and failed files, on stderr —
+    but those its progress already named as it went (``shown``), while still on screen: a
+    person is told each problem once (``rendering.ShownLines``)."""
     from grimoire_beholder.cli.rendering import err, fit
+    from grimoire_beholder.views import FileOutcome
 
+    told = set() if shown is None or shown.scrolled_away() else shown.lines
+    said = {(f["action"], f["path"], f["error"]) for f in data["files"]
+            if FileOutcome(**f).describe() in told}
     for warning in data["warnings"]:
-        err.print(fit(f"warning: {warning}", 2, err), markup=False)
+        if not any(warning == f"skipped {path}: {error}" for _, path, error in said):
+            err.print(fit(f"warning: {warning}", 2, err), markup=False)
     for f in data["files"]:
-        if f["action"] == "failed":
+        if f["action"] == "failed" and ("failed", f["path"], f["error"]) not in said:
             err.print(fit(f"failed: {f['path']}: {f['error']}", 2, err), markup=False)
 
 
-def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
-    """Print a folder ingest/sync report; exit 1 when any file failed."""
+def _finish_sync(data: dict[str, Any], json_out: bool, shown: ShownLines | None = None
+                 ) -> None:
+    """Print a folder ingest/sync report (its problems as :func:`_print_problems` tells
+    them); exit 1 when any file failed."""
     from grimoire_beholder.cli.plain_output import print_json
     from grimoire_beholder.cli.rendering import fit
     from grimoire_beholder.views import sync_summary
@@ -130,7 +142,7 @@ def _finish_sync(data: dict[str, Any], json_out: bool) -> None:
     if json_out:
         print_json(data)
     else:
-        _print_problems(data)
+        _print_problems(data, shown)
         print(fit(sync_summary(data), 2))
     if data["counts"]["failed"]:
         raise typer.Exit(1)
@@ -159,32 +171,37 @@ def sync_(
     """Bring the library in line with the files: re-embed only changed chunks, drop deleted
     files, follow moves, add new files under ingested folders."""
     from grimoire_beholder.cli.plain_output import json_text
-    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, err
+    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, ShownLines, err
     from grimoire_beholder.views import sync_summary
 
     if watch and dry_run:
         fail("--watch and --dry-run cannot be combined")
     if watch:
+        lines = MessageProgress(quiet=quiet)
+
         def show(report: SyncReport) -> None:
             data = report.to_dict()
             if json_out:
                 print(json_text(data, sys.stdout, indent=None), flush=True)
             else:
-                _print_problems(data)
+                _print_problems(data, lines.shown)
                 print(sync_summary(data), flush=True)
+            lines.shown = ShownLines()
 
         def run_watch(lib: Library) -> None:
             if not quiet:
                 err.print("watching for changes (Ctrl-C to stop)", markup=False)
-            lib.watch(folders or None, on_report=show, progress=MessageProgress(quiet=quiet))
+            lib.watch(folders or None, on_report=show, progress=lines)
 
         with_library(config, run_watch, library=library)
         return
 
+    progress = RichProgress(quiet=quiet)
+
     def run(lib: Library) -> SyncReport:
         if dry_run:
             return lib.sync(folders or None, dry_run=True)
-        with RichProgress(quiet=quiet) as progress:
+        with progress:
             return lib.sync(folders or None, progress=progress)
 
     data = with_library(config, run, library=library).to_dict()
@@ -198,7 +215,7 @@ def sync_(
                 err.print(line, markup=False)
             elif f["action"] not in ("unchanged", "failed", "skipped"):
                 print(line)
-    _finish_sync(data, json_out)
+    _finish_sync(data, json_out, progress.shown)
 
 
 @command(app, 'Read it', "list", examples=(

@@ -52,6 +52,32 @@ FULL_BAR_WIDTH = 64  # columns that hold every progress column and a bar of ~10
 DUMB_EVERY = 10.0  # seconds between a dumb terminal's progress lines
 
 
+class ShownLines:
+    """The lines a run's progress showed on stderr, so a folder's recap of problems at the
+    end (``library_commands``) repeats none of them — unless the first problem shown has
+    scrolled off the terminal since (about a screenful of lines after it, as the terminal
+    wraps them). A pipe or a file keeps every line: there it is never repeated."""
+
+    PROBLEMS = ("failed ", "skipped ")  # how ``FileOutcome.describe`` starts them
+    BELOW = 4  # lines under the last message: up to three stage bars and the result line
+
+    def __init__(self) -> None:
+        self.lines: set[str] = set()
+        self._after_problem: int | None = None
+
+    def add(self, text: str) -> None:
+        if self._after_problem is not None:
+            self._after_problem += 1 + len(text) // max(err.width, 1)
+        elif text.startswith(self.PROBLEMS):
+            self._after_problem = 0
+        self.lines.add(text)
+
+    def scrolled_away(self) -> bool:
+        """Whether the first problem shown is off the terminal's screen by now."""
+        return (self._after_problem is not None and err.is_terminal
+                and self._after_problem + self.BELOW >= err.height)
+
+
 class RichProgress:
     """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet.
 
@@ -69,6 +95,7 @@ class RichProgress:
         self._stage_started = self._started
         self._stage: list[Any] = []  # dumb terminal: [name, total, done, done when last shown]
         self._shown_at = self._started
+        self.shown = ShownLines()
 
     def __enter__(self) -> RichProgress:
         if self.enabled and not self.lines:
@@ -160,6 +187,7 @@ class RichProgress:
     def message(self, text: str) -> None:
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(text, markup=False)
+            self.shown.add(text)
 
 
 class MessageProgress:
@@ -167,6 +195,7 @@ class MessageProgress:
 
     def __init__(self, *, quiet: bool = False) -> None:
         self.quiet = quiet
+        self.shown = ShownLines()  # the CLI starts it anew after each sync's report
 
     def stage(self, name: str, total: int) -> None:
         return None
@@ -177,6 +206,7 @@ class MessageProgress:
     def message(self, text: str) -> None:
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(text, markup=False)
+            self.shown.add(text)
 
 
 # Columns of `list`, and which go first when the terminal is too narrow for all of them.
