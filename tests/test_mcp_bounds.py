@@ -150,3 +150,21 @@ async def test_a_quotation_longer_than_a_block_quotation_is_refused_at_once(
     assert refused.is_error and "at most 5000 characters" in text(refused)
     assert len(text(refused)) < 600
     assert tools["verify_quote"].input_schema["properties"]["quote"]["maxLength"] == 5000
+
+
+async def test_whitespace_around_a_quotation_does_not_count_toward_its_bound(
+        config: Path) -> None:
+    """The library counts a quotation without the whitespace around it, and the tool now
+    does too: a quotation pasted with its blank lines around it was refused by the tool
+    ("at most 5000 characters") when the library would have checked it."""
+    words = "Body of section 7: tides, lamps and lenses."
+    padded = "\n\n" + words + " " * 5_000 + "\n"
+    long = "tides lamps " * 416  # 4,991 characters and a space
+    async with connect(config) as client:
+        found = await client.call_tool("verify_quote", {"quote": padded})
+        checked = await client.call_tool("verify_quote", {"quote": "\n" * 40 + long})
+        over = await client.call_tool("verify_quote", {"quote": long + "x" * 10})
+    assert not found.is_error, text(found)
+    assert structured(found)["verdict"] == "exact" and structured(found)["quote"] == words
+    assert not checked.is_error, text(checked)
+    assert over.is_error and "at most 5000 characters" in text(over)

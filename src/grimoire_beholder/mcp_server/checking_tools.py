@@ -9,7 +9,7 @@ from typing import Annotated
 
 from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ImageContent
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from grimoire_beholder.mcp_server.serving import (
     BookId,
@@ -79,11 +79,20 @@ def page_text(result: PageImageInfo) -> str:
     return with_note([line + "."], result.note)
 
 
+def _stripped(value: object) -> object:
+    """A quotation without the whitespace around it, as the library counts and checks it:
+    the length bound applies after this, so a block quotation pasted with its line breaks
+    around it is not refused for them."""
+    return value.strip() if isinstance(value, str) else value
+
+
 def verify_quote(
     ctx: Context,
     quote: Annotated[str, Field(
         max_length=MAX_QUOTE_CHARS,
-        description="The quotation to check, as you have it (a block quotation at most).")],
+        description=f"The quotation to check, as you have it (a block quotation at most: "
+                    f"{MAX_QUOTE_CHARS} characters, whitespace around it not counted)."),
+        BeforeValidator(_stripped)],  # last, so it runs first: the stripped length counts
     book_id: Annotated[int | str | None, Field(
         description="Only this book: numeric id or slug. Leave out to check all.")] = None,
 ) -> Annotated[CallToolResult, QuoteCheckResult]:
