@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from grimoire_beholder.cli.entry import app
-from helpers import write_markdown_book
+from helpers import run_cli, write_markdown_book
 from mcp_helpers import connect, text, write_config
 
 UNRELATED = "who won the 1966 world cup final at wembley"
@@ -58,6 +58,20 @@ def test_cli_low_confidence_notice_comes_first(shelf: list[str]) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr.startswith("The library probably does not cover this question")
     assert result.stdout.startswith("1. ")
+
+
+def test_min_confidence_outside_0_to_1_is_refused_naming_the_range(tmp_path: Path) -> None:
+    """``nan`` was told it "should be less than or equal to 1" (typer's bound check, which
+    read it as a number too): every value outside 0 to 1 gets one line naming the option
+    and the range, exit code 2, before any library is opened."""
+    for value in ("nan", "inf", "-inf", "1.5", "-0.5", "NaN", "ten"):
+        result = run_cli("query", "tides", f"--min-confidence={value}",
+                         "--library", str(tmp_path / "none"))
+        assert result.returncode == 2 and result.stdout == ""
+        assert result.stderr.count("\n") == 1 and result.stderr.startswith(
+            f"error: Invalid value for '--min-confidence': must be a number from 0 to 1, "
+            f"not '{value}'"), result.stderr
+    assert not (tmp_path / "none").exists()
 
 
 @pytest.mark.anyio

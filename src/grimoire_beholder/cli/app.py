@@ -14,6 +14,7 @@ stderr. Every GrimoireError becomes one ``error: …`` line and a non-zero exit 
 from __future__ import annotations
 
 import importlib
+import math
 import re
 import sys
 from enum import StrEnum
@@ -161,6 +162,19 @@ def _named_path(text: str) -> Path:
             raise typer.BadParameter(f"{text}: no home folder for {first!r} on this machine "
                                      "(no such user)") from None
     return Path(text)
+
+
+def unit_share(text: str) -> float:
+    """A number from 0 to 1 (``--min-confidence``), refused in words naming that range
+    otherwise: typer's own bound check (pydantic's) told ``nan`` it "should be less than or
+    equal to 1", and a float option takes ``nan``, ``inf`` and ``-inf`` as numbers."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise typer.BadParameter(f"must be a number from 0 to 1, not {text.strip()!r}")
+    return value
 
 
 def input_path(text: str) -> Path:

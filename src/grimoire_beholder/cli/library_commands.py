@@ -23,6 +23,7 @@ from grimoire_beholder.cli.app import (
     app,
     fail,
     input_path,
+    unit_share,
     with_library,
 )
 from grimoire_beholder.cli.help_pages import command
@@ -412,9 +413,9 @@ def query(
     explain: Annotated[bool, typer.Option(help="Show each arm's rank and the fused score.")]
     = False,
     min_confidence: Annotated[float | None, typer.Option(
-        "--min-confidence", min=0.0, max=1.0, help="Below this confidence, say the library "
-        "probably does not cover the question (default: min_confidence).",
-        show_default=False)] = None,
+        "--min-confidence", parser=unit_share, metavar="NUMBER", help="Below this "
+        "confidence (0 to 1), say the library probably does not cover the question "
+        "(default: min_confidence).", show_default=False)] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
