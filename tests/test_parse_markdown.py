@@ -213,3 +213,23 @@ def test_front_matter_authors_as_a_yaml_list_or_quarto_entries(tmp_path: Path) -
     assert book.author == "Alice Doe, Bob Roe" and book.title == "Tides"
     bracketed = "---\ntitle: '[draft] Tides'\n---\nText.\n"
     assert parse_markdown(_write(tmp_path, bracketed)).title == "[draft] Tides"
+
+
+@pytest.mark.parametrize("value", [
+    '["A \\"B\\" C", D]',  # was split at the escaped quote: 'A \\', 'B\\" C"', 'D'
+    """["Roe, R. \\"Bob\\"", 'O''Brien, P.']""",
+    '["back\\\\slash", "tab\\there", "caf\\u00e9", "\\x41da"]',
+    '"Ada \\"The Countess\\" Lovelace"',
+    "'Pat O''Neil'",
+    '"M\\u00fcller \\U0001F4DA"',
+])
+def test_front_matter_quoted_names_read_as_yaml_reads_them(tmp_path: Path,
+                                                          value: str) -> None:
+    """Backslash escapes in a double-quoted name and a doubled quote in a single-quoted
+    one: the author is what a YAML parser makes of the value (a list joined with ", ", on
+    one line as every name)."""
+    yaml = pytest.importorskip("yaml")
+    expected = yaml.safe_load(f"author: {value}")["author"]
+    expected = ", ".join(expected) if isinstance(expected, list) else expected
+    page = f"---\ntitle: Tides\nauthor: {value}\n---\n# Tides\n\nText.\n"
+    assert parse_file(_write(tmp_path, page)).author == " ".join(expected.split())

@@ -24,6 +24,8 @@ kept as text rather than becoming thousands of empty sections. Both are said in 
 from __future__ import annotations
 
 import re
+import sys
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,7 +65,8 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
 
     Only flat ``key: value`` lines (and ``key:`` followed by ``- item`` lines, or a
     ``[a, b]`` list, joined with ", "; an item ``- name: A`` as Quarto writes authors is
-    ``A``) are understood: that covers title/author without pulling in a YAML library.
+    ``A``) are understood, quoted values as YAML reads them (escapes in double quotes,
+    ``''`` in single): that covers title/author without pulling in a YAML library.
     An unclosed block is not front matter (it is a thematic break followed by text).
     Hugo's ``+++`` TOML block is read too (``markdown_sitegen``).
     """
@@ -100,7 +103,14 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
     return meta, body, close + 1
 
 
-_FLOW_ITEM = re.compile(r"""\s*("[^"]*"|'[^']*'|[^,]*)\s*(?:,|$)""")
+# One item of a ``[a, "b", 'c']`` flow list: a double-quoted scalar (backslash escapes), a
+# single-quoted one (``''`` is a quote), or plain text up to the next comma.
+_FLOW_ITEM = re.compile(r"""\s*("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^,]*)\s*(?:,|$)""")
+# YAML's escapes in a double-quoted scalar (YAML 1.2, 5.7), one character each.
+_ESCAPED = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "v": "\v",
+            "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
+            "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 
 
 def _scalar(value: str, *, item: bool = False) -> str:
@@ -116,9 +126,30 @@ def _scalar(value: str, *, item: bool = False) -> str:
 
 
 def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
+    """A quoted scalar's text as YAML reads it: ``"A \\"B\\""`` is ``A "B"``, ``'it''s'``
+    is ``it's``; an escape YAML does not know stays as written, and one that makes a
+    control character other than white space (``\\0``, ``\\e``), which no name holds, or a
+    lone surrogate, makes none."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return _ESCAPE.sub(_unescape, value[1:-1])
     return value
+
+
+def _unescape(match: re.Match[str]) -> str:
+    code = match.group(1)
+    if len(code) == 1:
+        char = _ESCAPED.get(code)
+        if char is None:
+            return match.group(0)
+    elif (number := int(code[1:], 16)) > sys.maxunicode:
+        return match.group(0)
+    else:
+        char = chr(number)
+    if char.isspace() or unicodedata.category(char) not in ("Cc", "Cs"):
+        return char
+    return ""
 
 
 @dataclass
