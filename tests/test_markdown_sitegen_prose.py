@@ -202,3 +202,14 @@ def test_a_github_alert_marker_goes_and_its_quote_stays(tmp_path: Path) -> None:
               for c in book.chapters for s in c.sections for b in s.blocks]
     assert blocks == [("Useful information for users.", 3, 4), ("Critical content.", 6, 7),
                       ("A plain quote with [!NOTE] inside stays.", 9, 9)]
+
+
+def test_a_shortcode_title_on_the_line_of_its_text_stays_a_word_of_its_own(
+        tmp_path: Path) -> None:
+    # "{{< note title="Careful" >}}Themes…" was read as "CarefulThemes…": one word that a
+    # search for "themes" (or "careful") never finds
+    page = ('# Hugo\n\n{{< note title="Careful" >}}Themes override layouts.{{< /note >}}\n\n'
+            '{{% alert title="Heads up" %}}**Back up** first.{{% /alert %}}\n')
+    texts, _ = _book(tmp_path, "hugo.md", page)
+    assert "Careful Themes override layouts." in texts
+    assert "Heads up Back up first." in texts

@@ -157,7 +157,8 @@ def _dedent(line: str, columns: int) -> str:
 
 def _inline(found: re.Match[str]) -> str:
     """A code span as written; a marker replaced by what it shows. The blanks after a
-    marker that shows nothing go when blanks precede it, so words stay one space apart."""
+    marker that shows nothing go when blanks precede it, so words stay one space apart; a
+    title a marker shows is followed by a space when text follows it at once."""
     groups = found.groupdict()
     after = groups["after"]
     if groups["code"] is not None:
@@ -170,6 +171,8 @@ def _inline(found: re.Match[str]) -> str:
     start = found.start()
     if not shown and (start == 0 or found.string[start - 1] in " \t"):
         return ""
+    if shown and not after and found.string[found.end():found.end() + 1].strip():
+        after = " "  # a title kept is a word of its own: "Careful Text", not "CarefulText"
     return shown + after
 
 
