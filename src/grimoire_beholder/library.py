@@ -174,11 +174,12 @@ class Library(LibraryWriting):
         return sec, parts[part - 1], len(parts)
 
     def status(self) -> LibraryStatus:
-        """Configured models, database path, and per-book counts by status."""
+        """Configured models and the one the library's vectors were made with, database
+        path, and per-book counts by status. Loads no model."""
         from grimoire_beholder.store.health_rows import saved_health
         from grimoire_beholder.views import status_view
 
-        return status_view(self.config, vectors.get_stamp(self.store),
+        return status_view(self.config, vectors.get_stamp(self.store), self.embedder.identity,
                            chunk_progress.status_counts(self.store), self.list_books(),
                            chunk_progress.summary_counts(self.store),
                            saved_health(self.store))

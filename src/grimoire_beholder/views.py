@@ -308,11 +308,38 @@ class EmbeddingStamp:
     identity: str
     dimension: int
 
+    @property
+    def shown(self) -> str:
+        """``embedded · all-MiniLM-L6-v2``, as ``status`` names a configured model."""
+        return model_shown(self.identity)
+
+
+def model_shown(identity: str) -> str:
+    """An embedder's identity (``backend:model``) as ``backend · model``."""
+    backend, _, model = identity.partition(":")
+    return f"{backend} · {model}" if model else backend
+
+
+def model_mismatch(stamp: EmbeddingStamp | None, configured: str,
+                   config_file: str | None) -> str | None:
+    """What a person must do when the configured embedder (``configured``, its identity)
+    is not the one the library's vectors were made with — searches and ingests
+    refuse —, in words: None when it is, or nothing is embedded yet."""
+    if stamp is None or stamp.identity == configured:
+        return None
+    backend, _, model = stamp.identity.partition(":")
+    where = f"in {config_file}" if config_file else "in the library's config.toml"
+    return (f'searches and ingests refuse until embedding_backend = "{backend}" '
+            f'and embedding_model = "{model}" are set back {where}; to change models, ingest '
+            "the books into a new library (another db_path)")
+
 
 @dataclass(frozen=True)
 class LibraryStatus:
-    """What ``status`` shows: the configured models, the database and why it was chosen,
-    the chunks by stage, and every book."""
+    """What ``status`` shows: the configured models, the model the library's vectors were
+    made with (``embedding_stamp``) and, when the two differ, what to do about it
+    (``embedding_mismatch``), the database and why it was chosen, the chunks by stage, and
+    every book."""
 
     database: str
     config_file: str | None
@@ -322,6 +349,8 @@ class LibraryStatus:
     llm_backend: str
     llm_model: str | None
     embedding_stamp: EmbeddingStamp | None
+    embedding_configured: str  # the configured embedder's identity (backend:model)
+    embedding_mismatch: str | None
     chunks: dict[str, int]
     books: list[BookState]
 
@@ -349,10 +378,12 @@ class Savings:
         return asdict(self)
 
 
-def status_view(config: Config, stamp: tuple[str, int] | None, chunks: dict[str, int],
-                books: list[BookRow], summaries: dict[int, tuple[int, int]],
-                health: dict[str, Any]) -> LibraryStatus:
-    """The library's :class:`LibraryStatus` from the store's counts."""
+def status_view(config: Config, stamp: tuple[str, int] | None, configured: str,
+                chunks: dict[str, int], books: list[BookRow],
+                summaries: dict[int, tuple[int, int]], health: dict[str, Any]
+                ) -> LibraryStatus:
+    """The library's :class:`LibraryStatus` from the store's counts; ``configured`` is the
+    configured embedder's identity, to hold against the library's ``stamp``."""
     rows = []
     for b in books:
         done, total = summaries.get(b.id, (0, 0))
@@ -368,4 +399,7 @@ def status_view(config: Config, stamp: tuple[str, int] | None, chunks: dict[str,
         embedding_model=config.embedding_model_name, llm_backend=config.llm_backend,
         llm_model=config.llm_model if config.llm_backend != "none" else None,
         embedding_stamp=EmbeddingStamp(*stamp) if stamp else None,
+        embedding_configured=configured,
+        embedding_mismatch=model_mismatch(EmbeddingStamp(*stamp) if stamp else None,
+                                          configured, config.source),
         chunks=chunks, books=rows)

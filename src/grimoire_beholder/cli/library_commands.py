@@ -304,19 +304,25 @@ def unfollow(
 ))
 def status(json_out: JsonOpt = False, config: ConfigOpt = None,
            library: LibraryOpt = None) -> None:
-    """Configured models, database path, and per-book counts by status."""
+    """The embedding model the library's vectors were made with (and the configured one,
+    when it differs), the context model, database path, and per-book counts by status."""
     from grimoire_beholder.cli.plain_output import print_json
     from grimoire_beholder.cli.rendering import fit, out
+    from grimoire_beholder.views import model_shown
 
     info = with_library(config, lambda lib: lib.status(), library=library, read_only=True)
     if json_out:
         print_json(info.to_dict())
         return
-    c = info.chunks
+    c, stamp = info.chunks, info.embedding_stamp
+    made = (f"embeddings: {stamp.shown}, {stamp.dimension} dimensions (the library's vectors)"
+            if stamp else f"embeddings: {model_shown(info.embedding_configured)} (configured; "
+            "nothing embedded yet)")
     lines = [f"database:   {info.database}",
              f"config:     {info.config_file or '(none: built-in defaults)'}",
-             f"chosen by:  {info.chosen_by}",
-             f"embeddings: {info.embedding_backend} · {info.embedding_model}",
+             f"chosen by:  {info.chosen_by}", made,
+             *([f"configured: {model_shown(info.embedding_configured)}, not the library's "
+                f"model: {info.embedding_mismatch}"] if info.embedding_mismatch else []),
              f"contexts:   {info.llm_backend}"
              + (f" · {info.llm_model}" if info.llm_model else " (extractive, no LLM)"),
              f"chunks:     {c['embedded']} embedded, {c['contextualized']} contextualized, "

@@ -14,7 +14,7 @@ from grimoire_beholder.citation import extent, relative_path
 from grimoire_beholder.library import BookRow
 from grimoire_beholder.mcp_server.serving import bounded_result, one_line, served, with_note
 from grimoire_beholder.text import clip, plural
-from grimoire_beholder.views import IngestedFolder, book_dict, find_folder, shelves
+from grimoire_beholder.views import IngestedFolder, book_dict, find_folder, model_shown, shelves
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -126,8 +126,14 @@ class FolderStatus(BaseModel):
 
 
 class LibraryStatus(BaseModel):
-    embedding_backend: str
-    embedding_model: str
+    embedding_backend: str = Field(description="The configured embedding backend.")
+    embedding_model: str = Field(description="The configured embedding model.")
+    embedding_stamp: dict[str, Any] | None = Field(
+        default=None, description="The model the library's vectors were made with: "
+        "identity (backend:model) and dimension; null before anything is embedded.")
+    embedding_mismatch: str | None = Field(
+        default=None, description="Set when the configured model is not the library's: "
+        "searches fail until the person running the server does what this says.")
     llm_backend: str
     retrieval_mode: str
     chunks: dict[str, int]
@@ -208,8 +214,15 @@ def _counts(counts: dict[str, int]) -> str:
 def status_text(result: LibraryStatus) -> str:
     """Models and retrieval mode, characters saved so far, then one line per book and per
     ingested folder; "not checked" is said once for all the books never health-checked."""
-    lines = [f"embeddings: {result.embedding_backend} · {result.embedding_model}; "
-             f"retrieval: {result.retrieval_mode}; chunks: {_counts(result.chunks)}"]
+    stamp, configured = result.embedding_stamp, (f"{result.embedding_backend} · "
+                                                 f"{result.embedding_model}")
+    made = (f"{model_shown(stamp['identity'])} ({stamp['dimension']} dimensions)" if stamp
+            else f"{configured} (configured; nothing embedded yet)")
+    lines = [f"embeddings: {made}; retrieval: {result.retrieval_mode}; "
+             f"chunks: {_counts(result.chunks)}"]
+    if result.embedding_mismatch:
+        lines.append(f"the server is configured for {configured}, not the library's model: "
+                     f"{result.embedding_mismatch}")
     savings = result.savings or {}
     if savings.get("searches"):
         lines.append(f"searches so far served {savings.get('chars_served', 0):,} characters "
@@ -351,9 +364,11 @@ def book_status(ctx: Context, folder: FolderRef = None,
     chunks by stage (pending → contextualized → embedded); per ingested folder, ONE entry:
     files complete, chunks by stage, health checked. book_status(folder=PATH) shows each
     file of that folder. A book is searchable by meaning once its chunks are embedded;
-    'complete' is false while an ingest is unfinished. Also names the embedding model and
-    retrieval mode in use, and each book's last health check (how much of it retrieval
-    finds, pages without text, parse problems). Pages: pass next_offset as offset."""
+    'complete' is false while an ingest is unfinished. Also names the embedding model the
+    library's vectors were made with (and, when the server is configured for another, that
+    searches fail until it is set back), the retrieval mode, and each book's last health
+    check (how much of it retrieval finds, pages without text, parse problems). Pages: pass
+    next_offset as offset."""
     state = served(ctx)
     info, books = state.run(lambda lib: (
         {**lib.status().to_dict(),  # no savings kept for a library in a server yet
