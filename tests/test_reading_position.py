@@ -121,3 +121,5 @@ def test_cli_query_until(tmp_path: Path) -> None:
     assert hits and {h["chapter_index"] for h in hits} <= {0, 1}
     bad = runner.invoke(app, ["query", "lantern", "--until", "2", "--config", str(config)])
     assert bad.exit_code == 1 and "needs one book" in bad.output
+    # the CLI user is told the options they typed, not only the MCP argument's name
+    assert "--until" in bad.output and "--book" in bad.output

@@ -59,8 +59,9 @@ def until_scope(conn: Store, book_ids: list[int] | None, slug: str | None,
                 until: int | str) -> list[int]:
     """Chunk ids of the one allowed book up to and including chapter ``until``."""
     if book_ids is None or len(book_ids) != 1 or slug is None:
-        raise GrimoireError("until_chapter needs one book (chapter numbers belong to a book): "
-                            "give the book too")
+        raise GrimoireError("a reading position (--until, until_chapter) needs one book "
+                            "(chapter numbers belong to a book): give the book too (--book, "
+                            "book_id)")
     titles = reading_positions.chapter_titles(conn, book_ids[0])
     last = chapter_number(titles, until, slug)
     return reading_positions.chunk_ids_until(conn, book_ids, last)
