@@ -192,3 +192,34 @@ def test_a_deleted_library_book_stays_deleted_on_sync(tmp_path: Path) -> None:
     _cli("sync", "--config", config)
     assert {b["name"] for b in _cli("list", "--config", config)} == {
         "Tide Tables of the Far North"}
+
+
+@pytest.mark.parametrize("calibre_first", [True, False])
+def test_a_calibre_library_inside_a_synced_folder_is_one_book_a_file(
+        tmp_path: Path, calibre_first: bool) -> None:
+    """~/Books followed as a folder, its Calibre Library ingested as a Calibre library: each
+    of Calibre's files was a book twice (once the folder's, once Calibre's, with a slug
+    ending -2), and a format Calibre does not choose (Orchard Pruning's PDF beside its EPUB)
+    a book of the folder's. The Calibre library owns its files, whichever came first."""
+    books = tmp_path / "Books"
+    books.mkdir()
+    folder = _library(books)
+    (books / "notes.md").write_text("# Notes\n\nTides and lamps, noted.\n", encoding="utf-8")
+    config = str(write_config(tmp_path))
+    runner = CliRunner()
+    order = [folder, books] if calibre_first else [books, folder]
+    said = [runner.invoke(app, ["ingest", str(path), "--config", config]) for path in order]
+    assert all(r.exit_code == 0 for r in said), [r.output for r in said]
+    synced = runner.invoke(app, ["sync", "--config", config])
+    assert synced.exit_code == 0, synced.output
+    listed = {b["slug"]: b for b in _cli("list", "--config", config)}
+    assert set(listed) == {"notes", "tide-tables-of-the-north", "signal-lamps-at-night",
+                           "orchard-pruning"}, sorted(listed)
+    assert listed["orchard-pruning"]["source_type"] == "epub"
+    assert listed["tide-tables-of-the-north"]["tags"] == ["navigation", "sea"]
+    told = said[1].stderr + said[1].output
+    if calibre_first:
+        assert "left out" in told and "the Calibre library there is followed on its own" in told
+    else:
+        assert "removed 4 book(s) a synced folder had made of its files" in told
+    assert "followed on its own" not in synced.stderr + synced.output  # said once

@@ -49,6 +49,7 @@ from grimoire_beholder.sources.calibre import calibre_library
 from grimoire_beholder.sources.discover import detect
 from grimoire_beholder.sources.items import (
     CALIBRE_DB,
+    KIND_NAMES,
     ZOTERO_DB,
     SourceItem,
     SourceLibrary,
@@ -62,7 +63,6 @@ from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 _T = TypeVar("_T")
-KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
 
 
 def is_library(folder: Path) -> bool:
@@ -342,6 +342,9 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
             progress.message(f"{folder} is the {KIND_NAMES[kind]} that was at {old}: its "
                              "books follow it")
             library_moves.follow_move(deps.conn, old, library)
+        from grimoire_beholder.ingest.sync import hand_over  # sync imports this module
+
+        hand_over(deps, str(folder), kind, report, progress)
         _follow(deps, library, report, progress, remove_missing=old is not None,
                 dry_run=False,
                 within=None if within is None else [str(Path(w).resolve()) for w in within])

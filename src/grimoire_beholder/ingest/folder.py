@@ -10,14 +10,16 @@ Rules (the same for ``ingest DIR``, ``sync`` and ``sync --watch``):
   against the path relative to the root, with "/" separators, and against the bare name,
   so ``drafts`` excludes every folder called drafts and ``notes/*.md`` one subtree;
 * symlinks are followed, but a folder whose resolved path was already visited is skipped,
-  so a link back up the tree cannot loop; a file reached twice (two links) counts once.
+  so a link back up the tree cannot loop; a file reached twice (two links) counts once;
+* a Calibre library or Zotero data folder the library follows as such (``owned``) is not
+  walked: its files are that library's books (``ingest/external.py``), not the folder's.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +47,7 @@ class Scan:
     warnings: list[str] = field(default_factory=list)
     unread: dict[str, int] = field(default_factory=dict)  # UNREAD_DOCUMENTS found, by suffix
     filtered: int = 0  # files of a kind the library reads that --include/--exclude left out
+    owned: list[Path] = field(default_factory=list)  # followed libraries met, not walked
 
     def unread_note(self) -> str | None:
         """One line naming the documents of kinds the library does not read, if any."""
@@ -94,10 +97,13 @@ def group_of(relative: str) -> str:
 
 
 def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = (),
-         skip: set[Path] | None = None) -> Scan:
-    """Every candidate file under ``root`` (see the module docstring), in path order."""
+         skip: set[Path] | None = None, owned: Collection[Path] = ()) -> Scan:
+    """Every candidate file under ``root`` (see the module docstring), in path order;
+    ``owned``: the real paths of followed Calibre/Zotero libraries, neither walked nor
+    reached through a link (those met are listed in ``Scan.owned``)."""
     result = Scan()
     skip = skip or set()
+    owned = set(owned)
     visited_dirs: set[Path] = set()
     seen_files: set[Path] = set()
     stack: list[tuple[Path, str]] = [(root, "")]
@@ -111,6 +117,9 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
         if real in visited_dirs:
             continue  # a symlink back into a folder already walked
         visited_dirs.add(real)
+        if real in owned:
+            result.owned.append(real)
+            continue
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -146,7 +155,8 @@ def scan(root: Path, *, include: Sequence[str] = (), exclude: Sequence[str] = ()
             except (OSError, RuntimeError):
                 result.warnings.append(f"{entry.path}: broken link, skipped")
                 continue
-            if resolved in skip or resolved in seen_files:
+            if resolved in skip or resolved in seen_files or not owned.isdisjoint(
+                    resolved.parents):
                 continue
             seen_files.add(resolved)
             result.files.append(FolderFile(resolved, relative, group_of(relative)))

@@ -44,7 +44,7 @@ from grimoire_beholder.ingest.progress import (
     estimate_chunks,
 )
 from grimoire_beholder.ingest.service import store_book
-from grimoire_beholder.ingest.sync_plan import plan
+from grimoire_beholder.ingest.sync_plan import handed_over, plan
 from grimoire_beholder.ingest.sync_scope import (
     known_spelling,
     resolve_dir,
@@ -295,6 +295,18 @@ def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = 
         syncer.apply(steps, report, [root.path])
     report.seconds = time.perf_counter() - started
     return report
+
+
+def hand_over(deps: IngestDeps, library: str, kind: str, report: SyncReport,
+              progress: Progress) -> None:
+    """Remove the books synced folders made of files under ``library``, a Calibre library
+    or Zotero data folder now followed as such, which owns them (``sync_plan``'s rule):
+    into ``report``, with one line saying why. Call holding the library's writer lock."""
+    steps = [Step("removed", display_of(s.path, s.root), stored=s)
+             for s in folders.stored_files(deps.conn) if s.root and under(s.path, [library])]
+    if steps:
+        Syncer(deps, progress).apply(steps, report, [library])
+        report.warnings.append(handed_over(library, kind, len(steps)))
 
 
 def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = False,

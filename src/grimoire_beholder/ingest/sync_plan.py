@@ -8,6 +8,11 @@ whose file vanished and did not reappear are removed. A file renamed only in cas
 case-insensitive volume (still found by its old name, listed by its new one), or only in
 Unicode form (NFC/NFD), is the same book moved.
 
+A Calibre library or Zotero data folder inside a root that the library follows as such owns
+its files: the folder's walk leaves it out (``ingest DIR`` says so once), and a book the folder
+made of one of its files before is removed by the next sync (``external.ingest_library``
+removes them when the library is ingested), so no file is two books.
+
 A root folder that is missing altogether (an unplugged drive) is skipped with a warning: its
 books are kept rather than all removed; likewise an empty folder left where a drive inside a
 root was mounted. ``ingest/sync.py`` applies the plan.
@@ -22,7 +27,8 @@ from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import FolderFile, empty_mount_point, missing_drive, scan
 from grimoire_beholder.ingest.sync_scope import folds, respelled, under
 from grimoire_beholder.ingest.sync_steps import ORDER, Step, display_of, respell
-from grimoire_beholder.store import folders
+from grimoire_beholder.sources.items import KIND_NAMES
+from grimoire_beholder.store import folders, source_rows
 from grimoire_beholder.views import FileOutcome, SyncReport
 
 
@@ -38,15 +44,23 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
     folder to a file the library does not hold, e.g. one ``add_book`` skipped; a book
     reached that way is still synced, from its own stored place).
     """
+    owned = dict(source_rows.libraries(deps.conn))
     found, gone_roots = _on_disk(deps, dirs, roots, report, remove_missing=remove_missing,
-                                      within=within, confined=confined)
+                                 within=within, confined=confined, owned=owned)
     steps: list[Step] = []
     missing: dict[str, list[folders.StoredFile]] = {}
     folded = folds(found)
+    handed: dict[str, int] = {}  # followed library → folder books of its files removed
     for stored in folders.stored_files(deps.conn):
         if dirs is not None and not under(stored.path, dirs):
             continue
         if stored.root in gone_roots:
+            continue
+        if stored.root and (library := _owner(stored.path, owned)) is not None:
+            if remove_missing:
+                steps.append(Step("removed", display_of(stored.path, stored.root),
+                                  stored=stored))
+                handed[library] = handed.get(library, 0) + 1
             continue
         entry = found.pop(stored.path, None)
         spelling = None if entry else respelled(stored.path, folded)
@@ -92,14 +106,29 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
                 else:
                     steps.append(Step("removed", display_of(s.path, s.root), stored=s))
         report.warnings += [missing_drive(p, paths) or "" for p, paths in sorted(kept.items())]
+    report.warnings += [handed_over(library, owned[library], n)
+                        for library, n in sorted(handed.items())]
     steps.sort(key=lambda s: (ORDER.get(s.action, 9), s.display))
     return steps
 
+def handed_over(library: str, kind: str, books: int) -> str:
+    """The line that says why a synced folder's books of ``library``'s files went."""
+    return (f"{library}: removed {books} book(s) a synced folder had made of its files: the "
+            f"{KIND_NAMES[kind]} is followed on its own, and its books are its items")
+
+
+def _owner(path: str, owned: dict[str, str]) -> str | None:
+    """The followed library ``path`` lies in, if any."""
+    return next((library for library in owned if under(path, [library])), None)
+
+
 def _on_disk(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoot],
              report: SyncReport, *, remove_missing: bool, within: list[str] | None,
-             confined: bool) -> tuple[dict[str, tuple[FolderFile, str]], set[str]]:
+             confined: bool, owned: dict[str, str]
+             ) -> tuple[dict[str, tuple[FolderFile, str]], set[str]]:
     """The files under the roots that :func:`plan` may act on (path → file and its root),
-    and the roots that are gone; what is skipped and why goes into ``report``."""
+    and the roots that are gone; what is skipped and why goes into ``report``. ``owned``:
+    the followed Calibre/Zotero libraries (path → kind), whose files are left out."""
     skip = deps.own_files()
     stored = folders.stored_files(deps.conn)
     known = {s.path for s in stored} if confined else set()
@@ -113,8 +142,13 @@ def _on_disk(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.Folde
             report.warnings.append(f"{folder.path}: folder not found; its books are kept")
             continue
         result = scan(Path(folder.path), include=folder.include, exclude=folder.exclude,
-                      skip=skip)
+                      skip=skip, owned=[Path(p) for p in owned])
         report.warnings.extend(result.warnings)
+        if not remove_missing:  # `ingest DIR` says it once; each sync would repeat
+            report.warnings += [
+                f"{folder.path}: left out {library}: the {KIND_NAMES[owned[str(library)]]} "
+                "there is followed on its own (`sync` follows it), so its files are its "
+                "books, not this folder's" for library in result.owned if str(library) in owned]
         unread = result.unread_note()
         if unread and not remove_missing:  # `ingest DIR` says it; each sync would repeat
             report.warnings.append(f"{folder.path}: {unread}")

@@ -19,6 +19,7 @@ from grimoire_beholder.parse.document import Block, ParsedChapter, ParsedSection
 
 CALIBRE_DB = "metadata.db"
 ZOTERO_DB = "zotero.sqlite"
+KIND_NAMES = {"calibre": "Calibre library", "zotero": "Zotero data folder"}
 READER_CHAPTER = "Your highlights and notes"
 # Formats in the order a book's file is chosen, when it has several (config
 # ``source_formats``); any other format is named in the report as unreadable.
