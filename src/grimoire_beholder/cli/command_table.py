@@ -46,8 +46,9 @@ COMMANDS: dict[str, Listed] = {
                      "under it (one transaction)."),
     "unfollow": Listed("library_commands", "Build the library", "Stop following a folder: "
                        "sync adds none of its new files again."),
-    "status": Listed("library_commands", "Check it", "Configured models, database path, and "
-                     "per-book counts by status."),
+    "status": Listed("library_commands", "Check it", "The library's embedding model (and "
+                     "the configured one, when it differs), database path, and per-book "
+                     "counts by status."),
     "check": Listed("library_commands", "Check it", "Check the library file: SQLite's "
                     "integrity check and the index consistency rules."),
     "reindex-fts": Listed("library_commands", "Check it", "Drop and rebuild the keyword "

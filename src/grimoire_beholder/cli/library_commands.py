@@ -304,8 +304,8 @@ def unfollow(
 ))
 def status(json_out: JsonOpt = False, config: ConfigOpt = None,
            library: LibraryOpt = None) -> None:
-    """The embedding model the library's vectors were made with (and the configured one,
-    when it differs), the context model, database path, and per-book counts by status."""
+    """The library's embedding model (and the configured one, when it differs), database
+    path, and per-book counts by status."""
     from grimoire_beholder.cli.plain_output import print_json
     from grimoire_beholder.cli.rendering import fit, out
     from grimoire_beholder.views import model_shown
