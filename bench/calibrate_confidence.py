@@ -116,6 +116,10 @@ def leave_out_library(dev: DevSet, config: Config) -> tuple[Config, set[str]]:
             for book in lib.list_books():
                 if Path(book.source_path).name in dropped:
                     lib.delete(book.id)
+        # Deletions may still sit in the copy's write-ahead log, which is named after the
+        # file: fold it in before the rename, or the moved file loses them.
+        with sqlite3.connect(partial) as copy:
+            copy.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         shutil.move(partial, target)
     return leave_config, dropped
 
