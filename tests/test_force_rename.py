@@ -8,10 +8,15 @@ name and the vectors kept the old one in."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import GARDEN_CHAPTERS, run_cli, write_markdown_book
+from mcp_helpers import cli_command
 
 OLD, NEW = "Kitchen Garden Manual", "Heron Almanac"
 
@@ -54,3 +59,31 @@ def test_force_name_renames_contexts_as_a_fresh_ingest_would(tmp_path: Path) -> 
         assert not [h["context"] for h in after if OLD in h["context"]]
         assert _seen(after) == _seen(_hits(fresh, question))
     assert _hits(renamed, "manual", "--mode", "keyword") == []  # a word of the old name only
+
+
+@pytest.mark.slow  # three CLI processes, two of them killed
+@pytest.mark.parametrize("kill_at", ["structure.before_commit:1", "contexts.commit:3"])
+def test_a_rename_killed_midway_is_the_old_book_or_finishes_under_the_new_name(
+        tmp_path: Path, kill_at: str) -> None:
+    """Killed inside the replacing transaction, the book is as it was (old name, complete);
+    killed while the new name's contexts are written, it is the renamed book, unfinished, and
+    running the same command again finishes it with no trace of the old name."""
+    book = write_markdown_book(tmp_path / "garden.md", OLD, GARDEN_CHAPTERS)
+    lib = _library(tmp_path / "lib")
+    assert run_cli("ingest", str(book), "-q", *lib).returncode == 0
+    rename = ["ingest", str(book), "--force", "--name", NEW, "-q", *lib]
+    killed = subprocess.run([*cli_command(), *rename], capture_output=True, text=True,
+                            env={**os.environ, "GRIMOIRE_BEHOLDER_KILL_AT": kill_at},
+                            timeout=120)
+    assert killed.returncode != 0
+    [state] = json.loads(run_cli("status", "--json", *lib).stdout)["books"]
+    if kill_at.startswith("structure"):
+        assert (state["name"], state["complete"]) == (OLD, True)
+        assert all(h["context"].startswith(OLD) for h in _hits(lib, "compost heap"))
+        return
+    assert (state["name"], state["complete"]) == (NEW, False)
+    assert run_cli(*rename).returncode == 0
+    [state] = json.loads(run_cli("status", "--json", *lib).stdout)["books"]
+    assert (state["name"], state["complete"]) == (NEW, True)
+    contexts = [h["context"] for h in _hits(lib, "compost heap")]
+    assert contexts and all(c.startswith(NEW) for c in contexts)
