@@ -118,3 +118,23 @@ def test_session_start_lists_real_books_first_and_gives_each_a_fair_share(
     assert lines[1].startswith("- the-sea-book: The Sea Book")  # the EPUB before the notes
     assert [line.split(":")[0] for line in lines[2:]] == ["- shopping-note",
                                                           "- the-long-manual"]
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+@pytest.mark.parametrize("hook", ["session-start", "prompt"])
+def test_a_budget_below_one_is_a_usage_error_not_the_default_or_a_header(
+        config: Path, hook: str, budget: str) -> None:
+    """``--budget 0`` printed the default 2,000 characters and ``--budget -5`` the header
+    alone; both are now the parser's one-line error, through the console script too."""
+    from helpers import run_cli
+
+    result = CliRunner().invoke(app, ["hook", hook, "--budget", budget, "-c", str(config)],
+                                input='{"prompt": "how do I keep the soil in good heart?"}')
+    assert result.exit_code == 2 and result.stdout == ""
+    assert "--budget" in result.output
+    # without -c: the plain form an assistant's hook runs, which skips the option parser
+    proc = run_cli("hook", hook, "--budget", budget,
+                   env={"GRIMOIRE_BEHOLDER_CONFIG": str(config)},
+                   stdin='{"prompt": "how do I keep the soil in good heart?"}')
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "--budget" in proc.stderr and "Traceback" not in proc.stderr

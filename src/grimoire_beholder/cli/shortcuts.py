@@ -60,6 +60,8 @@ def shortcut(argv: Sequence[str]) -> Callable[[], int] | None:
         command, found = _list, _plain(rest, *_LIST, arguments=())
     elif name == "hook" and rest and rest[0] in ("prompt", "session-start"):
         command, found = _hook, _plain(rest[1:], *_HOOK, arguments=())
+        if found is not None and found.get("budget", 1) < 1:
+            found = None  # the parser's usage error, exit 2
         found = None if found is None else {**found, "hook": rest[0]}
     elif name == "serve-mcp" and not any(os.environ.get(v) is not None for v in _SERVE_ENV):
         command, found = _serve, _plain(rest, *_SERVE, arguments=())

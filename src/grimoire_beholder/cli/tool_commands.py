@@ -150,7 +150,8 @@ def stats(json_out: JsonOpt = False, config: ConfigOpt = None,
 
 
 BudgetOpt = Annotated[int | None, typer.Option(
-    "--budget", help="Maximum characters printed.", show_default=False)]
+    "--budget", min=1, help="Maximum characters printed (a positive number).",
+    show_default=False)]
 
 
 @command(hook_app, "Assistants", "session-start", examples=(
