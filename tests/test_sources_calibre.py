@@ -96,7 +96,12 @@ def test_ingest_a_calibre_library_then_follow_its_edits(tmp_path: Path) -> None:
     # Calibre retitled book 1 (renaming its folder) and removed book 2: the retitled book
     # is read again under its new title, as a new book would be (its contexts name it).
     folder = _library(tmp_path, "after")
+    dry = _cli("sync", "--dry-run", "--config", config)  # says what the sync will embed
+    assert dry["dry_run"] and dry["chunks_embedded"] == tides["chunks"] > 0
+    assert {b["name"] for b in _cli("list", "--config", config)} == set(books)
     report = _cli("sync", "--config", config)
+    assert {f["path"]: f["action"] for f in dry["files"]} == {
+        f["path"]: f["action"] for f in report["files"]}
     assert report["chunks_embedded"] == tides["chunks"]
     actions = {f["path"]: f["action"] for f in report["files"]}
     assert actions["Tide Tables of the Far North [1]"] == "updated"
@@ -124,6 +129,8 @@ def test_a_replaced_format_is_rechunked_in_place(tmp_path: Path) -> None:
         chapters = {**build.ORCHARD, "Summer pruning": "Prune cordons in August, cutting "
                     "the side shoots back to one leaf."}
         build._epub(Path(orchard.source_path), "Orchard Pruning", "Ivy Stone", chapters)
+        preview = next(f for f in lib.sync(dry_run=True).files if f.slug == "orchard-pruning")
+        assert (preview.action, preview.embedded, preview.reused) == ("changed", 1, 1)
         report = lib.sync()
         outcome = next(f for f in report.files if f.slug == "orchard-pruning")
         assert (outcome.action, outcome.embedded, outcome.reused) == ("changed", 1, 1)

@@ -34,14 +34,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest import library_moves
-from grimoire_beholder.ingest.build import FileInfo, book_slug, file_info, prepare_book
+from grimoire_beholder.ingest.build import FileInfo, PreparedBook, book_slug, prepare_book
 from grimoire_beholder.ingest.deps import IngestDeps
+from grimoire_beholder.ingest.external_plan import ItemStep, content_key, plan, under
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
 from grimoire_beholder.parse.document import ParsedBook
@@ -58,7 +58,6 @@ from grimoire_beholder.sources.items import (
 from grimoire_beholder.sources.zotero import zotero_library
 from grimoire_beholder.store import book_rows, calibre_rows, folders, fts, source_rows, zotero_rows
 from grimoire_beholder.store.foreign_copy import foreign_database
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
@@ -74,112 +73,20 @@ def formats_of(deps: IngestDeps) -> tuple[str, ...]:
     return tuple(f.strip().lower() for f in deps.config.source_formats.split(",") if f.strip())
 
 
-@dataclass
-class _Step:
-    action: str
-    item: SourceItem | None
-    stored: source_rows.StoredOrigin | None
-    info: FileInfo | None = None
-    error: str | None = None
-
-    @property
-    def display(self) -> str:
-        if self.item is None:
-            assert self.stored is not None
-            return f"{self.stored.slug} [{self.stored.item}]"
-        return f"{self.item.title} [{self.item.key}]"
-
-
-def _content_key(info: FileInfo, item: SourceItem) -> str:
-    return f"{info.sha256}:{item.annotations_hash()}"
-
-
-def _file(item: SourceItem, stored: source_rows.StoredOrigin | None) -> FileInfo:
-    """The chosen file's identity; its stored hash reused when path, size and mtime agree."""
-    assert item.file is not None
-    path = item.file.resolve(strict=True)
-    st = path.stat()
-    if stored is not None and (stored.source_path, stored.source_size,
-                               stored.source_mtime) == (str(path), st.st_size, st.st_mtime):
-        return FileInfo(str(path), stored.content_key.split(":")[0], st.st_size, st.st_mtime)
-    return file_info(path)
-
-
-def plan(conn: Store, library: SourceLibrary, *, remove_missing: bool,
-         within: list[str] | None = None) -> list[_Step]:
-    """What bringing the library's books in line takes; reads files' stats, writes nothing.
-
-    ``within``: a new item whose file (links followed) lies outside these folders is
-    skipped (MCP ``add_book`` and ``sync_library``: a Zotero linked file can be anywhere).
-    """
-    stored = source_rows.stored_items(conn, str(library.path))
-    dropped = source_rows.dropped_items(conn, str(library.path))
-    steps: list[_Step] = []
-    for item in library.items:
-        old = stored.pop(item.key, None)
-        if old is None and item.key in dropped:  # its book was deleted: it stays out
-            steps.append(_Step("left out", item, None))
-            continue
-        if (within is not None and old is None and item.file is not None
-                and not _under(str(item.file.resolve()), within)):
-            steps.append(_Step("skipped", item, None, error=f"its file {item.file} lies "
-                               "outside the allowed folders"))
-            continue
-        if item.file is None:
-            why = (f"no format grimoire-beholder can read ({', '.join(item.formats)})"
-                   if item.formats else "no file: an entry with metadata only")
-            steps.append(_Step("removed" if old else "skipped", item, old, error=why))
-            continue
-        try:
-            info = _file(item, old)
-        except FileNotFoundError:  # the library's state, not a failure to fix here
-            steps.append(_Step("skipped", item, old, error=_not_on_disk(library, item, old)))
-            continue
-        except (OSError, RuntimeError) as exc:
-            steps.append(_Step("failed", item, old, error=f"cannot read {item.file} ({exc})"))
-            continue
-        if old is None:  # a book of this file ingested on its own is adopted
-            old = library_moves.single_file_book(conn, info.path, info.sha256, item.key)
-            if old is not None and not item.annotations:
-                old = replace(old, content_key=_content_key(info, item))
-        if old is None:
-            action = "added"
-        elif _content_key(info, item) != old.content_key:
-            action = "changed"
-        elif item.metadata_hash() != old.metadata_hash:
-            action = "updated"
-        elif info.path != old.source_path:
-            action = "moved"
-        else:  # the same bytes where they were (a touched file: its new stat is kept)
-            action = "unchanged"
-        steps.append(_Step(action, item, old, info))
-    if remove_missing:
-        steps += [_Step("removed", None, old) for old in stored.values()]
-    return steps
-
-
-def _not_on_disk(library: SourceLibrary, item: SourceItem,
-                 old: source_rows.StoredOrigin | None) -> str:
-    """Why an item whose every listed file is missing is skipped (Calibre's file removed by
-    hand, a Zotero attachment not downloaded): ``…EPUB, PDF, but …epub is not on disk``."""
-    app = KIND_NAMES[library.kind].split()[0]
-    kept = "; its book is kept as last read" if old is not None else ""
-    return (f"no file on disk: {app} lists {', '.join(item.formats)}, but {item.file} is "
-            f"missing{kept}")
-
-
 class _Applier:
     def __init__(self, deps: IngestDeps, library: SourceLibrary, progress: Progress) -> None:
         self.deps, self.conn, self.library, self.progress = deps, deps.conn, library, progress
 
     def origin(self, item: SourceItem, info: FileInfo) -> source_rows.Origin:
-        metadata = {**item.described(), "content_key": _content_key(info, item),
+        metadata = {**item.described(), "content_key": content_key(info, item),
                     "source": self.library.kind}
         return source_rows.Origin(str(self.library.path), item.key, item.link, metadata,
                                   item.metadata_hash(), tuple(item.tags),
                                   tuple(item.collections), item.series)
 
-    def ingest(self, step: _Step, report: SyncReport) -> FileOutcome:
+    def prepare(self, step: ItemStep, progress: Progress) -> PreparedBook:
+        """The item's book as :meth:`ingest` stores it: its title and authors, the stored
+        book's slug (a new one's made free), a Zotero item's annotations as a chapter."""
         item, info, stored = step.item, step.info, step.stored
         assert item is not None and item.file is not None and info is not None
         taken = book_rows.slugs(self.conn)
@@ -199,9 +106,15 @@ class _Applier:
                 parsed.chapters.append(chapter)
 
         prepared = prepare_book(Path(info.path), info, self.deps.config, label=step.display,
-                                progress=self.progress, naming=naming, amend=amend,
+                                progress=progress, naming=naming, amend=amend,
                                 limit=self.deps.chunk_limit)
         prepared.book.author = item.author or prepared.book.author
+        return prepared
+
+    def ingest(self, step: ItemStep, report: SyncReport) -> FileOutcome:
+        item, info, stored = step.item, step.info, step.stored
+        assert item is not None and info is not None
+        prepared = self.prepare(step, self.progress)
         origin = self.origin(item, info)
         _, reused, stages = store_book(
             self.deps, prepared.book, NullProgress(),
@@ -215,7 +128,31 @@ class _Applier:
                            chunks=len(prepared.chunk_hashes), embedded=stages.embedded,
                            reused=reused)
 
-    def update(self, step: _Step, report: SyncReport) -> FileOutcome:
+    def preview(self, step: ItemStep, report: SyncReport) -> FileOutcome:
+        """What :meth:`apply` would do with ``step`` (a dry run), with the chunks it would
+        embed and reuse; writes nothing. A retitled book is read again, so it counts too."""
+        item, stored = step.item, step.stored
+        outcome = FileOutcome(step.action, step.display, error=step.error,
+                              slug=stored.slug if stored else None)
+        found = book_rows.find_book(self.conn, stored.book_id) if stored else None
+        renamed = found is not None and item is not None and found.name != item.title
+        if not (step.action in ("added", "changed")
+                or (step.action in ("moved", "updated") and renamed)):
+            return outcome
+        try:
+            prepared = self.prepare(step, NullProgress())
+        except (InputFileError, NoTextError) as exc:  # as the real run reports it
+            return FileOutcome("failed", step.display, error=str(exc))
+        old = (folders.embedded_hashes(self.conn, stored.book_id)
+               if stored is not None and not renamed else set())
+        outcome.chunks = len(prepared.chunk_hashes)
+        outcome.reused = sum(1 for h in prepared.chunk_hashes if h in old)
+        outcome.embedded = outcome.chunks - outcome.reused
+        report.embedded += outcome.embedded
+        report.reused += outcome.reused
+        return outcome
+
+    def update(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         """Moved and/or metadata edited: rewrite where it is and what it is called. A new
         title is read again as a new book's would be (:meth:`ingest`): every chunk's
         context names its book, so the old title would go on matching searches."""
@@ -237,12 +174,12 @@ class _Applier:
         old = stored.source_path if step.action == "moved" else None
         return FileOutcome(step.action, step.display, slug=stored.slug, old_path=old)
 
-    def apply(self, step: _Step, report: SyncReport) -> FileOutcome:
+    def apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         """Carry out one step, holding its book's lock (``IngestDeps.book_writer``)."""
         with self.deps.book_writer(*([step.info.sha256] if step.info is not None else [])):
             return self._apply(step, report)
 
-    def _apply(self, step: _Step, report: SyncReport) -> FileOutcome:
+    def _apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         if step.action == "removed" and step.stored is not None:
             with transaction(self.conn):
                 book_rows.delete_book(self.conn, step.stored.book_id)
@@ -272,8 +209,8 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
         report.warnings.append(f"{library.path}: left out {len(left_out)} item(s) whose "
                                "books were deleted from grimoire-beholder")
     if dry_run:
-        report.files += [FileOutcome(s.action, s.display, error=s.error,
-                                     slug=s.stored.slug if s.stored else None) for s in steps]
+        previewer = _Applier(deps, library, progress)
+        report.files += [previewer.preview(s, report) for s in steps]
         return
     if any(s.action in ("added", "changed") for s in steps):
         deps.check_models()
@@ -352,10 +289,6 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
     return report
 
 
-def _under(path: str, dirs: list[str]) -> bool:
-    return any(path == d or path.startswith(d.rstrip(os.sep) + os.sep) for d in dirs)
-
-
 def sync_all(deps: IngestDeps, dirs: list[Path] | None, *, dry_run: bool, confined: bool,
              progress: Progress) -> SyncReport:
     """The folder sync (``ingest/sync.py``) of what lies outside the remembered libraries,
@@ -389,7 +322,7 @@ def split_scope(deps: IngestDeps, dirs: list[Path] | None
             continue
         if real not in libraries and not os.path.lexists(real):
             rest.append(given)  # a typo inside a library: the folder sync's error names it
-        elif any(_under(real, [lib]) or _under(lib, [real]) for lib in libraries):
+        elif any(under(real, [lib]) or under(lib, [real]) for lib in libraries):
             ours.append(real)
         else:
             rest.append(given)
@@ -402,7 +335,7 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
     given) into ``report``: additions, removals, replaced files and metadata edits.
     ``confined``: no new item is added whose file lies outside its library's folder."""
     for path, kind in source_rows.libraries(deps.conn):
-        if scope is not None and not (_under(path, scope) or any(_under(s, [path])
+        if scope is not None and not (under(path, scope) or any(under(s, [path])
                                                                  for s in scope)):
             continue
         folder = Path(path)
