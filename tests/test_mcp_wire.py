@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -151,20 +152,22 @@ def _peak_memory(pid: int) -> int | None:
     return None
 
 
-@pytest.mark.slow  # serve-mcp as a real subprocess, 48 MB of over-long lines
+@pytest.mark.slow  # serve-mcp as a real subprocess, 64 MB of over-long lines
 @pytest.mark.timeout(120)
 def test_a_line_longer_than_the_limit_is_refused_and_the_next_one_served(
         library_dir: Path) -> None:
     """16 MB lines — a request whose id comes last (as the TypeScript SDK writes it), a
     notification, bytes that are not JSON — are read to their newline without being kept:
-    the request gets an Invalid Request error to its id, the others a line on stderr, and
-    the ping after them its answer. The wire kept every byte until a newline came."""
+    the request gets an Invalid Request error to its id, one whose id is null one to null
+    (the client waited for ever), the others a line on stderr, and the ping after them its
+    answer. The wire kept every byte until a newline came."""
     pad = "x" * 16_000_000
     lines = [
         json.dumps({"method": "ping", "params": {"pad": pad}, "jsonrpc": "2.0", "id": 7}),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/progress",
                     "params": {"progressToken": 1, "progress": 1, "message": pad}}),
         pad,
+        json.dumps({"jsonrpc": "2.0", "id": None, "method": "ping", "params": {"pad": pad}}),
         json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
     ]
     proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
@@ -178,9 +181,11 @@ def test_a_line_longer_than_the_limit_is_refused_and_the_next_one_served(
         before = _peak_memory(proc.pid)
         proc.stdin.write("\n".join(lines).encode() + b"\n")
         proc.stdin.flush()
-        refused, served = (json.loads(proc.stdout.readline()) for _ in range(2))
+        refused, no_id, served = (json.loads(proc.stdout.readline()) for _ in range(3))
         after = _peak_memory(proc.pid)
         assert refused["id"] == 7 and refused["error"]["code"] == -32600, refused
+        # a request with an id JSON-RPC does not allow is answered to null, as a short one
+        assert no_id["id"] is None and no_id["error"]["code"] == -32600, no_id
         assert "at most 4 MiB" in refused["error"]["message"]
         assert served == {"jsonrpc": "2.0", "id": 8, "result": {}}
         if before is not None and after is not None:
@@ -190,7 +195,7 @@ def test_a_line_longer_than_the_limit_is_refused_and_the_next_one_served(
         proc.kill()
         proc.communicate()
     assert proc.returncode == 0 and b"Traceback" not in err, err.decode(errors="replace")
-    assert err.decode().count("serve-mcp: skipped a line of") == 3, err.decode()
+    assert err.decode().count("serve-mcp: skipped a line of") == 4, err.decode()
     assert "answered request 7 with an error" in err.decode()
 
 
@@ -356,26 +361,60 @@ def test_ctrl_c_during_a_burst_of_requests_exits_130_without_a_traceback(
         proc.kill()
 
 
-@pytest.mark.parametrize(("line", "request_id"), [
-    (b'{"jsonrpc":"2.0","id":7,"method":"m","params":{"id":9,"s":"a\\"b,\\\\"}}', 7),
-    (b'{"method":"m","params":{"id":9,"q":"\\"id\\":3"},"jsonrpc":"2.0","id":"a\\"b"}', 'a"b'),
-    (b'{"\\u0069d": 12, "method": "m"}', 12),
-    (b'{"method":"m","params":[1,{"id":2}],"id":{"a":1}}', None),
-    (b'{"id": true, "method": "m"}', None),
-    (b'{"jsonrpc":"2.0","id":5,"result":{}}', None),  # a response asks for no answer
-    (b'[{"id":1,"method":"m"}]', None),
+@pytest.mark.parametrize(("line", "request_id", "answered"), [
+    (b'{"jsonrpc":"2.0","id":7,"method":"m","params":{"id":9,"s":"a\\"b,\\\\"}}', 7, True),
+    (b'{"method":"m","params":{"id":9,"q":"\\"id\\":3"},"jsonrpc":"2.0","id":"a\\"b"}', 'a"b',
+     True),
+    (b'{"\\u0069d": 12, "method": "m"}', 12, True),
+    (b'{"method":"m","params":[1,{"id":2}],"id":{"a":1}}', None, True),
+    (b'{"id": true, "method": "m"}', None, True),
+    (b'{"id": null, "method": "m"}', None, True),  # answered to null, as a short line is
+    (b'{"method":"m","params":{"v":[[1],[2,[3,{"id":4}]],"]}"]},"id":5}', 5, True),
+    (b'{"method":"m","params":{"s":"\\\\\\\\\\"]}"},"id":6}', 6, True),
+    (b'{"method":"notifications/m","params":{"id":3}}', None, False),
+    (b'{"jsonrpc":"2.0","id":5,"result":{}}', None, False),  # a response asks for no answer
+    (b'[{"id":1,"method":"m"}]', None, True),  # a batch: answered to null, as a short one
 ])
 def test_an_over_long_line_is_answered_to_its_own_top_level_id(
-        line: bytes, request_id: str | int | None) -> None:
+        line: bytes, request_id: str | int | None, answered: bool) -> None:
     """Only the outer object's id counts, wherever it sits, read in pieces that split
-    strings and escapes anywhere."""
+    strings and escapes anywhere; a request whose id cannot be used, and a batch, are
+    answered (to null) as they are when short."""
     pad = b"x" * 300
     padded = line[:-1] + (b',"pad":"' + pad + b'"}' if line.endswith(b"}") else
                           b',"' + pad + b'"]')
-    raw = io.BytesIO(padded + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
-    lines = Lines(raw, limit=len(padded) - 1)
-    lines.BLOCK = 3
-    over = lines.readline()
-    assert over == OverLong(len(padded), request_id)
-    assert lines.readline() == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
-    assert lines.readline() == b""
+    json.loads(padded)
+    for block in (3, 1 << 16):
+        raw = io.BytesIO(padded + b"\n" + b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n')
+        lines = Lines(raw, limit=len(padded) - 1)
+        lines.BLOCK = block
+        over = lines.readline()
+        assert over == OverLong(len(padded), request_id, answered)
+        assert lines.readline() == b'{"jsonrpc":"2.0","id":1,"method":"ping"}\n'
+        assert lines.readline() == b""
+
+
+def test_an_over_long_line_of_many_keys_or_brackets_is_skipped_in_bounded_memory() -> None:
+    """The scan keeps a few bytes, whatever the line holds: each distinct top-level key
+    was kept (a 37 MB line of them grew the server by 364 MB, and a line with no newline
+    grew it without end); nested arrays are skipped by counting, not a step a bracket."""
+    keys = b'{"method":"m",' + b",".join(b'"k%07d":0' % i for i in range(20_000)) + b',"id":3}'
+    tracemalloc.start()
+    try:
+        over = Lines(io.BytesIO(keys + b"\n"), limit=1024).readline()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert over == OverLong(len(keys), 3, True)
+    assert peak < 1024 * 1024, peak  # the line read (260 kB) and a block; 4.3 MB before
+    nested = (b'{"method":"m","params":{"v":[' + b"[1,{},2]," * 20_000 + b'[[[]]]]},"id":4}')
+    over = Lines(io.BytesIO(nested + b"\n"), limit=1024).readline()
+    assert over == OverLong(len(nested), 4, True)
+
+
+def test_a_crlf_line_at_the_limit_is_read() -> None:
+    """The CR of a CRLF line is not the message's: a message of exactly the limit is read."""
+    ping = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+    lines = Lines(io.BytesIO(ping + b"\r\n" + ping + b"x\r\n"), limit=len(ping))
+    assert lines.readline() == ping + b"\r\n"
+    assert lines.readline() == OverLong(len(ping) + 2, 1, True)

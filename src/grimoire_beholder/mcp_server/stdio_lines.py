@@ -17,20 +17,31 @@ from typing import BinaryIO
 
 MAX_LINE_BYTES = 4 * 1024 * 1024  # as mcp.server.transport_security's largest HTTP body
 
-_STRING_STOP = re.compile(rb'["\\]')
-_OUTSIDE_STOP = re.compile(rb'["{}\[\],:]')
+# A string's body up to its closing quote or a backslash it ends with (possessive: no
+# backtracking state kept however long the string).
+_STRING_BODY = re.compile(rb'(?:[^"\\]++|\\.)*+', re.S)
+_OUTSIDE_STOP = re.compile(rb'["{}\[\],:]')  # in the outer object
+_NESTED_STOP = re.compile(rb'["{}\[\]]')  # deeper: commas and colons do not matter
+# Flat text and innermost bracket pairs of a nested value, up to its next string: read
+# at once, they leave the depth as it was ([1, 2], {"a": 1} sit inside strings' quotes).
+_FLAT = re.compile(rb'(?:[^"\[\]{}]++|\[[^"\[\]{}]*+\]|\{[^"\[\]{}]*+\})*+')
+_RUN = 4096  # bytes of a nested value counted at once while the depth cannot fall to 1
 _KEPT = 256  # bytes of a top-level key or of the id's value kept; longer ones are not ids
 
 
 class TopLevelKeys:
-    """The top-level keys of a JSON object read in pieces, and the raw value of its ``id``.
+    """Whether a JSON object read in pieces has a top-level ``method`` and ``id``, and the
+    raw value of its ``id``.
 
     Only what sits directly in the outer object is looked at: strings and nested values are
-    skipped by regular-expression jumps, so a long line costs little, and at most a few
-    hundred bytes are kept. Input that is not an object stops the reading (no id)."""
+    skipped by regular-expression jumps and byte counts, so a long line costs little, and
+    at most a few hundred bytes are kept (not the keys: a line may have millions). Input
+    that is not an object stops the reading (no id); an array is noted as ``batch``."""
 
     def __init__(self) -> None:
-        self.keys: set[str] = set()
+        self.has_method = False
+        self.has_id = False
+        self.batch = False
         self._depth = 0
         self._in_string = False
         self._escaped = False
@@ -58,32 +69,59 @@ class TopLevelKeys:
         i, n = 0, len(data)
         while i < n and not self._stopped:
             if self._in_string:
-                if self._escaped:
-                    self._take(data[i:i + 1])
-                    self._escaped, i = False, i + 1
-                    continue
-                match = _STRING_STOP.search(data, i)
-                end = match.start() if match else n
-                self._take(data[i:end])
-                if match is None:
-                    return
-                i = end + 1
-                if data[end] == 0x5C:  # a backslash: the next byte is escaped
-                    self._take(data[end:i])
-                    self._escaped = True
-                else:
-                    self._in_string = False
-                    if self._key is None:
-                        self._take(data[end:i])
-                    self._string_ended()
+                i = self._string(data, i, n)
                 continue
-            match = _OUTSIDE_STOP.search(data, i)
+            if self._depth > 1:
+                i = self._nested_run(data, i, n)
+                if i >= n:
+                    return
+            stops = _NESTED_STOP if self._depth > 1 else _OUTSIDE_STOP
+            match = stops.search(data, i)
             end = match.start() if match else n
             self._take(data[i:end])
             if match is None:
                 return
             i = end + 1
             self._structural(data[end:i])
+
+    def _string(self, data: bytes, i: int, n: int) -> int:
+        """Read on inside a string from ``i``; the position after what was read."""
+        if self._escaped:
+            self._take(data[i:i + 1])
+            self._escaped = False
+            return i + 1
+        match = _STRING_BODY.match(data, i)
+        end = match.end() if match else i
+        self._take(data[i:end])
+        if end == n:
+            return n
+        if data[end] == 0x5C:  # a backslash ending the piece: it escapes the next byte
+            self._take(data[end:end + 1])
+            self._escaped = True
+            return end + 1
+        self._in_string = False
+        if self._key is None:
+            self._take(data[end:end + 1])
+        self._string_ended()
+        return end + 1
+
+    def _nested_run(self, data: bytes, i: int, n: int) -> int:
+        """Skip, by counting brackets, what lies before the next string inside a nested
+        value while the depth cannot fall back to the outer object; where to read on."""
+        quote = data.find(b'"', i)
+        stop = n if quote < 0 else quote
+        while i < stop:
+            j = min(stop, i + _RUN)
+            closes = data.count(b"}", i, j) + data.count(b"]", i, j)
+            if self._depth - closes <= 1:
+                break
+            self._depth += data.count(b"{", i, j) + data.count(b"[", i, j) - closes
+            self._take(data[i:j])
+            i = j
+        flat = _FLAT.match(data, i, stop)
+        end = flat.end() if flat else i
+        self._take(data[i:end])
+        return end
 
     def _structural(self, char: bytes) -> None:
         if char == b'"':
@@ -94,7 +132,7 @@ class TopLevelKeys:
                 self._take(char)
         elif char in (b"{", b"["):
             if self._depth == 0 and char == b"[":
-                self._stopped = True
+                self.batch = self._stopped = True
             self._take(char)
             self._depth += 1
             self._expect_key = self._depth == 1
@@ -118,17 +156,21 @@ class TopLevelKeys:
     def _string_ended(self) -> None:
         if self._key is None:
             return
-        try:
-            key = json.loads(b'"' + bytes(self._key) + b'"')
-        except ValueError:
-            key = None
-        if isinstance(key, str):
-            self.keys.add(key)
+        key: str | None = self._key.decode("latin-1")  # "id" and "method" are ASCII
+        if b"\\" in self._key:  # an escape (\u0069d): read as JSON does
+            try:
+                key = json.loads(b'"' + bytes(self._key) + b'"')
+            except ValueError:
+                key = None
+        if key == "method":
+            self.has_method = True
+        elif key == "id":
+            self.has_id = True
         self._key, self._last_key, self._expect_key = None, key, False
 
     def _end_value(self) -> None:
-        if self._value is not None and len(self._value) <= _KEPT:
-            self._id_raw = bytes(self._value).strip()
+        if self._value is not None:
+            self._id_raw = bytes(self._value).strip() if len(self._value) <= _KEPT else b""
         self._value = None
 
     def _take(self, data: bytes) -> None:
@@ -143,6 +185,7 @@ class OverLong:
 
     size: int  # bytes, without the newline
     request_id: str | int | None  # its id, when it asks for an answer (has a method)
+    answered: bool = False  # it asks for an answer: a request (whatever its id) or a batch
 
 
 class Lines:
@@ -163,10 +206,10 @@ class Lines:
 
     def readline(self) -> bytes | OverLong:
         """The next line with its newline; at the end of the stream what is left (or b"");
-        a line longer than the limit as :class:`OverLong`."""
+        a line longer than the limit (not counting its CR or LF) as :class:`OverLong`."""
         searched = 0
         while (end := self._buffer.find(b"\n", searched)) < 0:
-            if len(self._buffer) > self._limit:
+            if len(self._buffer) > self._limit + 1:  # + the CR of a CRLF
                 return self._skip_rest()
             searched = len(self._buffer)
             block = self._raw.read(self.BLOCK)
@@ -175,7 +218,7 @@ class Lines:
                 self._buffer.clear()
                 return line
             self._buffer += block
-        if end > self._limit:
+        if end - (end > 0 and self._buffer[end - 1] == 0x0D) > self._limit:
             return self._skip_rest()
         line = bytes(self._buffer[:end + 1])
         del self._buffer[:end + 1]
@@ -201,5 +244,5 @@ class Lines:
             if not block:
                 break
             self._buffer += block
-        asks = "method" in keys.keys
-        return OverLong(size, keys.request_id if asks else None)
+        asks = keys.has_method and keys.has_id
+        return OverLong(size, keys.request_id if asks else None, asks or keys.batch)

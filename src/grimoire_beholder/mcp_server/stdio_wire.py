@@ -128,10 +128,12 @@ def read_line(line: bytes) -> tuple[SessionMessage | None, SessionMessage | None
 
 
 def over_long(line: OverLong) -> SessionMessage | None:
-    """The answer to a line too long to read: an Invalid Request error to its id, or none
-    when no id could be read (a notification, or not JSON-RPC); either way a line on stderr."""
+    """The answer to a line too long to read: an Invalid Request error to its id — ``null``
+    when the request's id could not be used (``null``, a fraction, an object) or the line is
+    a batch, as for a line of any length — or none when nothing in it asks for an answer (a
+    notification, a response, not JSON-RPC); either way a line on stderr."""
     limit = f"{MAX_LINE_BYTES // (1024 * 1024)} MiB"
-    if line.request_id is None:
+    if not line.answered:
         print(f"serve-mcp: skipped a line of {line.size:,} bytes, longer than the {limit} a "
               "message may have; no request id in it to answer", file=sys.stderr, flush=True)
         return None
