@@ -246,6 +246,33 @@ def test_a_trailing_dot_and_an_international_name_reach_the_server_as_clients_se
         security_settings(Bind("0.0.0.0", 1), 1, ["x" * 70 + "ü.example"])
 
 
+@pytest.mark.parametrize("given", ["https://app.example.", "HTTPS://App.Example",
+                                   "https://äpp.example/", " https://APP.example. "])
+def test_an_allowed_origin_is_matched_however_it_is_spelt(given: str) -> None:
+    """The gate lowers the request's Origin and drops its final dot, but an
+    ``--allowed-origin`` was kept as typed: one with a final dot (accepted as typed before
+    the gate dropped it) or a capital letter matched no request, every page of that
+    origin refused 403; a non-ASCII one never matched the punycode browsers send."""
+    from starlette.responses import PlainTextResponse
+    from starlette.testclient import TestClient
+
+    settings = security_settings(Bind("0.0.0.0", 443), 443, ["books.example"], [given])
+    client = TestClient(HostOriginGate(PlainTextResponse("served"), settings))
+    origin = "https://xn--pp-uia.example" if "ä" in given else "https://app.example"
+    for sent in (origin, origin + ".", origin.upper()):
+        assert client.get("/mcp", headers={"host": "books.example", "origin": sent}
+                          ).status_code == 200, sent
+    assert client.get("/mcp", headers={"host": "books.example", "origin": "https://evil.example"}
+                      ).status_code == 403
+
+
+@pytest.mark.parametrize("given", ["app.example", "ftp://app.example", "https://a.example/p",
+                                   "https://*.example", "https://"])
+def test_an_allowed_origin_that_is_no_origin_is_refused(given: str) -> None:
+    with pytest.raises(ConfigError, match="--allowed-origin"):
+        security_settings(Bind("0.0.0.0", 1), 1, [], [given])
+
+
 async def test_with_token_auth_and_no_token_in_sight_no_upkeep_tool_exists(
         library: Library) -> None:
     """Fail closed: a request the SDK has not tied to a token (here, the in-memory client)

@@ -148,6 +148,23 @@ def allowed_host(given: str) -> str:
     return host
 
 
+def _allowed_origin(given: str) -> str:
+    """An ``--allowed-origin`` as the gate compares it: scheme and host in lower case, the
+    host as :func:`allowed_host` writes it (no final dot, IDNA), since the gate lowers the
+    request's Origin and drops its final dot. Not scheme://host[:port]: ConfigError."""
+    origin = given.strip().rstrip("/")
+    scheme, sep, authority = origin.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or "/" in authority:
+        raise ConfigError(f"--allowed-origin {origin!r}: give scheme://host[:port], "
+                          "e.g. https://app.example.org")
+    try:
+        host = allowed_host(authority)
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace(f"--allowed-host {authority!r}",
+                                           f"--allowed-origin {origin!r}", 1)) from None
+    return f"{scheme.lower()}://{host}"
+
+
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
                       allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
     """The Host values and Origins this server answers: its bound address (and localhost
@@ -160,11 +177,7 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
         host = allowed_host(given)
         hosts += [host] if host.rpartition(":")[2].isdigit() else [host, f"{host}:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-    for origin in (o.strip().rstrip("/") for o in allowed_origins):
-        if not origin.startswith(("http://", "https://")) or origin.count("/") != 2:
-            raise ConfigError(f"--allowed-origin {origin!r}: give scheme://host[:port], "
-                              "e.g. https://app.example.org")
-        origins.append(origin)
+    origins += [_allowed_origin(given) for given in allowed_origins]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=hosts, allowed_origins=origins)
 
