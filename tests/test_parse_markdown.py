@@ -233,3 +233,23 @@ def test_front_matter_quoted_names_read_as_yaml_reads_them(tmp_path: Path,
     expected = ", ".join(expected) if isinstance(expected, list) else expected
     page = f"---\ntitle: Tides\nauthor: {value}\n---\n# Tides\n\nText.\n"
     assert parse_file(_write(tmp_path, page)).author == " ".join(expected.split())
+
+
+@pytest.mark.parametrize(("front", "title", "author"), [
+    ("title: Tides # draft\nauthor: Jane Doe # primary\n", "Tides", "Jane Doe"),
+    ("title: 'Tides' # draft\nauthor: [\"A #1\", B] # both\n", "Tides", "A #1, B"),
+    ("title: C# in Depth\nauthor: \"O'Neil # Pat\"\n", "C# in Depth", "O'Neil # Pat"),
+    ("title: >-\n  Tides of the\n  Northern Sea\nauthor: |\n  Jane Doe\n",
+     "Tides of the Northern Sea", "Jane Doe"),
+])
+def test_front_matter_comments_and_block_scalars_read_as_yaml_reads_them(
+        tmp_path: Path, front: str, title: str, author: str) -> None:
+    """A comment after a value was kept in the book's name ('Tides # draft'), and a
+    folded or literal block (``title: >-`` over indented lines, as Jekyll writes a long
+    title) named the book '>-'; each is what yaml.safe_load makes of it, on one line."""
+    yaml = pytest.importorskip("yaml")
+    expected = yaml.safe_load(front)
+    assert " ".join(str(expected["title"]).split()) == title
+    page = f"---\n{front}---\n# Heading\n\nText.\n"
+    book = parse_file(_write(tmp_path, page))
+    assert (book.title, book.author) == (title, author)

@@ -84,10 +84,14 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
         return {}, text, 0
     meta: dict[str, str] = {}
     key: str | None = None
+    block = False  # the value is a block scalar (``title: >-`` then indented lines)
     for raw in lines[1:close]:
         stripped = raw.strip()
+        if key and block and (raw[:1].isspace() or not stripped):
+            meta[key] = f"{meta[key]} {stripped}".strip()  # a name is one line
+            continue
         if key and stripped.startswith("- "):
-            item = _scalar(stripped[2:], item=True)
+            item = _scalar(_uncommented(stripped[2:]), item=True)
             meta[key] = f"{meta[key]}, {item}" if meta.get(key) else item
             continue
         if key and raw[:1].isspace():  # more of the value (a list item's other keys)
@@ -97,7 +101,9 @@ def split_front_matter(text: str) -> tuple[dict[str, str], str, int]:
             continue
         name, _, value = stripped.partition(":")
         name = name.strip().lower()
-        meta[name] = _scalar(value.strip())
+        value = _uncommented(value.strip())
+        block = _BLOCK_SCALAR.fullmatch(value) is not None
+        meta[name] = "" if block else _scalar(value)
         key = name
     body = "\n".join(lines[close + 1 :])
     return meta, body, close + 1
@@ -111,6 +117,25 @@ _ESCAPED = {"0": "\0", "a": "\a", "b": "\b", "t": "\t", "\t": "\t", "n": "\n", "
             "f": "\f", "r": "\r", "e": "\x1b", " ": " ", '"': '"', "/": "/", "\\": "\\",
             "N": "\x85", "_": "\xa0", "L": "\u2028", "P": "\u2029"}
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
+
+
+# A block scalar's header: ``>`` folds the indented lines below, ``|`` keeps them.
+_BLOCK_SCALAR = re.compile(r"[>|][+-]?[1-9]?|[>|][1-9][+-]")
+# A value before a comment: a quoted scalar or a flow list (whose quotes may hold "#"),
+# or plain text up to a "#" after white space, as YAML reads a comment.
+_BEFORE_COMMENT = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'"""
+                             r"""|\[(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\]"'])*\])\s+#""")
+
+
+def _uncommented(value: str) -> str:
+    """``value`` without a YAML comment after it (``Tides # draft`` is ``Tides``)."""
+    if value.startswith("#"):
+        return ""
+    if (quoted := _BEFORE_COMMENT.match(value)) is not None:
+        return quoted.group(1)
+    if value[:1] in "\"'[":
+        return value
+    return re.split(r"\s#", value, maxsplit=1)[0].rstrip()
 
 
 def _scalar(value: str, *, item: bool = False) -> str:
