@@ -266,6 +266,27 @@ def test_an_allowed_origin_is_matched_however_it_is_spelt(given: str) -> None:
                       ).status_code == 403
 
 
+def test_a_name_with_sharp_s_is_allowed_as_browsers_send_it() -> None:
+    """Python's IDNA (2003) writes straße.example as strasse.example, but browsers send
+    xn--strae-oqa.example (UTS 46 nontransitional): every request of theirs got 421."""
+    from starlette.responses import PlainTextResponse
+    from starlette.testclient import TestClient
+
+    settings = security_settings(Bind("0.0.0.0", 443), 443, ["Straße.example"],
+                                 ["https://fußball.example"])
+    client = TestClient(HostOriginGate(PlainTextResponse("served"), settings))
+
+    def status(host: str, origin: str | None = None) -> int:
+        headers = {"host": host} | ({"origin": origin} if origin else {})
+        return client.get("/mcp", headers=headers).status_code
+
+    assert status("xn--strae-oqa.example") == 200
+    assert status("strasse.example:8443") == 200
+    assert status("xn--strae-oqa.example", origin="https://xn--fuball-cta.example") == 200
+    assert status("xn--strae-oqa.example", origin="https://fussball.example") == 200
+    assert status("xn--strae-oqa.example", origin="https://evil.example") == 403
+
+
 @pytest.mark.parametrize("given", ["app.example", "ftp://app.example", "https://a.example/p",
                                    "https://*.example", "https://"])
 def test_an_allowed_origin_that_is_no_origin_is_refused(given: str) -> None:

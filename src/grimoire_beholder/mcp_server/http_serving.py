@@ -28,6 +28,7 @@ import re
 import socket
 import ssl
 import sys
+import unicodedata
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,7 +149,29 @@ def allowed_host(given: str) -> str:
     return host
 
 
-def _allowed_origin(given: str) -> str:
+# The characters IDNA 2003 (stdlib ``encodings.idna``) maps away but browsers keep, as UTS 46
+# nontransitional processing does (Chrome, Firefox, Safari): straße.example is sent as
+# xn--strae-oqa.example, not strasse.example.
+_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
+
+
+def host_spellings(given: str) -> list[str]:
+    """``given`` as :func:`allowed_host` writes it, and, for a name with ß, ς or a
+    zero-width joiner, also in the form browsers send (each label NFKC in lower case, then
+    punycode), so both reach the server."""
+    host = allowed_host(given)
+    text = given.strip().lower()
+    if text.startswith("[") or not _DEVIATIONS.intersection(text):
+        return [host]
+    name, colon, port = text.partition(":") if text.count(":") == 1 else (text, "", "")
+    labels = [label if label.isascii() else
+              "xn--" + unicodedata.normalize("NFKC", label).encode("punycode").decode("ascii")
+              for label in name.rstrip(".").split(".")]
+    kept = ".".join(labels) + colon + port
+    return [host, kept] if kept != host and _HOST_NAME.fullmatch(kept) else [host]
+
+
+def _allowed_origin(given: str) -> list[str]:
     """An ``--allowed-origin`` as the gate compares it: scheme and host in lower case, the
     host as :func:`allowed_host` writes it (no final dot, IDNA), since the gate lowers the
     request's Origin and drops its final dot. Not scheme://host[:port]: ConfigError."""
@@ -158,11 +181,11 @@ def _allowed_origin(given: str) -> str:
         raise ConfigError(f"--allowed-origin {origin!r}: give scheme://host[:port], "
                           "e.g. https://app.example.org")
     try:
-        host = allowed_host(authority)
+        hosts = host_spellings(authority)
     except ConfigError as exc:
         raise ConfigError(str(exc).replace(f"--allowed-host {authority!r}",
                                            f"--allowed-origin {origin!r}", 1)) from None
-    return f"{scheme.lower()}://{host}"
+    return [f"{scheme.lower()}://{host}" for host in hosts]
 
 
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
@@ -174,10 +197,10 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
         bind.authority(port).rpartition(":")[0]]
     hosts = [f"{name.lower()}:{port}" for name in dict.fromkeys(names)]
     for given in allowed_hosts:
-        host = allowed_host(given)
-        hosts += [host] if host.rpartition(":")[2].isdigit() else [host, f"{host}:*"]
+        for host in host_spellings(given):
+            hosts += [host] if host.rpartition(":")[2].isdigit() else [host, f"{host}:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-    origins += [_allowed_origin(given) for given in allowed_origins]
+    origins += [origin for given in allowed_origins for origin in _allowed_origin(given)]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=hosts, allowed_origins=origins)
 
