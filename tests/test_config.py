@@ -3,6 +3,7 @@ read: tests/test_locate.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,19 @@ def test_a_value_of_the_wrong_kind_is_named_in_toml_words(
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert str(info.value) == f"{said} in {path}"
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("min_confidence = 1" + "0" * 400, "'min_confidence' must be from 0.0 to 1.0 (got an integer"),
+    ("top_k = " + "9" * 5000, "an integer has more than 4,300 digits"),
+    ("x = " + "[" * 50_000 + "]" * 50_000, "not valid TOML (nested too deeply)"),
+])
+def test_a_number_python_cannot_hold_is_one_config_error(tmp_path: Path, text: str,
+                                                         said: str) -> None:
+    """A float key given an integer past 1e308 (OverflowError), an integer of more than
+    4,300 digits (ValueError from tomllib) and arrays nested 50,000 deep (RecursionError)
+    each ended every command in a traceback."""
+    path = tmp_path / "config.toml"
+    path.write_text("[grimoire-beholder]\n" + text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        load_config(path)

@@ -323,3 +323,14 @@ def test_a_docs_folder_of_mdx_files_is_ingested_and_synced(tmp_path: Path) -> No
 def test_hostile_markup_costs_linear_time_and_keeps_every_line(body: str) -> None:
     out = strip_site_markup(body)
     assert out.count("\n") == body.count("\n")
+
+
+def test_hugo_front_matter_python_cannot_read_leaves_the_page_readable(tmp_path: Path) -> None:
+    """A TOML front matter with an integer of more than 4,300 digits (tomllib's ValueError,
+    not a TOMLDecodeError) failed the page — a traceback for ingest FILE — where front
+    matter that is not TOML is left out and the page read."""
+    path = tmp_path / "big.md"
+    path.write_text('+++\ntitle = "Big"\nweight = ' + "9" * 5000 + "\n+++\n# Heading\n\n"
+                    "Herons wade.\n", encoding="utf-8")
+    book = parse_file(path)
+    assert book.title == "Heading" and "Herons wade." in book.chapters[0].sections[0].text

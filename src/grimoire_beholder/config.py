@@ -282,7 +282,13 @@ def config_from_mapping(data: dict[str, Any], *, source: str | None = None,
             raise ConfigError(f"unknown config key '{key}'" + (f" in {source}" if source else ""))
         want = types[key]
         if want is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:  # an integer past 1e308: out of every range
+                least, most = RANGES[key]
+                raise ConfigError(f"config key '{key}' must be from {least} to {most} (got "
+                                  f"an integer of {len(str(abs(value)))} digits)"
+                                  + (f" in {source}" if source else "")) from None
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise ConfigError(
                 f"config key '{key}' must be {_TOML_KINDS[want]} (got {_toml_kind(value)} "
@@ -312,6 +318,10 @@ def read_config(where: Location) -> Config:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config file {path} is not valid TOML: {exc}") from exc
+    except ValueError as exc:  # Python reads no integer of more than 4,300 digits
+        raise ConfigError(f"config file {path}: an integer has more than 4,300 digits") from exc
+    except RecursionError as exc:  # arrays in arrays thousands deep
+        raise ConfigError(f"config file {path} is not valid TOML (nested too deeply)") from exc
     table = data.get(MARKER_TABLE)
     if isinstance(table, dict):
         data = table

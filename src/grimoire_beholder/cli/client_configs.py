@@ -285,7 +285,7 @@ def _toml_table(name: str, entry: dict[str, Any]) -> str:
 
 def _merge_toml(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, str]:
     text = text or ""
-    before = _parsed(text, path, tomllib.loads, tomllib.TOMLDecodeError)
+    before = _parsed(text, path, tomllib.loads, ValueError)  # 4,300+ digit integers too
     servers = before.get("mcp_servers", {})
     previous = servers.get(setup.name) if isinstance(servers, dict) else None
     if previous == setup.entry:
@@ -299,7 +299,7 @@ def _merge_toml(text: str | None, setup: ClientSetup, path: Path) -> tuple[str, 
     expected = {**before, "mcp_servers": {**servers, setup.name: setup.entry}}
     try:
         merged_safely = tomllib.loads(new_text) == expected
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):
         merged_safely = False
     if not merged_safely:
         raise ConfigError(f"could not merge the entry into {path} safely (left as it is); "

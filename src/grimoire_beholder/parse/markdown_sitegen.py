@@ -382,7 +382,7 @@ def split_toml_front_matter(text: str) -> tuple[dict[str, str], str, int] | None
         return None
     try:
         table = tomllib.loads("\n".join(lines[1:close]))
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # not TOML, an integer of 4,300+ digits, too deep
         table = {}
     meta: dict[str, str] = {}
     for key, value in table.items():
