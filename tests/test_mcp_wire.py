@@ -113,11 +113,8 @@ def test_requests_piped_in_are_all_answered_after_stdin_ends(library_dir: Path) 
     assert any(t["name"] == "search_book" for t in by_id["two"]["result"]["tools"])
 
 
-@pytest.mark.slow  # serve-mcp as a real subprocess, a 4 MB line
-@pytest.mark.timeout(120)
-def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
-    """A request line just under the wire's limit is read in moments: stdin was read one
-    byte a system call (4 s of CPU for 5 MB before the question was even refused)."""
+def _initialized_server(library_dir: Path) -> subprocess.Popen[bytes]:
+    """``serve-mcp`` on stdio as a real subprocess, its initialize request answered."""
     proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
                             env=dict(os.environ), stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -126,6 +123,21 @@ def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
         proc.stdin.write(json.dumps(INIT).encode() + b"\n")
         proc.stdin.flush()
         assert "result" in json.loads(proc.stdout.readline())
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    return proc
+
+
+@pytest.mark.slow  # serve-mcp as a real subprocess, a 4 MB line
+@pytest.mark.timeout(120)
+def test_a_huge_request_line_is_read_in_blocks(library_dir: Path) -> None:
+    """A request line just under the wire's limit is read in moments: stdin was read one
+    byte a system call (4 s of CPU for 5 MB before the question was even refused)."""
+    proc = _initialized_server(library_dir)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
         question = "x" * (MAX_LINE_BYTES - 200)
         huge = _search(1, question).encode() + b"\n" + _search(2, "aphids").encode()
         started = time.monotonic()
@@ -170,14 +182,9 @@ def test_a_line_longer_than_the_limit_is_refused_and_the_next_one_served(
         json.dumps({"jsonrpc": "2.0", "id": None, "method": "ping", "params": {"pad": pad}}),
         json.dumps({"jsonrpc": "2.0", "id": 8, "method": "ping"}),
     ]
-    proc = subprocess.Popen([*cli_command(), "serve-mcp"], cwd=library_dir,
-                            env=dict(os.environ), stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = _initialized_server(library_dir)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(json.dumps(INIT).encode() + b"\n")
-        proc.stdin.flush()
-        assert "result" in json.loads(proc.stdout.readline())
         before = _peak_memory(proc.pid)
         proc.stdin.write("\n".join(lines).encode() + b"\n")
         proc.stdin.flush()
