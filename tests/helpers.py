@@ -292,3 +292,10 @@ def hook_library(tmp_path: Path, book: Path) -> Path:
     result = CliRunner().invoke(app, ["ingest", str(book), "-q", "-c", str(path)])
     assert result.exit_code == 0, result.output
     return path
+
+
+def zotero_file_digests(folder: Path) -> dict[str, str]:
+    """SHA-256 of ``zotero.sqlite`` and each journal or WAL file beside it, by name: what a
+    reader of another application's database must leave exactly as it found it."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.glob("zotero.sqlite*"))}

@@ -8,7 +8,6 @@ journal stay byte for byte the same."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from grimoire_beholder.cli.entry import app
+from helpers import zotero_file_digests
 from mcp_helpers import write_config
 
 DATA = Path(__file__).parent / "data" / "zotero"
@@ -36,23 +36,18 @@ os._exit(0)
 """
 
 
-def _digests(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.glob("zotero.sqlite*"))}
-
-
 def test_a_write_cut_short_is_read_as_last_committed(tmp_path: Path) -> None:
     folder = tmp_path / "Zotero"
     shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("*.py", "*.md"))
-    committed = _digests(folder)["zotero.sqlite"]
+    committed = zotero_file_digests(folder)["zotero.sqlite"]
     subprocess.run([sys.executable, "-c", CUT_SHORT, str(folder / "zotero.sqlite")],
                    check=True)
-    left = _digests(folder)
+    left = zotero_file_digests(folder)
     assert "zotero.sqlite-journal" in left  # the write's journal stays
     assert left["zotero.sqlite"] != committed  # and some of its pages are in the file
     config = str(write_config(tmp_path))
     result = CliRunner().invoke(app, ["ingest", str(folder), "--config", config])
     assert result.exit_code == 0, result.output
-    assert _digests(folder) == left  # neither the database nor its journal touched
+    assert zotero_file_digests(folder) == left  # neither the database nor its journal touched
     listed = CliRunner().invoke(app, ["list", "--config", config, "--json"])
     assert {b["name"] for b in json.loads(listed.stdout)} == {TITLE, "Composting at home"}

@@ -5,7 +5,6 @@ file and missed them — while the original and its WAL stay byte for byte the s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sqlite3
@@ -14,14 +13,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from grimoire_beholder.cli.entry import app
+from helpers import zotero_file_digests
 from mcp_helpers import write_config
 
 DATA = Path(__file__).parent / "data" / "zotero"
-
-
-def _digests(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.glob("zotero.sqlite*"))}
 
 
 def test_a_wal_mode_database_is_read_with_its_recent_writes(tmp_path: Path) -> None:
@@ -36,11 +31,11 @@ def test_a_wal_mode_database_is_read_with_its_recent_writes(tmp_path: Path) -> N
                         "WHERE value = 'Tidal Friction and the Length of the Day'")
         running.commit()
         assert (folder / "zotero.sqlite-wal").stat().st_size > 0
-        before = _digests(folder)
+        before = zotero_file_digests(folder)
         config = str(write_config(tmp_path))
         result = CliRunner().invoke(app, ["ingest", str(folder), "--config", config])
         assert result.exit_code == 0, result.output
-        assert _digests(folder) == before  # neither the database nor its WAL touched
+        assert zotero_file_digests(folder) == before  # neither the database nor its WAL touched
     finally:
         running.close()
     listed = CliRunner().invoke(app, ["list", "--config", config, "--json"])
