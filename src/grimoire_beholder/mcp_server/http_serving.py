@@ -24,11 +24,9 @@ import ipaddress
 import json
 import logging
 import os
-import re
 import socket
 import ssl
 import sys
-import unicodedata
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +38,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from grimoire_beholder.errors import ConfigError
+from grimoire_beholder.hosts import allowed_origin, as_compared, host_spellings
 from grimoire_beholder.mcp_server.allowed import Upkeep
 
 if TYPE_CHECKING:
@@ -117,77 +116,6 @@ def parse_bind(text: str) -> Bind:
     return Bind(host, int(port))
 
 
-# A host name or an IP address (IPv6 in brackets), then an optional :PORT (or :*, any port).
-_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:(\d{1,5}|\*))?")
-
-
-def allowed_host(given: str) -> str:
-    """An ``--allowed-host`` as a Host header carries it: lower case, without the trailing
-    dot of a fully qualified name (``example.org.``; the gate drops the Host's too), a
-    non-ASCII name in its IDNA form (``bücher.example`` → ``xn--bcher-kva.example``, what
-    browsers send). Not a host name (a scheme, a path, a wildcard): ConfigError."""
-    text = given.strip()
-    name, port = text, ""
-    if not text.startswith("[") and text.count(":") == 1:
-        name, colon, rest = text.partition(":")
-        port = colon + rest
-    if name.endswith(".") and not name.endswith(".."):
-        name = name[:-1]
-    if not name.isascii():
-        try:
-            name = name.encode("idna").decode("ascii")
-        except UnicodeError as exc:
-            reason = getattr(exc, "reason", exc)
-            raise ConfigError(f"--allowed-host {given!r}: not a name IDNA can write in "
-                              f"ASCII ({reason}); give the name's punycode form (xn--…) "
-                              "as clients send it") from None
-    host = (name + port).lower()
-    if not _HOST_NAME.fullmatch(host):  # "*" was taken, and matched only a Host "*"
-        raise ConfigError(f"--allowed-host {given!r}: give a host name or address, "
-                          "optionally with :PORT (no scheme, no path, no wildcard: name "
-                          "each host clients use)")
-    return host
-
-
-# The characters IDNA 2003 (stdlib ``encodings.idna``) maps away but browsers keep, as UTS 46
-# nontransitional processing does (Chrome, Firefox, Safari): straße.example is sent as
-# xn--strae-oqa.example, not strasse.example.
-_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
-
-
-def host_spellings(given: str) -> list[str]:
-    """``given`` as :func:`allowed_host` writes it, and, for a name with ß, ς or a
-    zero-width joiner, also in the form browsers send (each label NFKC in lower case, then
-    punycode), so both reach the server."""
-    host = allowed_host(given)
-    text = given.strip().lower()
-    if text.startswith("[") or not _DEVIATIONS.intersection(text):
-        return [host]
-    name, colon, port = text.partition(":") if text.count(":") == 1 else (text, "", "")
-    labels = [label if label.isascii() else
-              "xn--" + unicodedata.normalize("NFKC", label).encode("punycode").decode("ascii")
-              for label in name.rstrip(".").split(".")]
-    kept = ".".join(labels) + colon + port
-    return [host, kept] if kept != host and _HOST_NAME.fullmatch(kept) else [host]
-
-
-def _allowed_origin(given: str) -> list[str]:
-    """An ``--allowed-origin`` as the gate compares it: scheme and host in lower case, the
-    host as :func:`allowed_host` writes it (no final dot, IDNA), since the gate lowers the
-    request's Origin and drops its final dot. Not scheme://host[:port]: ConfigError."""
-    origin = given.strip().rstrip("/")
-    scheme, sep, authority = origin.partition("://")
-    if not sep or scheme.lower() not in ("http", "https") or "/" in authority:
-        raise ConfigError(f"--allowed-origin {origin!r}: give scheme://host[:port], "
-                          "e.g. https://app.example.org")
-    try:
-        hosts = host_spellings(authority)
-    except ConfigError as exc:
-        raise ConfigError(str(exc).replace(f"--allowed-host {authority!r}",
-                                           f"--allowed-origin {origin!r}", 1)) from None
-    return [f"{scheme.lower()}://{host}" for host in hosts]
-
-
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
                       allowed_origins: Sequence[str] = ()) -> TransportSecuritySettings:
     """The Host values and Origins this server answers: its bound address (and localhost
@@ -200,7 +128,7 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
         for host in host_spellings(given):
             hosts += [host] if host.rpartition(":")[2].isdigit() else [host, f"{host}:*"]
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-    origins += [origin for given in allowed_origins for origin in _allowed_origin(given)]
+    origins += [origin for given in allowed_origins for origin in allowed_origin(given)]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True,
                                      allowed_hosts=hosts, allowed_origins=origins)
 
@@ -223,20 +151,15 @@ class HostOriginGate:
         await self.app(scope, receive, send)
 
 
-# The dot that ends a fully qualified name, before the port or at the end of Host/Origin.
-_FINAL_DOT = re.compile(rb"(?<=[^.])\.(?=(:\d*)?$)")
-
-
 def _host_and_origin_lowered(scope: Scope) -> Scope:
-    """``scope`` with its Host and Origin headers in lower case and without the trailing dot
-    of a fully qualified name: host names and schemes are case-insensitive (RFC 9110), and
-    ``example.org.`` is ``example.org`` (a browser sends the name as the user typed it), so
-    ``Host: LOCALHOST:8765`` is this server's name, while the SDK's check (here and inside
-    its app) compares the text as it is."""
+    """``scope`` with its Host and Origin headers as :func:`hosts.as_compared` writes them
+    (lower case, without a fully qualified name's final dot), so ``Host: LOCALHOST.:8765``
+    is this server's name, while the SDK's check (here and inside its app) compares the
+    text as it is."""
     headers = scope.get("headers") or []
 
     def normal(value: bytes) -> bytes:
-        return _FINAL_DOT.sub(b"", value.lower())
+        return as_compared(value.decode("latin-1")).encode("latin-1")
 
     if not any(name in (b"host", b"origin") and value != normal(value)
                for name, value in headers):

@@ -6,8 +6,11 @@ The rules (ARCHITECTURE.md, "The web page"):
   HttpOnly, SameSite=Strict cookie named after the port) or that cookie. Without it: 403.
 * The ``Host`` header must name the loopback address the server is bound to (or
   ``localhost``) with its port, so a DNS-rebinding page that points its own name at
-  127.0.0.1 is refused (421) before the token is even looked at.
-* An ``Origin`` header, when a browser sends one, must be the server's own origin.
+  127.0.0.1 is refused (421) before the token is even looked at. Names are compared as
+  ``serve-mcp --http`` compares them (``hosts.as_compared``): ``LOCALHOST.:P`` and
+  ``127.0.0.1.:P`` are this server.
+* An ``Origin`` header, when a browser sends one, must be the server's own origin (compared
+  the same way).
 * Only GET and HEAD exist: the page has no write action, anything else is 405.
 
 Every response carries headers that keep the page to itself: a Content-Security-Policy
@@ -24,6 +27,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from grimoire_beholder.hosts import as_compared
 
 TOKEN_PARAM = "token"
 SECURITY_HEADERS = {
@@ -57,11 +62,12 @@ class Access:
 
     @property
     def hosts(self) -> frozenset[str]:
-        """The Host header values accepted (the bound address and localhost, with port)."""
+        """The Host header values accepted (the bound address and localhost, with port), as
+        :func:`hosts.as_compared` writes them."""
         names = {self.host, "localhost", "127.0.0.1"} if self.host == "127.0.0.1" else {
             self.host}
         shown = {f"[{h}]" if ":" in h else h for h in names}
-        return frozenset(f"{h}:{self.port}" for h in shown)
+        return frozenset(as_compared(f"{h}:{self.port}") for h in shown)
 
     @property
     def origins(self) -> frozenset[str]:
@@ -77,10 +83,10 @@ class Access:
 
     def refusal(self, request: Request) -> Response | None:
         """Why ``request`` is refused (a response to send), or None when it may be served."""
-        if request.headers.get("host", "") not in self.hosts:
+        if as_compared(request.headers.get("host", "")) not in self.hosts:
             return _refused(421, "this page answers only on its own loopback address")
         origin = request.headers.get("origin")
-        if origin is not None and origin not in self.origins:
+        if origin is not None and as_compared(origin) not in self.origins:
             return _refused(403, "requests from other sites are refused")
         if request.method not in ("GET", "HEAD"):
             return _refused(405, "the page is read-only: only GET is served")
