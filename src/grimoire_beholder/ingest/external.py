@@ -25,6 +25,12 @@ Zotero's item key), planning first like a folder sync (``ingest/sync.py``):
   it, as a new book would be (every chunk's context names the book: kept, the old title
   would go on matching searches and the new one would not).
 
+A book an interrupted run left unfinished (killed between the model stages' checkpoints,
+during an ``add``, a change or a retitle's re-read) is finished by the next sync or ingest of
+its library: its origin was saved with its structure, so the plan finds it *unchanged*,
+and it is told as *resumed*, as a folder sync tells one (a moved or updated one is finished
+too, under its own action).
+
 A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
 that moved is followed when ingested where it is now (``library_moves.py``).
 """
@@ -74,8 +80,10 @@ def formats_of(deps: IngestDeps) -> tuple[str, ...]:
 
 
 class _Applier:
-    def __init__(self, deps: IngestDeps, library: SourceLibrary, progress: Progress) -> None:
+    def __init__(self, deps: IngestDeps, library: SourceLibrary, progress: Progress,
+                 unfinished: set[int]) -> None:
         self.deps, self.conn, self.library, self.progress = deps, deps.conn, library, progress
+        self.unfinished = unfinished  # books an interrupted run left half-done
 
     def origin(self, item: SourceItem, info: FileInfo) -> source_rows.Origin:
         metadata = {**item.described(), "content_key": content_key(info, item),
@@ -138,6 +146,12 @@ class _Applier:
         renamed = found is not None and item is not None and found.name != item.title
         if not (step.action in ("added", "changed")
                 or (step.action in ("moved", "updated") and renamed)):
+            if found is not None and found.id in self.unfinished:  # apply finishes it
+                todo = found.chunks - found.status.get("embedded", 0)
+                if step.action == "unchanged":
+                    outcome.action, outcome.chunks = "resumed", found.chunks
+                outcome.embedded = todo
+                report.embedded += todo
             return outcome
         try:
             prepared = self.prepare(step, NullProgress())
@@ -172,7 +186,19 @@ class _Applier:
                 source_rows.rename_book(self.conn, stored.book_id, item.title, item.author)
                 fts.rebuild(self.conn, stored.book_id)
         old = stored.source_path if step.action == "moved" else None
-        return FileOutcome(step.action, step.display, slug=stored.slug, old_path=old)
+        return FileOutcome(step.action, step.display, slug=stored.slug, old_path=old,
+                           embedded=self.finish(stored.book_id, report))
+
+    def finish(self, book_id: int, report: SyncReport) -> int:
+        """Run the model stages of a book an interrupted run left unfinished (nothing for
+        another); the chunks it embedded."""
+        if book_id not in self.unfinished:
+            return 0
+        stages = self.deps.run_stages(book_id, NullProgress())
+        report.summaries += stages.summaries
+        report.contexts += stages.contexts
+        report.embedded += stages.embedded
+        return stages.embedded
 
     def apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         """Carry out one step, holding its book's lock (``IngestDeps.book_writer``)."""
@@ -195,7 +221,16 @@ class _Applier:
             if (info.size, info.mtime) != (stored.source_size, stored.source_mtime):
                 with transaction(self.conn):
                     folders.update_file_stat(self.conn, stored.book_id, info.size, info.mtime)
-            return FileOutcome("unchanged", step.display, slug=stored.slug)
+            if stored.book_id not in self.unfinished:
+                return FileOutcome("unchanged", step.display, slug=stored.slug)
+            found = book_rows.find_book(self.conn, stored.book_id)
+            if found is not None:
+                self.progress.message(f"resuming {step.display} ("
+                                      f"{found.status.get('embedded', 0)}/{found.chunks} "
+                                      "chunks embedded so far)")
+            return FileOutcome("resumed", step.display, slug=stored.slug,
+                               chunks=found.chunks if found is not None else 0,
+                               embedded=self.finish(stored.book_id, report))
         return self.ingest(step, report)
 
 
@@ -208,11 +243,13 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
     if left_out and not remove_missing:  # said once, by `ingest LIBRARY`; sync stays quiet
         report.warnings.append(f"{library.path}: left out {len(left_out)} item(s) whose "
                                "books were deleted from grimoire-beholder")
+    stored = {s.stored.book_id for s in steps if s.stored is not None}
+    unfinished = folders.unfinished_books(deps.conn) & stored if stored else set()
     if dry_run:
-        previewer = _Applier(deps, library, progress)
+        previewer = _Applier(deps, library, progress, unfinished)
         report.files += [previewer.preview(s, report) for s in steps]
         return
-    if any(s.action in ("added", "changed") for s in steps):
+    if any(s.action in ("added", "changed") for s in steps) or unfinished:
         deps.check_models()
     present = {item.key for item in library.items}
     gone = source_rows.dropped_items(deps.conn, str(library.path)) - present
@@ -220,15 +257,16 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
         with transaction(deps.conn):
             for key in gone:
                 source_rows.undrop_item(deps.conn, str(library.path), key)
-    applier = _Applier(deps, library, progress)
-    progress.stage("books", sum(1 for s in steps if s.action != "unchanged"))
+    applier = _Applier(deps, library, progress, unfinished)
+    progress.stage("books", sum(1 for s in steps if s.action != "unchanged"
+                                or (s.stored is not None and s.stored.book_id in unfinished)))
     for step in steps:
         try:
             outcome = applier.apply(step, report)
         except (InputFileError, NoTextError) as exc:
             outcome = FileOutcome("failed", step.display, error=str(exc))
         report.files.append(outcome)
-        if step.action != "unchanged":
+        if outcome.action != "unchanged":
             progress.message(outcome.describe())
             progress.advance()
 
