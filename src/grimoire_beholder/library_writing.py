@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the rest only when a command writes: a search imports none 
     from grimoire_beholder.search.index_writer import UpdateResult
     from grimoire_beholder.store.records import BookRow
     from grimoire_beholder.store.server_engine import ServerEngine, Store
-    from grimoire_beholder.views import IngestReport, StageCounts, SyncReport
+    from grimoire_beholder.views import FileOutcome, IngestReport, StageCounts, SyncReport
 
 
 class LibraryWriting:
@@ -145,13 +145,16 @@ class LibraryWriting:
     def watch(self, folders: Sequence[str | os.PathLike[str]] | None = None, *,
               stop_event: StopEvent | None = None,
               on_report: Callable[[SyncReport], None] | None = None,
-              progress: Progress | None = None, debounce_ms: int = 1000) -> None:
-        """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C)."""
+              progress: Progress | None = None, debounce_ms: int = 1000
+              ) -> list[FileOutcome]:
+        """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C);
+        the files failing at the last sync then. A file that keeps failing (or being
+        skipped) is named once, and again when it changed (``ingest/watch.py``)."""
         from grimoire_beholder.ingest.watch import watch
 
-        watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
-              stop_event=stop_event, on_report=on_report, progress=progress,
-              debounce_ms=debounce_ms)
+        return watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
+                     stop_event=stop_event, on_report=on_report, progress=progress,
+                     debounce_ms=debounce_ms)
 
     def resume(self, progress: Progress | None = None) -> StageCounts:
         """Finish the model stages for every book (after a crash or a dead daemon), each

@@ -222,6 +222,10 @@ class FileOutcome:
     reused: int = 0
     old_path: str | None = None  # for "moved"
     error: str | None = None  # for "failed"
+    # A failed or skipped file's (path, size, mtime, sha256 or "") as the sync found it, when
+    # known: ``sync --watch`` names a problem again only once its file changed. Not in JSON.
+    version: tuple[str, int, float, str] | None = field(default=None, compare=False,
+                                                        repr=False)
 
     def describe(self) -> str:
         """One line, e.g. ``changed   notes/a.md (12 chunks: 2 embedded, 10 reused)``."""
@@ -245,6 +249,9 @@ class SyncReport(StageCounts):
     files: list[FileOutcome] = field(default_factory=list)
     reused: int = 0
     warnings: list[str] = field(default_factory=list)
+    # ``sync --watch``: the failed and skipped files an earlier report named, unchanged
+    # since, which this one need not name again (its counts still include them). Not in JSON.
+    told_before: list[FileOutcome] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(SYNC_ACTIONS, 0)
@@ -265,7 +272,8 @@ class SyncReport(StageCounts):
                 "chunks_embedded": self.embedded, "chunks_reused": self.reused,
                 "summaries": self.summaries, "contexts": self.contexts,
                 "seconds": round(self.seconds, 3), "warnings": list(self.warnings),
-                "files": [asdict(f) for f in self.files]}
+                "files": [{k: v for k, v in asdict(f).items() if k != "version"}
+                          for f in self.files]}
 
 
 def sync_summary(report: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ from grimoire_beholder.text import MOST_HITS, plural
 if TYPE_CHECKING:
     from grimoire_beholder.cli.rendering import ShownLines
     from grimoire_beholder.library import BookRow, Library
-    from grimoire_beholder.views import IngestReport, SyncReport
+    from grimoire_beholder.views import FileOutcome, IngestReport, SyncReport
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
     metavar="GLOB",
@@ -114,16 +114,19 @@ def ingest(
               2))
 
 
-def _print_problems(data: dict[str, Any], shown: ShownLines | None = None) -> None:
+def _print_problems(data: dict[str, Any], shown: ShownLines | None = None,
+                    named: list[FileOutcome] | None = None) -> None:
     """A sync report's warnings (skipped files among them) and failed files, on stderr —
-    but those its progress already named as it went (``shown``), while still on screen: a
-    person is told each problem once (``rendering.ShownLines``)."""
+    but those its progress already named as it went (``shown``), while still on screen,
+    and under ``sync --watch`` those an earlier batch named (``named``, the report's
+    ``told_before``): a person is told each problem once (``rendering.ShownLines``)."""
     from grimoire_beholder.cli.rendering import err, fit
     from grimoire_beholder.views import FileOutcome
 
     told = set() if shown is None or shown.scrolled_away() else shown.lines
     said = {(f["action"], f["path"], f["error"]) for f in data["files"]
             if FileOutcome(**f).describe() in told}
+    said |= {(f.action, f.path, f.error) for f in named or ()}
     for warning in data["warnings"]:
         if not any(warning == f"skipped {path}: {error}" for _, path, error in said):
             err.print(fit(f"warning: {warning}", 2, err), markup=False)
@@ -171,8 +174,9 @@ def sync_(
 ) -> None:
     """Bring the library in line with the files: re-embed only changed chunks, drop deleted
     files, follow moves, add new files under ingested folders."""
+    from grimoire_beholder.citation import one_line
     from grimoire_beholder.cli.plain_output import json_text
-    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, ShownLines, err
+    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, ShownLines, err, fit
     from grimoire_beholder.views import sync_summary
 
     if watch and dry_run:
@@ -185,14 +189,18 @@ def sync_(
             if json_out:
                 print(json_text(data, sys.stdout, indent=None), flush=True)
             else:
-                _print_problems(data, lines.shown)
+                _print_problems(data, lines.shown, report.told_before)
                 print(sync_summary(data), flush=True)
             lines.shown = ShownLines()
 
         def run_watch(lib: Library) -> None:
             if not quiet:
                 err.print("watching for changes (Ctrl-C to stop)", markup=False)
-            lib.watch(folders or None, on_report=show, progress=lines)
+            failing = lib.watch(folders or None, on_report=show, progress=lines)
+            if failing:  # named once as they failed: the count at the end is the truth
+                err.print(fit(f"stopped; {plural(len(failing), 'file')} still failing: "
+                              + ", ".join(one_line(f.path) for f in failing), 2, err),
+                          markup=False)
 
         with_library(config, run_watch, library=library)
         return

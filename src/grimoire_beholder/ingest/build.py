@@ -80,6 +80,19 @@ def file_info(path: Path) -> FileInfo:
                     mtime=st.st_mtime)
 
 
+def file_version(path: Path | str, info: FileInfo | None = None
+                 ) -> tuple[str, int, float, str] | None:
+    """A file as a sync found it (``FileOutcome.version``): ``info``'s path, size, mtime and
+    hash when the file was read, else its stat with no hash; None when not even that."""
+    if info is not None:
+        return info.path, info.size, info.mtime, info.sha256
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return str(path), st.st_size, st.st_mtime, ""
+
+
 def slugify(text: str, *, max_length: int = 60) -> str:
     """A URL- and shell-friendly identifier: ascii, lower case, words joined by hyphens;
     never all digits (``12`` → ``book-12``), which would read as a book id (naming.py)."""

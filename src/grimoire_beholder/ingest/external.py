@@ -45,7 +45,13 @@ from typing import Any, TypeVar
 
 from grimoire_beholder.errors import InputFileError, NoTextError
 from grimoire_beholder.ingest import library_moves
-from grimoire_beholder.ingest.build import FileInfo, PreparedBook, book_slug, prepare_book
+from grimoire_beholder.ingest.build import (
+    FileInfo,
+    PreparedBook,
+    book_slug,
+    file_version,
+    prepare_book,
+)
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.external_plan import ItemStep, content_key, plan, under
 from grimoire_beholder.ingest.progress import NullProgress, Progress
@@ -212,7 +218,8 @@ class _Applier:
             return FileOutcome("removed", step.display, slug=step.stored.slug,
                                error=step.error)
         if step.action in ("skipped", "failed"):
-            return FileOutcome(step.action, step.display, error=step.error)
+            return FileOutcome(step.action, step.display, error=step.error,
+                               version=_version(step))
         if step.action in ("moved", "updated"):
             return self.update(step, report)
         if step.action == "unchanged":
@@ -264,11 +271,19 @@ def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progre
         try:
             outcome = applier.apply(step, report)
         except (InputFileError, NoTextError) as exc:
-            outcome = FileOutcome("failed", step.display, error=str(exc))
+            outcome = FileOutcome("failed", step.display, error=str(exc),
+                                  version=_version(step))
         report.files.append(outcome)
         if outcome.action != "unchanged":
             progress.message(outcome.describe())
             progress.advance()
+
+
+def _version(step: ItemStep) -> tuple[str, int, float, str] | None:
+    """The item's file as the plan found it (``FileOutcome.version``), when it has one."""
+    if step.info is not None:
+        return file_version(step.info.path, step.info)
+    return file_version(step.item.file) if step.item and step.item.file else None
 
 
 def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:

@@ -56,6 +56,7 @@ from grimoire_beholder.ingest.sync_steps import (
     display_of,
     estimate,
     failed,
+    version,
 )
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
@@ -221,7 +222,7 @@ class Syncer:
                 with transaction(self.conn):
                     book_rows.delete_book(self.conn, step.stored.book_id)
         report.warnings.append(f"skipped {step.display}: {reason}")
-        return FileOutcome("skipped", step.display, error=reason)
+        return FileOutcome("skipped", step.display, error=reason, version=version(step))
 
     @staticmethod
     def _count(report: SyncReport, summaries: int, contexts: int, embedded: int) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grimoire_beholder.ingest.build import file_info
+from grimoire_beholder.ingest.build import file_info, file_version
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import FolderFile, empty_mount_point, missing_drive, scan
 from grimoire_beholder.ingest.sync_scope import folds, respelled, under
@@ -76,7 +76,8 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
         except OSError as exc:
             report.files.append(FileOutcome("failed", display_of(stored.path, root),
                                             slug=stored.slug,
-                                            error=f"cannot read ({exc.strerror or exc})"))
+                                            error=f"cannot read ({exc.strerror or exc})",
+                                            version=file_version(stored.path)))
             continue
         if step is None:
             missing.setdefault(stored.sha256, []).append(stored)
@@ -88,7 +89,8 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
             info = file_info(f.path)
         except OSError as exc:
             report.files.append(FileOutcome("failed", display,
-                                            error=f"cannot read ({exc.strerror or exc})"))
+                                            error=f"cannot read ({exc.strerror or exc})",
+                                            version=file_version(f.path)))
             continue
         twins = missing.get(info.sha256)
         if twins:

@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from grimoire_beholder.ingest.build import FileInfo, failure_reason, file_info
+from grimoire_beholder.ingest.build import FileInfo, failure_reason, file_info, file_version
 from grimoire_beholder.ingest.progress import estimate_chunks
 from grimoire_beholder.ingest.sync_scope import under
 from grimoire_beholder.store import folders
@@ -57,4 +57,10 @@ def respell(step: Step, path: Path) -> Step:
 
 def failed(step: Step, exc: Exception) -> FileOutcome:
     """The outcome of a file whose ingest raised ``exc``."""
-    return FileOutcome("failed", step.display, error=failure_reason(exc, step.display, step.path))
+    return FileOutcome("failed", step.display, error=failure_reason(exc, step.display, step.path),
+                       version=version(step))
+
+
+def version(step: Step) -> tuple[str, int, float, str] | None:
+    """The step's file as the plan found it (``FileOutcome.version``)."""
+    return file_version(step.path, step.info) if step.path is not None else None

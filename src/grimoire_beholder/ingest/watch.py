@@ -15,6 +15,12 @@ batch, not for the whole watch, so an ``ingest`` in another terminal can run in 
 batch that finds the lock busy (or the models down) is reported and retried on the next
 change.
 
+A file that fails (a corrupt PDF, an unreadable file) or is skipped (nothing to index) is
+tried again by every batch, but named once: a batch's report names it again only when its
+file changed since (size, mtime or hash) or its reason did, and one that ingests is told as
+added or changed; the names it need not repeat are in its ``told_before``. The watch returns
+the files failing when it stopped.
+
 A watched folder that is deleted, or deleted and made again (a fresh clone, a restore from
 backup), is noticed by its own deletion event or, failing that, by its changed inode within
 about half a second: the watcher, which was bound to the old folder, is set up again on
@@ -42,9 +48,10 @@ from grimoire_beholder.ingest.progress import NullProgress, Progress, Retotals
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
 from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB
 from grimoire_beholder.store import folders, source_rows
-from grimoire_beholder.views import SyncReport
+from grimoire_beholder.views import FileOutcome, SyncReport
 
 DEBOUNCE_MS = 1000
+_PROBLEMS = ("failed", "skipped")  # the outcomes a watch names once
 _LIBRARY_FILES = {name + end for name in (CALIBRE_DB, ZOTERO_DB) for end in ("", "-wal",
                                                                             "-journal")}
 _POLL_S = 0.5  # how often a watch whose folders are all gone looks for them
@@ -83,18 +90,20 @@ class _Relevant:
 
 def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopEvent | None = None,
           on_report: Callable[[SyncReport], None] | None = None,
-          progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> None:
-    """Sync now, then again after every batch of changes under the folders, until stopped.
+          progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> list[FileOutcome]:
+    """Sync now, then again after every batch of changes under the folders, until stopped;
+    the files failing at the last sync then.
 
     ``dirs`` defaults to every synced root (one not there now is waited for). ``on_report``
-    receives the initial report and the report of every batch that changed something or
-    failed.
+    receives the initial report and the report of every batch with news: a change, or a
+    failed or skipped file not named before as it is now (see the module doc). ``progress``
+    gets a batch's lines naming such files at the batch's end, and only the news among them.
     """
     import watchfiles
 
-    progress = _SkipsOnce(progress or NullProgress())
+    held = _Held(progress or NullProgress())
+    told = _Told()
     report_to = on_report or (lambda report: None)
-    told: set[str] = set()  # the skips a report has named
     if dirs:
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
     else:
@@ -105,30 +114,24 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
 
     def sync_now() -> SyncReport:  # the folders, and the Calibre and Zotero libraries
-        return sync_all(deps, dirs or None, dry_run=False, confined=False, progress=progress)
-
-    def news(report: SyncReport) -> bool:
-        """Whether a batch's report has anything a person has not been told: a change, a
-        failure, or a skip not named before (an item with no file, an empty note is
-        skipped again on every batch; Zotero rewrites its database all the time)."""
-        skips = {f.describe() for f in report.files if f.action == "skipped"}
-        fresh = bool(skips - told) or bool(report.failed) or any(
-            f.action not in ("unchanged", "skipped", "failed") for f in report.files)
-        told.update(skips)
-        return fresh
+        return sync_all(deps, dirs or None, dry_run=False, confined=False, progress=held)
 
     first = sync_now()
-    news(first)
+    told.sort(first)  # all of it is news
     report_to(first)
+    held.holding = True
     relevant = _Relevant(watched, deps.own_files())
 
     def batch() -> None:
         try:
             report = sync_now()
         except (LibraryBusyError, ModelError) as exc:
-            progress.message(f"warning: {exc} — will retry on the next change")
+            held.release([])
+            held.message(f"warning: {exc} — will retry on the next change")
             return
-        if news(report):
+        fresh = told.sort(report)
+        held.release(fresh)
+        if fresh or any(f.action not in (*_PROBLEMS, "unchanged") for f in report.files):
             report_to(report)
 
     while True:  # one watcher per arrangement of the folders; re-armed when one goes or comes
@@ -136,7 +139,7 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         present = [path for path, identity in armed.items() if identity is not None]
         if not present:
             if not _wait_for_any(watched, stop_event):
-                return
+                return told.failing
             batch()  # it came back, perhaps full of files
             continue
         for changes in watchfiles.watch(*present, watch_filter=relevant, debounce=debounce_ms,
@@ -149,20 +152,42 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
                 batch()
             if moved:
                 for path in moved:
-                    progress.message(f"{path}: " + ("replaced or back; watching it again"
-                                                    if os.path.isdir(path) else
-                                                    "gone; watching for it to come back"))
+                    held.message(f"{path}: " + ("replaced or back; watching it again"
+                                                if os.path.isdir(path) else
+                                                "gone; watching for it to come back"))
                 break
         else:
-            return  # stopped
+            return told.failing  # stopped
 
 
-class _SkipsOnce:
-    """A watch's progress: a skip it has shown (``skipped …``) is not shown again on every
-    batch that skips it again."""
+class _Told:
+    """The failed and skipped files a watch's reports have named, each as it was then
+    (reason and ``FileOutcome.version``); one that is neither any more is forgotten, so it
+    is named again if it comes back."""
+
+    def __init__(self) -> None:
+        self.named: set[tuple[str, str, str | None, object]] = set()
+        self.failing: list[FileOutcome] = []  # as the last sync left them
+
+    def sort(self, report: SyncReport) -> list[FileOutcome]:
+        """The report's failed and skipped files not named before as they are now; the
+        others go into its ``told_before``."""
+        problems = [f for f in report.files if f.action in _PROBLEMS]
+        keys = [(f.action, f.path, f.error, f.version) for f in problems]
+        report.told_before = [f for f, key in zip(problems, keys, strict=True)
+                              if key in self.named]
+        fresh = [f for f, key in zip(problems, keys, strict=True) if key not in self.named]
+        self.named, self.failing = set(keys), report.failed
+        return fresh
+
+
+class _Held:
+    """A watch's progress. Once ``holding`` (after the first sync), the lines naming failed
+    or skipped files wait for the batch's end, where :meth:`release` passes on those of
+    the files that are news and drops the rest."""
 
     def __init__(self, inner: Progress) -> None:
-        self.inner, self.shown = inner, set[str]()
+        self.inner, self.holding, self.held = inner, False, list[str]()
 
     def stage(self, name: str, total: int) -> None:
         self.inner.stage(name, total)
@@ -175,11 +200,17 @@ class _SkipsOnce:
             self.inner.retotal(total)
 
     def message(self, text: str) -> None:
-        if text.startswith("skipped "):
-            if text in self.shown:
-                return
-            self.shown.add(text)
-        self.inner.message(text)
+        if self.holding and text.startswith(tuple(f"{action} " for action in _PROBLEMS)):
+            self.held.append(text)
+        else:
+            self.inner.message(text)
+
+    def release(self, fresh: list[FileOutcome]) -> None:
+        """Pass on the held lines of ``fresh`` (as ``FileOutcome.describe`` wrote them)."""
+        lines, held, self.held = {f.describe() for f in fresh}, self.held, []
+        for text in held:
+            if text in lines:
+                self.inner.message(text)
 
 
 def _identity(path: str) -> tuple[int, int] | None:
