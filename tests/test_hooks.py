@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from grimoire_beholder.cli.assistant_hooks import HEADER, prompt_text
 from grimoire_beholder.cli.entry import app
-from helpers import hook_library
+from helpers import hook_library, run_cli
 
 
 @pytest.fixture
@@ -64,8 +64,13 @@ def test_session_start_lists_books_and_chapters(config: Path) -> None:
     assert "1 book;" in result.stdout
     assert "- the-garden-book: The Garden Book — Test Author (2 ch.): Soil; Pests" in result.stdout
     small = CliRunner().invoke(app, ["hook", "session-start", "--budget", "50", "-c",
-                                     str(config)])
-    assert small.exit_code == 0 and "more books" in small.stdout
+                                     str(config)])  # no room for a header and an entry
+    assert small.exit_code == 0 and small.stdout == "grimoire-beholder: 1 book (list_books)\n"
+    counted = CliRunner().invoke(app, ["hook", "session-start", "--budget", "100", "-c",
+                                       str(config)])
+    assert counted.exit_code == 0 and len(counted.stdout) <= 100
+    assert counted.stdout.splitlines() == ["Local book library (grimoire-beholder, 1 book):",
+                                           "… and 1 more book or folder (list_books)"]
     broken = CliRunner().invoke(app, ["hook", "session-start", "-c", "/nonexistent.toml"])
     assert broken.exit_code == 0 and broken.stdout == ""
 
@@ -126,8 +131,6 @@ def test_a_budget_below_one_is_a_usage_error_not_the_default_or_a_header(
         config: Path, hook: str, budget: str) -> None:
     """``--budget 0`` printed the default 2,000 characters and ``--budget -5`` the header
     alone; both are now the parser's one-line error, through the console script too."""
-    from helpers import run_cli
-
     result = CliRunner().invoke(app, ["hook", hook, "--budget", budget, "-c", str(config)],
                                 input='{"prompt": "how do I keep the soil in good heart?"}')
     assert result.exit_code == 2 and result.stdout == ""
@@ -138,3 +141,36 @@ def test_a_budget_below_one_is_a_usage_error_not_the_default_or_a_header(
                    stdin='{"prompt": "how do I keep the soil in good heart?"}')
     assert proc.returncode == 2 and proc.stdout == ""
     assert "--budget" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_the_budget_bounds_everything_printed_header_and_newline_included(
+        tmp_path: Path, sample_book: Path) -> None:
+    """``--budget`` is the most characters a hook prints, its final newline included:
+    session-start printed its 102-character header and a "… and N more" line whatever the
+    budget (146 characters for ``--budget 50``) and ignored the newline. Whatever fits
+    is still said: the entries shown and the "… and N more" line count every book."""
+    from helpers import write_markdown_book
+
+    config = hook_library(tmp_path, sample_book)
+    for n, topic in enumerate(["Beekeeping", "Bread Baking", "Knots at Sea"]):
+        book = write_markdown_book(tmp_path / f"b{n}.md", topic, {
+            f"{topic} basics": {"Start": f"The first steps of {topic.lower()}. " * 6}})
+        assert run_cli("ingest", str(book), "-q", "-c", str(config)).returncode == 0
+    payload = json.dumps({"prompt": "how do copper tape and beer traps stop slugs?"})
+    shown_more = shown_all = prompted = 0
+    for budget in [*range(1, 420, 35), 2000]:
+        text = run_cli("hook", "session-start", "--budget", str(budget), "-c", str(config))
+        assert text.returncode == 0 and len(text.stdout) <= budget, (budget, text.stdout)
+        lines = text.stdout.splitlines()
+        if budget >= 40:
+            assert lines, budget  # the count at least: "grimoire-beholder: 4 books …"
+        if lines and lines[-1].startswith("… and "):
+            left = int(lines[-1].split()[2])
+            assert len(lines) - 2 + left == 4, lines  # entries shown + the rest counted
+            shown_more += len(lines) > 2
+        shown_all += len(lines) == 5
+        passages = _prompt(config, payload, "--budget", str(budget))[1]
+        assert len(passages) <= budget, (budget, passages)
+        prompted += bool(passages)
+    assert shown_more and shown_all  # some budgets show entries and a count, some all
+    assert prompted >= 3  # passages from a budget of a few hundred characters on

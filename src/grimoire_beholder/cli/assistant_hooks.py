@@ -8,8 +8,10 @@ context characters.
 Constraints, because a hook runs on every prompt: keyword search only (loading the
 embedding model would take a second), the library opened read-only, reranking off, short
 prompts (fewer than :data:`MIN_WORDS` words) and weak matches (confidence below
-``min_confidence``) skipped, output capped at a character budget. :func:`print_hook` is
-what both ``hook`` commands run: every exception becomes silence.
+``min_confidence``) skipped, output capped at a character budget: everything printed, its
+header and final newline included, is at most ``--budget`` characters (a budget too small
+for anything useful prints nothing). :func:`print_hook` is what both ``hook`` commands
+run: every exception becomes silence.
 
 The prompt hook's stdin is read bounded (:func:`read_payload`): at most
 :data:`PAYLOAD_LIMIT` bytes and :data:`READ_SECONDS` seconds, so an endless or stalled pipe
@@ -171,12 +173,13 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
                    library: str | os.PathLike[str] | None = None, *,
                    whole: bool = True) -> str:
     """The best passages for the prompt in ``raw`` (``whole``: as for :func:`prompt_text`),
-    or "" when it is short or unmatched."""
+    or "" when it is short or unmatched; with the newline :func:`print_hook` adds, at most
+    ``budget`` characters."""
     prompt = prompt_text(raw, whole=whole)
     if len(prompt.split()) < MIN_WORDS:
         return ""
 
-    limit = budget or PROMPT_BUDGET
+    limit = (budget or PROMPT_BUDGET) - 1  # the final newline is printed too
     with _open(config_path, library) as lib:  # a long prompt is searched by its beginning
         found = lib.search(clip(prompt, MAX_QUERY_CHARS), top_k=PROMPT_HITS, mode="keyword")
         if not found.hits or found.low_confidence:
@@ -197,36 +200,77 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
 def session_context(config_path: str | os.PathLike[str] | None = None,
                     budget: int | None = None,
                     library: str | os.PathLike[str] | None = None) -> str:
-    """A compact table of contents within ``budget`` characters: the books ingested one by
-    one first (real books before notes), each with its chapters, then each ingested folder
-    as one entry (a collection: its file count and a few of its names), so a folder of a
-    hundred notes cannot push the books out. Every entry gets a fair share of what is left
-    (a short line leaves more to the next), so a book with a long table of contents cannot
-    push the others out either; what does not fit is counted, not cut mid-line."""
-    limit = budget or SESSION_BUDGET
+    """A compact table of contents that, with the newline :func:`print_hook` adds, is at
+    most ``budget`` characters: the books ingested one by one first (real books before
+    notes), each with its chapters, then each ingested folder as one entry (a collection:
+    its file count and a few of its names), so a folder of a hundred notes cannot push the
+    books out. Every entry gets a fair share of what is left (a short line leaves more to
+    the next), so a book with a long table of contents cannot push the others out either;
+    what does not fit is counted ("… and N more"), not cut mid-line. A budget too small for
+    the header naming the MCP tools gets a shorter one, and one too small for any entry the
+    count alone (:func:`_layout`)."""
+    limit = (budget or SESSION_BUDGET) - 1  # the final newline is printed too
     with _open(config_path, library) as lib:
         books = lib.list_books()
         if not books:
             return ""
         singles, folders = shelves(books)
-        lines = [f"Local book library (grimoire-beholder, {plural(len(books), 'book')}; MCP tools "
-                 "search_book, get_book_outline, get_section):"]
-        entries: list[Callable[[], str]] = [partial(_book_line, lib, b) for b in singles]
-        entries += [partial(_folder_line, f) for f in folders]
-        used = len(lines[0])
-        more = "… and {} more books or folders (list_books)"
-        for shown, entry in enumerate(entries):
-            left = len(entries) - shown
-            share = (limit - used) // left - 1
-            line = clip(flat(entry()), max(MIN_ENTRY, min(ENTRY_MAX, share)))
-            # room is kept for the "… and N more" line while entries remain after this one
-            reserve = len(more.format(left)) + 1 if left > 1 else 0
-            if used + len(line) + 1 + reserve > limit:
-                lines.append(more.format(left))
-                break
-            lines.append(line)
-            used += len(line) + 1
-    return "\n".join(lines)
+        makers = [partial(_book_line, lib, b) for b in singles]
+        makers += [partial(_folder_line, f) for f in folders]
+        made: dict[int, str] = {}  # each entry read once, and only when it is reached
+
+        def entry(n: int) -> str:
+            if n not in made:
+                made[n] = flat(makers[n]())
+            return made[n]
+
+        return _layout(plural(len(books), "book"), len(makers), entry, limit)
+
+
+def _layout(books: str, count: int, entry: Callable[[int], str], limit: int) -> str:
+    """The table of contents of ``count`` entries in at most ``limit`` characters: under
+    the full header (it names the MCP tools) or, when that leaves no room for an entry, a
+    short one; with neither room for an entry, the header and the "… and N more" line;
+    else the count alone; else nothing."""
+    headers = [f"Local book library (grimoire-beholder, {books}; MCP tools search_book, "
+               "get_book_outline, get_section):",
+               f"Local book library (grimoire-beholder, {books}):"]
+    fallback: list[str] = []
+    for header in headers:  # the short one is laid out only when the full one shows none
+        lines, shown = _entries(header, count, entry, limit)
+        if shown:
+            return "\n".join(lines)
+        fallback = fallback or lines
+    if fallback:
+        return "\n".join(fallback)
+    alone = f"grimoire-beholder: {books} (list_books)"
+    return alone if len(alone) <= limit else ""
+
+
+def _more(left: int) -> str:
+    return f"… and {left} more {'book or folder' if left == 1 else 'books or folders'} " \
+           "(list_books)"
+
+
+def _entries(header: str, count: int, entry: Callable[[int], str], limit: int
+             ) -> tuple[list[str], int]:
+    """``header`` and as many entries as fit in ``limit`` characters (lines joined by
+    newlines), then the "… and N more" line for the rest, and how many entries that shows;
+    ([], 0) when the header and that line do not fit together."""
+    lines, used = [header], len(header)
+    if used + 1 + len(_more(count)) > limit:
+        return [], 0
+    for shown in range(count):
+        left = count - shown
+        share = (limit - used) // left - 1
+        line = clip(entry(shown), max(MIN_ENTRY, min(ENTRY_MAX, share)))
+        # room is kept for the "… and N more" line while entries remain after this one
+        reserve = len(_more(left - 1)) + 1 if left > 1 else 0
+        if used + len(line) + 1 + reserve > limit:
+            return [*lines, _more(left)], shown
+        lines.append(line)
+        used += len(line) + 1
+    return lines, count
 
 
 def _book_line(lib: Library, book: BookRow) -> str:
