@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,12 +20,23 @@ from grimoire_beholder.library import Library
 from helpers import GARDEN_CHAPTERS, fake_config, write_markdown_book
 from user_home import fresh_home
 
+_USER_DIRS = pytest.StashKey[Path]()
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """No test may read or fill the real per-user library or cache: the platform's per-user folders
     (XDG on Linux) point into a throwaway folder for the session, subprocesses included, and
-    the library-choosing and terminal-size variables of the developer's shell are dropped."""
+    the library-choosing and terminal-size variables of the developer's shell are dropped.
+
+    uv's package cache is the exception: a test that installs (the MCP bundle's first start)
+    links from the developer's cache, as a host with uv installed does, instead of
+    downloading every package into the throwaway folder and copying it into the install."""
+    if "UV_CACHE_DIR" not in os.environ:
+        uv_cache = _uv_cache_dir()
+        if uv_cache is not None:
+            os.environ["UV_CACHE_DIR"] = uv_cache
     user_dirs = Path(tempfile.mkdtemp(prefix="grimoire-user-dirs-"))
+    config.stash[_USER_DIRS] = user_dirs
     os.environ["XDG_DATA_HOME"] = str(user_dirs / "data")
     os.environ["XDG_CONFIG_HOME"] = str(user_dirs / "config")
     os.environ["XDG_CACHE_HOME"] = str(user_dirs / "cache")  # the embedded model's graph
@@ -34,6 +46,24 @@ def pytest_configure(config: pytest.Config) -> None:
     # The CLI's rich consoles read COLUMNS once, when they are built: built here, they follow
     # each test's COLUMNS, whichever test (on whichever xdist worker) first prints.
     import grimoire_beholder.cli.rendering  # noqa: F401
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The throwaway per-user folders (the embedded model's cached graph among them) go with
+    the session, as pytest's own temporary folders of passing tests do."""
+    user_dirs = config.stash.get(_USER_DIRS, None)
+    if user_dirs is not None:
+        shutil.rmtree(user_dirs, ignore_errors=True)
+
+
+def _uv_cache_dir() -> str | None:
+    """uv's cache folder as the developer's shell has it, or None without uv."""
+    uv = shutil.which("uv")
+    if uv is None:
+        return None
+    proc = subprocess.run([uv, "cache", "dir"], capture_output=True, text=True, check=False)
+    folder = proc.stdout.strip()
+    return folder if proc.returncode == 0 and folder else None
 
 
 @pytest.fixture
