@@ -139,7 +139,8 @@ def _xhtml(title: str, words: int = 120) -> bytes:
 
 
 def _epub(members: dict[str, bytes], *, big: tuple[str, int] | None = None) -> bytes:
-    """An EPUB zip with ``members``; ``big`` = (name, size) adds a member of zeros."""
+    """An EPUB zip with ``members``; ``big`` = (name, size) adds a member of zeros, deflated
+    as a zip bomb is: the file stays small on disk, its member huge once read."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr(zipfile.ZipInfo("mimetype"), b"application/epub+zip")
@@ -148,7 +149,9 @@ def _epub(members: dict[str, bytes], *, big: tuple[str, int] | None = None) -> b
             zf.writestr(name, data, zipfile.ZIP_DEFLATED)
         if big is not None:
             name, size = big
-            with zf.open(zipfile.ZipInfo(name), "w", force_zip64=True) as fh:
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with zf.open(info, "w", force_zip64=True) as fh:
                 block = b"\0" * (1 << 20)
                 for _ in range(size >> 20):
                     fh.write(block)
