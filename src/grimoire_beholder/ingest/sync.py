@@ -10,7 +10,9 @@ every chunk whose content hash (chunk text + section breadcrumb) is unchanged an
 summary of every section whose text is unchanged; only the rest goes through the model
 stages. Errors that would fail every file (models unreachable, database unwritable, another
 writer) stop the run instead; what was committed stays, and the next sync resumes
-unfinished books.
+unfinished books: told as *resumed*, or under *moved* when that sync also finds its file
+moved or renamed (it re-points the book and then finishes it, so one sync leaves every book
+searchable).
 
 A file with nothing to index (empty, only headings) is *skipped* with a warning rather than
 failed, so it does not fail every later sync; a book whose file changed into such a file is
@@ -60,6 +62,7 @@ from grimoire_beholder.ingest.sync_steps import (
 )
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
@@ -74,16 +77,19 @@ class Syncer:
         self.deps = deps
         self.conn = deps.conn
         self.progress = progress or NullProgress()
+        self.moved_unfinished: set[int] = set()  # see _moved_unfinished
 
     # -- applying ------------------------------------------------------------------------
     def apply(self, steps: list[Step], report: SyncReport, scope: list[str] | None) -> None:
         """Carry out the plan; per-file failures are recorded, fatal errors raised."""
         unfinished = self._unfinished(scope, steps)
-        if any(s.action in ("added", "changed") for s in steps) or unfinished:
+        self.moved_unfinished = _moved_unfinished(self.conn, steps)
+        if (any(s.action in ("added", "changed") for s in steps) or unfinished
+                or self.moved_unfinished):
             self.deps.check_models()  # before any write: models and embedding stamp
         chunks = FolderChunks(self.progress)
         chunks.start([estimate_chunks(path, size) for _, path, size, _ in unfinished]
-                     + [estimate(s) for s in steps])
+                     + [self._estimate(s) for s in steps])
         # An interrupted book first: the rerun is mostly its work, and it is told as resumed
         # (not also as unchanged, so the counts add up to the files looked at).
         resumed = self._resume(unfinished, report, chunks)
@@ -95,7 +101,8 @@ class Syncer:
                 continue
             try:
                 with self.deps.book_writer(*_files_of(step)):
-                    outcome = self._apply_one(step, report, chunks.file(estimate(step)))
+                    outcome = self._apply_one(step, report,
+                                              chunks.file(self._estimate(step)))
             except FATAL:
                 raise
             except NoTextError as exc:
@@ -115,16 +122,27 @@ class Syncer:
                 self.progress.message(f"resuming {display} ({found.status.get('embedded', 0)}"
                                       f"/{found.chunks} chunks embedded so far)")
             with self.deps.book_writer(source_hash):
-                stages = self.deps.run_stages(book_id,
-                                              chunks.file(estimate_chunks(display, size)))
-            self._count(report, stages.summaries, stages.contexts, stages.embedded)
+                embedded = self._finish(book_id, report,
+                                        chunks.file(estimate_chunks(display, size)))
             outcome = FileOutcome("resumed", display, slug=found.slug if found else None,
-                                  chunks=found.chunks if found else 0,
-                                  embedded=stages.embedded)
+                                  chunks=found.chunks if found else 0, embedded=embedded)
             report.files.append(outcome)
             self._announce(outcome)
             chunks.done()
         return {book_id for book_id, _, _, _ in unfinished}
+
+    def _finish(self, book_id: int, report: SyncReport, progress: Progress) -> int:
+        """Run the model stages an earlier run left undone on ``book_id`` (from its stored
+        chunks: no file is read); the chunks it embedded."""
+        stages = self.deps.run_stages(book_id, progress)
+        self._count(report, stages.summaries, stages.contexts, stages.embedded)
+        return stages.embedded
+
+    def _estimate(self, step: Step) -> int:
+        """The chunks ``step`` probably embeds (a moved unfinished book's too)."""
+        if step.stored is not None and step.stored.book_id in self.moved_unfinished:
+            return estimate_chunks(step.display, step.stored.size)
+        return estimate(step)
 
     def _unfinished(self, scope: list[str] | None, steps: list[Step]
                     ) -> list[tuple[int, str, int, str]]:
@@ -157,8 +175,12 @@ class Syncer:
                                          source_path=step.info.path,
                                          source_mtime=step.info.mtime,
                                          source_root=step.root, source_group=step.group)
+            # An interrupted run left it half-done: finished here, not by the next sync.
+            embedded = (self._finish(step.stored.book_id, report, progress)
+                        if step.stored.book_id in self.moved_unfinished else 0)
             return FileOutcome("moved", step.display, slug=step.stored.slug,
-                               old_path=display_of(step.stored.path, step.stored.root))
+                               old_path=display_of(step.stored.path, step.stored.root),
+                               embedded=embedded)
         if step.action == "removed":
             assert step.stored
             with transaction(self.conn):
@@ -240,6 +262,7 @@ class Syncer:
         Books an interrupted run left unfinished count too: apply resumes them."""
         unfinished = self._unfinished(scope, steps)
         resumed = {book_id for book_id, _, _, _ in unfinished}
+        moved_unfinished = _moved_unfinished(self.conn, steps)
         for step in steps:
             if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
                 continue  # told as resumed below, as apply tells it
@@ -247,6 +270,11 @@ class Syncer:
                                   slug=step.stored.slug if step.stored else None)
             if step.action == "moved" and step.stored:
                 outcome.old_path = display_of(step.stored.path, step.stored.root)
+                if step.stored.book_id in moved_unfinished:  # apply finishes it
+                    found = book_rows.find_book(self.conn, step.stored.book_id)
+                    if found is not None:
+                        outcome.embedded = found.chunks - found.status.get("embedded", 0)
+                        report.embedded += outcome.embedded
             if step.action in ("added", "changed") and step.path is not None:
                 try:
                     hashes = prepare_book(
@@ -326,6 +354,13 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
         _sync_planned(syncer, deps, scope, roots, report, dry_run=dry_run, confined=confined)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _moved_unfinished(conn: Store, steps: list[Step]) -> set[int]:
+    """The books an interrupted run left half-done whose file ``steps`` move: the move's
+    step finishes them (the other unfinished books are resumed on their own)."""
+    moved = {s.stored.book_id for s in steps if s.action == "moved" and s.stored}
+    return folders.unfinished_books(conn) & moved if moved else set()
 
 
 def _files_of(step: Step) -> list[str]:
