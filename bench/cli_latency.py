@@ -1,5 +1,6 @@
-"""Cold CLI wall and CPU times (``--help``, ``list``, ``query``, Claude Code's ``hook prompt``),
-side by side with another checkout, and the slowest imports.
+"""Cold CLI wall and CPU times (``--help``, ``list``, ``query``, Claude Code's ``hook prompt``,
+and ``serve-mcp`` refusing to start), side by side with another checkout, and the slowest
+imports.
 
 Run: ``uv run python bench/cli_latency.py [--runs 5] [--baseline /work/base] [--db PATH]``.
 
@@ -12,6 +13,9 @@ one after another, and Python may write its bytecode cache as it would in a user
 (``PYTHONDONTWRITEBYTECODE`` is dropped for the children). The embedded model's graph cache
 (``GRIMOIRE_BEHOLDER_CACHE``) starts empty in a temporary folder: the first ``query`` after
 install is shown on its own row, the median is of the later ones.
+
+The two ``serve-mcp`` rows time a server that cannot start (``--http nonsense``; a
+``--library`` folder holding no library): the one error line and its exit.
 
 ``query`` and ``hook prompt`` (given a prompt payload on stdin) run against a small library:
 the README's sample, ingested on the embedded default by each checkout's own CLI (``--db``
@@ -45,11 +49,13 @@ SAMPLE = ROOT / "samples" / "lighthouse-keepers-handbook.md"
 PAYLOAD = '{"prompt": "how far can a lighthouse beam reach at night?"}'
 
 
-def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
-    """(wall s, CPU s) of one run of ``cmd`` (a hook gets the prompt payload on stdin)."""
+def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None, *,
+         refused: bool = False) -> tuple[float, float]:
+    """(wall s, CPU s) of one run of ``cmd`` (a hook gets the prompt payload on stdin); one
+    that must fail (``refused``) may exit non-zero, any other must succeed."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(cmd, env=env, cwd=cwd, check=not refused, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL, input=PAYLOAD.encode() if "hook" in cmd else b"")
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -131,7 +137,11 @@ def main() -> None:
             "list": ["list"],
             "query": ["query", "how far can a lighthouse beam reach?"],
             "hook prompt": ["hook", "prompt"],
+            # a server that cannot start: told in one line, before the MCP SDK is imported
+            "serve-mcp --http nonsense": ["serve-mcp", "--http", "nonsense"],
+            "serve-mcp, no library": ["serve-mcp", "--library", str(Path(tmp) / "none")],
         }
+        refused = {"serve-mcp --http nonsense", "serve-mcp, no library"}
         library = args.db.name if args.db else "the README sample, embedded"
         print(f"Cold CLI, {args.runs} runs each after one first run, alternating checkouts "
               f"(library: {library})\n")
@@ -140,13 +150,14 @@ def main() -> None:
         print("| --- | --- | ---: | ---: | ---: | ---: | :---: | ---: |")
         medians: dict[tuple[str, str], float] = {}
         for name, tail in commands.items():
-            firsts = {label: _run([*_cli(c), *tail], envs[label])
+            firsts = {label: _run([*_cli(c), *tail], envs[label], refused=name in refused)
                       for label, c in checkouts.items()}
             runs: dict[str, list[tuple[float, float]]] = {label: [] for label in checkouts}
             load = os.getloadavg()[0]
             for _ in range(args.runs):
                 for label, checkout in checkouts.items():
-                    runs[label].append(_run([*_cli(checkout), *tail], envs[label]))
+                    runs[label].append(_run([*_cli(checkout), *tail], envs[label],
+                                            refused=name in refused))
             for label, checkout in checkouts.items():
                 walls = [w for w, _ in runs[label]]
                 cpu = statistics.median(c for _, c in runs[label])

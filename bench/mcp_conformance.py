@@ -65,8 +65,8 @@ def serve(config: Path, token: str) -> tuple[Any, int]:
     import uvicorn
 
     from grimoire_beholder.access import TokenChecker
-    from grimoire_beholder.mcp_server.http_serving import Bind, bound_socket, http_app
-    from grimoire_beholder.mcp_server.server import open_library
+    from grimoire_beholder.mcp_server.http_serving import http_app
+    from grimoire_beholder.mcp_server.starting import Bind, bound_socket, open_library
 
     lib = open_library(config)
     sock = bound_socket(Bind("127.0.0.1", 0))

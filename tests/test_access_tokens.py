@@ -21,13 +21,8 @@ from grimoire_beholder.access import (
 from grimoire_beholder.errors import ConfigError, NotFoundError, ReadOnlyLibraryError, StorageError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.http_auth import LibraryTokens, scopes
-from grimoire_beholder.mcp_server.http_serving import (
-    Bind,
-    HostOriginGate,
-    every_address,
-    parse_bind,
-    security_settings,
-)
+from grimoire_beholder.mcp_server.http_serving import HostOriginGate, security_settings
+from grimoire_beholder.mcp_server.starting import Bind, every_address, parse_bind
 from grimoire_beholder.mcp_server.upkeep_tools import allows
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,11 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from helpers import fake_garden_env
 
 # Run the CLI as the script does, with importing MODULE (argv[1]) failing as it does when the
 # package is not installed (or, with GB_TEST_CTRL_C set, as Ctrl-C pressed meanwhile does).
@@ -30,8 +33,9 @@ HIDING = (
     "main()\n")
 
 
-def _run(hidden: str, *args: str, ctrl_c: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "GRIMOIRE_BEHOLDER_LIBRARY": os.devnull + "-none",
+def _run(hidden: str, *args: str, ctrl_c: bool = False,
+         library: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GRIMOIRE_BEHOLDER_LIBRARY": str(library or os.devnull + "-none"),
            **({"GB_TEST_CTRL_C": "1"} if ctrl_c else {})}
     return subprocess.run([sys.executable, "-c", HIDING, hidden, *args], capture_output=True,
                           text=True, timeout=120, stdin=subprocess.DEVNULL, env=env,
@@ -39,12 +43,15 @@ def _run(hidden: str, *args: str, ctrl_c: bool = False) -> subprocess.CompletedP
 
 
 @pytest.mark.parametrize(("hidden", "argv"), [
-    ("mcp", ["serve-mcp"]),  # imported when the server starts
+    ("mcp", ["serve-mcp"]),  # imported when the server starts, once the library is open
     ("grimoire_beholder.cli.web_commands", ["web"]),  # the command's own module
     ("rich", ["list"]),  # the plain form, run without the parser
 ])
-def test_a_missing_module_is_one_line_naming_it(hidden: str, argv: list[str]) -> None:
-    run = _run(hidden, *argv)
+def test_a_missing_module_is_one_line_naming_it(hidden: str, argv: list[str],
+                                                garden_template: Path, tmp_path: Path) -> None:
+    library = tmp_path / "library"
+    fake_garden_env(garden_template, library)
+    run = _run(hidden, *argv, library=library)
     assert run.returncode == 1, run.stderr
     assert run.stderr.startswith("error: "), run.stderr
     assert len(run.stderr.splitlines()) == 1, run.stderr

@@ -61,26 +61,27 @@ def serve_mcp(
     """Serve the library to AI assistants over MCP: on stdio, read-only unless an --allow-*
     option adds an upkeep tool; or with --http over the network, each request with a token.
 
-    stdout carries only the protocol; logs and start-up errors go to stderr. A missing config
-    file or library database fails here, before the protocol starts, with a non-zero exit.
+    stdout carries only the protocol; logs and start-up errors go to stderr. A mistaken
+    option, a missing config file or library database fails here, before the protocol starts
+    (and before the MCP SDK is imported: ``mcp_server/starting.py``), with a non-zero exit.
     """
     with reported_errors():
         upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
+        from grimoire_beholder.mcp_server import starting  # the MCP SDK is not imported yet
+
         if http is None:
             if allowed_host or allowed_origin or tls_cert or tls_key:
                 raise ConfigError("--allowed-host, --allowed-origin and --tls-* go with "
                                   "--http")
-            from grimoire_beholder.mcp_server.server import serve
+            opened = starting.open_library(config, library)
+            from grimoire_beholder.mcp_server.server import serve  # the SDK, only now
 
-            serve(config, upkeep if upkeep.any else None, library)
+            serve(opened, upkeep if upkeep.any else None)
             return
-        from grimoire_beholder.mcp_server.http_serving import (
-            parse_bind,
-            refuse_server_upkeep,
-            serve_http,
-        )
+        start = starting.start_http(http, upkeep, config_path=config, library_dir=library,
+                                    allowed_hosts=allowed_host or (),
+                                    allowed_origins=allowed_origin or (), tls_cert=tls_cert,
+                                    tls_key=tls_key)
+        from grimoire_beholder.mcp_server.http_serving import run_http  # the SDK, only now
 
-        refuse_server_upkeep(upkeep)
-        serve_http(parse_bind(http), config_path=config, library_dir=library,
-                   allowed_hosts=allowed_host or (), allowed_origins=allowed_origin or (),
-                   tls_cert=tls_cert, tls_key=tls_key)
+        run_http(start)

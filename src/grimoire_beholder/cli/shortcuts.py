@@ -8,11 +8,11 @@ pydantic for that is about a fifth of a cold ``query``'s CPU time, and more of t
 own import and parse (bench/mcp_latency.py --cold). In the forms below no value needs more
 checking than "a plain word", "a path" or "digits", so ``entry.main`` calls what the typer
 command itself calls (``query_and_list``, ``assistant_hooks.print_hook``,
-``mcp_server.server.serve``) with exactly what the parser would pass it, and typer is not
-imported (nor pydantic, but by serve-mcp's SDK). Anything else — another option,
-``--name=value``, a value that starts with ``-``, an option given twice, ``--help``, a
-mistake, shell completion, Windows (where click expands wildcards in arguments), serve-mcp's
-rights set in the environment — goes through the parser as before.
+``mcp_server.server.serve`` after ``starting.open_library``) with exactly what the parser
+would pass it, and typer is not imported (nor pydantic, but by serve-mcp's SDK). Anything
+else — another option, ``--name=value``, a value that starts with ``-``, an option given
+twice, ``--help``, a mistake, shell completion, Windows (where click expands wildcards in
+arguments), serve-mcp's rights set in the environment — goes through the parser as before.
 tests/test_cli_shortcuts.py runs every form both ways and compares what a person sees.
 """
 
@@ -138,14 +138,16 @@ def _serve(params: dict[str, Any]) -> None:
 
     from grimoire_beholder.cli.running import reported_errors
     from grimoire_beholder.mcp_server.allowed import Upkeep
-    from grimoire_beholder.mcp_server.server import serve
+    from grimoire_beholder.mcp_server.starting import open_library
 
     upkeep = Upkeep(sync=params.get("allow_sync", False),
                     remove=params.get("allow_remove", False), add=None)
     with reported_errors():
-        serve(Path(params["config"]) if "config" in params else None,
-              upkeep if upkeep.any else None,
-              Path(params["library"]) if "library" in params else None)
+        library = open_library(Path(params["config"]) if "config" in params else None,
+                               Path(params["library"]) if "library" in params else None)
+        from grimoire_beholder.mcp_server.server import serve  # the SDK, only now
+
+        serve(library, upkeep if upkeep.any else None)
 
 
 def _run(command: Callable[[dict[str, Any]], None], params: dict[str, Any]) -> int:

@@ -1,6 +1,8 @@
 """``serve-mcp --http [HOST:]PORT``: the same tools over the SDK's Streamable HTTP transport
 (endpoint ``/mcp``), served by uvicorn, for assistants on other machines and remote
-connectors.
+connectors. What can refuse to start — the options, the library, its tokens, the socket —
+is checked and opened before this module (and the SDK with it) is imported
+(``starting.start_http``); :func:`run_http` serves it.
 
 Safe by default (ARCHITECTURE.md, "The MCP server over HTTP"):
 
@@ -20,16 +22,10 @@ Safe by default (ARCHITECTURE.md, "The MCP server over HTTP"):
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import os
-import socket
-import ssl
 import sys
 from collections.abc import MutableMapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -37,13 +33,13 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from grimoire_beholder.errors import ConfigError
 from grimoire_beholder.hosts import allowed_origin, as_compared, host_spellings
-from grimoire_beholder.mcp_server.allowed import Upkeep
+from grimoire_beholder.mcp_server.starting import LOOPBACK, Bind
 
 if TYPE_CHECKING:
     from grimoire_beholder.access import TokenChecker
     from grimoire_beholder.library import Library
+    from grimoire_beholder.mcp_server.starting import HttpStart
 
 log = logging.getLogger("grimoire_beholder.mcp")
 
@@ -53,67 +49,6 @@ ENDPOINT = "/mcp"
 BROWSER_HEADERS = ["authorization", "content-type", "accept", "mcp-session-id",
                    "mcp-protocol-version", "last-event-id"]
 BROWSER_READS = ["mcp-session-id", "mcp-protocol-version", "www-authenticate"]
-LOOPBACK = "127.0.0.1"
-
-
-@dataclass(frozen=True)
-class Bind:
-    """Where to listen: ``host`` (a literal address or a name) and ``port`` (0: any free)."""
-
-    host: str
-    port: int
-
-    @property
-    def loopback(self) -> bool:
-        return is_loopback(self.host)
-
-    def authority(self, port: int | None = None) -> str:
-        """``host:port`` as it goes in a URL (IPv6 in brackets)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port if port is None else port}"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def every_address(bind: Bind) -> bool:
-    """Whether ``bind.host`` is "every address" however it is spelt (``0.0.0.0``, ``::``, but
-    also ``0``, ``0000``, ``[0:0:0:0:0:0:0:0]``, ``[::ffff:0.0.0.0]``): judged on the address
-    it resolves to, as the socket will bind it. A host that does not resolve: False (binding
-    it then fails in one line)."""
-    family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
-    try:
-        infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
-        address = ipaddress.ip_address(str(infos[0][4][0]).partition("%")[0])
-    except (OSError, ValueError):
-        return False
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    return address.is_unspecified or (mapped is not None and mapped.is_unspecified)
-
-
-def parse_bind(text: str) -> Bind:
-    """``PORT``, ``HOST:PORT`` or ``[IPV6]:PORT``; PORT alone means 127.0.0.1."""
-    text = text.strip()
-    host, sep, port = text.rpartition(":")
-    if not sep:
-        host, port = LOOPBACK, text
-    elif host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    elif ":" in host:
-        raise ConfigError(f"--http {text!r}: write an IPv6 address in brackets, e.g. "
-                          "[::1]:8765")
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ConfigError(f"--http {text!r}: expected [HOST:]PORT with a port from 0 to "
-                          "65535 (0: any free port)")
-    if not host:
-        raise ConfigError(f"--http {text!r}: name the host before ':' or give the port alone")
-    return Bind(host, int(port))
 
 
 def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
@@ -208,92 +143,26 @@ class OutageAnswer:
         await self.app(scope, receive, sending)
 
 
-def bound_socket(bind: Bind) -> socket.socket:
-    """The listening socket, made here so port 0 is known before serving starts."""
-    family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
-    try:
-        infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        exclusive = getattr(socket, "SO_EXCLUSIVEADDRUSE", None)
-        if exclusive is not None:  # Windows: no other process may bind the port as well
-            sock.setsockopt(socket.SOL_SOCKET, exclusive, 1)
-        else:  # elsewhere: a restarted server may bind again at once (TIME_WAIT)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(infos[0][4])
-    except OSError as exc:
-        raise ConfigError(f"cannot listen on {bind.authority()}: {exc.strerror or exc}"
-                          ) from None
-    sock.listen(2048)
-    return sock
-
-
-class _PassPhraseAsked(Exception):
-    """The TLS key wants a pass phrase."""
-
-
-def _no_pass_phrase() -> str:
-    raise _PassPhraseAsked
-
-
-def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
-    if (cert is None) != (key is None):
-        raise ConfigError("--tls-cert and --tls-key go together: give both, or neither")
-    if cert is None or key is None:
-        return {}
-    for what, path in (("--tls-cert", cert), ("--tls-key", key)):
-        if not path.is_file():
-            raise ConfigError(f"{what} {path}: no such file")
-    try:  # the same load uvicorn makes, here, so a bad pair is one line before serving
-        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(
-            cert, key, password=_no_pass_phrase)
-    except _PassPhraseAsked:  # OpenSSL asked the terminal for it, twice, then failed
-        raise ConfigError(f"--tls-key {key}: the key is encrypted with a pass phrase, which "
-                          "the server cannot ask for; give it a copy without one (`openssl "
-                          "pkey -in KEY -out PLAIN.pem`), readable by this user only"
-                          ) from None
-    except (ssl.SSLError, OSError) as exc:
-        raise ConfigError(f"--tls-cert {cert} / --tls-key {key}: not a PEM certificate and "
-                          f"its private key ({exc})") from None
-    return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
-
-
-def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
-               library_dir: str | os.PathLike[str] | None = None,
-               allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (),
-               tls_cert: Path | None = None, tls_key: Path | None = None) -> None:
-    """Serve the library over Streamable HTTP until interrupted. The library, its tokens,
-    the TLS files and the address are all checked before the first request (ConfigError
-    or StorageError otherwise)."""
+def run_http(start: HttpStart) -> None:
+    """Serve what :func:`starting.start_http` checked and opened over Streamable HTTP until
+    interrupted; the server's lifespan closes the library, and the socket and the token
+    checker are closed here."""
     import uvicorn
 
-    from grimoire_beholder.access import TokenChecker, list_tokens
-    from grimoire_beholder.mcp_server.server import open_library
-
-    tls = _tls_files(tls_cert, tls_key)
-    if every_address(bind) and not allowed_hosts:
-        raise ConfigError(f"listening on every address ({bind.host}): name the host clients "
-                          "will reach it by with --allowed-host NAME (requests naming any "
-                          "other host are refused, against DNS rebinding)")
-    library = open_library(config_path, library_dir)
-    try:
-        tokens = list_tokens(library)
-        if not tokens:
-            raise ConfigError("this library has no access token yet: make one with "
-                              "`grimoire-beholder token create NAME` (it is printed once), "
-                              "then give it to the assistant as a bearer token")
-        checker = TokenChecker(library.config)
-        sock = bound_socket(bind)
-    except BaseException:
-        library.close()
-        raise
-    port = int(sock.getsockname()[1])
+    bind, port, tls = start.bind, start.port, start.tls
     scheme = "https" if tls else "http"
     url = f"{scheme}://{bind.authority(port)}{ENDPOINT}"
-    app = http_app(library, checker, bind, port, scheme=scheme, allowed_hosts=allowed_hosts,
-                   allowed_origins=allowed_origins)
+    try:
+        app = http_app(start.library, start.checker, bind, port, scheme=scheme,
+                       allowed_hosts=start.allowed_hosts,
+                       allowed_origins=start.allowed_origins)
+    except BaseException:
+        start.close()
+        raise
+    library = start.library
     where = (library.server.location if library.server is not None
              else library.config.database_path)
-    _tell(f"serving {where} on {url} ({len(tokens)} token(s); "
+    _tell(f"serving {where} on {url} ({start.tokens} token(s); "
           f"`grimoire-beholder token list` shows them)")
     if not bind.loopback:
         _tell(f"warning: listening beyond this machine on {bind.authority(port)}"
@@ -302,12 +171,12 @@ def serve_http(bind: Bind, *, config_path: str | os.PathLike[str] | None = None,
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=3, **tls)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(config).run(sockets=[start.sock])
     except KeyboardInterrupt:  # Ctrl-C: uvicorn has closed the sessions; nothing to resume
         _tell("stopped")
     finally:
-        sock.close()
-        checker.close()
+        start.sock.close()
+        start.checker.close()
 
 
 def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
@@ -329,14 +198,6 @@ def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
                              allow_headers=BROWSER_HEADERS, expose_headers=BROWSER_READS,
                              max_age=600)
     return HostOriginGate(OutageAnswer(app), settings)
-
-
-def refuse_server_upkeep(upkeep: Upkeep) -> None:
-    """Over HTTP the upkeep rights are each token's, not the server's."""
-    if upkeep.any:
-        raise ConfigError("over HTTP each token carries its own upkeep rights: give the "
-                          "--allow-* options to `grimoire-beholder token create NAME` "
-                          "instead of serve-mcp")
 
 
 def _tell(line: str) -> None:

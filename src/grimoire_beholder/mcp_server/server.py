@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import inspect
 import logging
-import os
 import threading
 import typing
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -44,6 +43,7 @@ from grimoire_beholder.mcp_server.lookup_tools import lookup_index
 from grimoire_beholder.mcp_server.reading_tools import get_book_outline, get_section
 from grimoire_beholder.mcp_server.search_tools import MAX_TOP_K, search_book
 from grimoire_beholder.mcp_server.serving import READ_ONLY, ServerState
+from grimoire_beholder.mcp_server.starting import open_library
 from grimoire_beholder.mcp_server.upkeep_tools import allows
 from grimoire_beholder.mcp_server.upkeep_tools import enabled_tools as upkeep_tools
 from grimoire_beholder.text import clip
@@ -95,12 +95,6 @@ def _warm_in_background(state: ServerState) -> threading.Thread:
         state.lock.release()
         raise
     return thread
-
-
-def open_library(config_path: str | os.PathLike[str] | None = None,
-                 library: str | os.PathLike[str] | None = None) -> Library:
-    """The Library as the server sees it: read-only (SQLite ``mode=ro``), never created."""
-    return Library.open(config_path, library=library, read_only=True)
 
 
 TOOLS: tuple[tuple[Callable[..., Any], str], ...] = (
@@ -274,17 +268,19 @@ def _strict_arguments(fn: Callable[..., Any]) -> type[BaseModel]:
                         __config__=ConfigDict(extra="forbid", strict=True), **fields)
 
 
-def serve(config_path: str | os.PathLike[str] | None = None,
-          upkeep: Upkeep | None = None,
-          library_dir: str | os.PathLike[str] | None = None) -> None:
-    """Run on stdio. The library opens before the protocol starts, so a missing config or
-    database fails loudly (GrimoireError → the CLI's stderr message and exit code)."""
-    library = open_library(config_path, library_dir)
+def serve(library: Library, upkeep: Upkeep | None = None) -> None:
+    """Serve ``library`` on stdio until stdin ends; the server's lifespan closes it. The
+    command opened it (``starting.open_library``) before importing this module and the SDK,
+    so a missing config or database has already failed loudly."""
     log.info("serving %s (searches read-only%s)", library.location,
              ", upkeep tools on" if upkeep is not None and upkeep.any else "")
     from grimoire_beholder.mcp_server import stdio_wire
 
-    server = create_server(lambda: library, upkeep)
+    try:
+        server = create_server(lambda: library, upkeep)
+    except BaseException:
+        library.close()
+        raise
     # The SDK's own stdio reader drops lines it cannot validate (stdio_wire answers them);
     # the low-level server is reached as the SDK's examples do, to run it on that transport.
     anyio.run(stdio_wire.serve, server._lowlevel_server)
