@@ -6,90 +6,18 @@ fixed one is told as added, and Ctrl-C says how many files are still failing."""
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import pymupdf
 import pytest
 
 from fakes import FakeEmbedder
 from grimoire_beholder.library import Library
 from helpers import fake_config
-
-CONFIG = ('[grimoire-beholder]\ndb_path = "book.db"\nembedding_backend = "fake"\n'
-          'llm_backend = "none"\nchunk_size = 120\nchunk_overlap = 20\n')
-
-
-@dataclass
-class Watch:
-    """``sync --watch`` running as a subprocess: the lines it wrote so far, each stream's."""
-
-    proc: subprocess.Popen[str]
-    out: list[str] = field(default_factory=list)  # one summary line per report
-    err: list[str] = field(default_factory=list)
-
-    def until(self, done: Callable[[], bool], seconds: float = 30) -> bool:
-        """Poll ``done`` every 0.1 s for at most ``seconds``; its last answer."""
-        deadline = time.monotonic() + seconds
-        while not done() and time.monotonic() < deadline and self.proc.poll() is None:
-            time.sleep(0.1)
-        return done()
-
-    def named(self, name: str) -> int:
-        """How many stderr lines named ``name`` as failed or skipped."""
-        return sum(1 for line in self.err if name in line and line.startswith(
-            ("failed", "skipped", "warning: skipped")))
-
-    def edit(self, path: Path, text: str) -> None:
-        """Write ``text`` into ``path`` until a report follows (just after the first sync
-        the watcher may not be listening yet)."""
-        seen = len(self.out)
-        for attempt in range(6):
-            path.write_text(f"# Note\n\n{text} (draft {attempt}).\n", encoding="utf-8")
-            if self.until(lambda: len(self.out) > seen, 10):
-                return
-        raise AssertionError(f"no report after editing {path.name}: {self.err}")
-
-
-@contextmanager
-def watching(config: Path) -> Iterator[Watch]:
-    """``grimoire-beholder sync --watch`` on ``config``'s library, past its first sync."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "grimoire_beholder.cli.entry", "sync", "--watch"],
-        env={**os.environ, "GRIMOIRE_BEHOLDER_CONFIG": str(config)}, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, encoding="utf-8")
-    watch = Watch(proc)
-    readers = [threading.Thread(target=lambda s=stream, into=lines: into.extend(
-        line.rstrip("\n") for line in s), daemon=True)
-        for stream, lines in ((proc.stdout, watch.out), (proc.stderr, watch.err))]
-    for reader in readers:
-        reader.start()
-    try:
-        assert watch.until(lambda: len(watch.out) == 1), watch.err  # the first sync
-        yield watch
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        for reader in readers:
-            reader.join(timeout=10)
-
-
-def _pdf(path: Path, text: str) -> None:
-    """A real one-page PDF at ``path``, put in place at once (as a download finishes)."""
-    doc = pymupdf.open()
-    doc.new_page().insert_text((72, 72), text)
-    part = path.parent.parent / f"{path.name}.part"
-    doc.save(part)
-    doc.close()
-    os.replace(part, path)
+from watch_helpers import CLI_CONFIG as CONFIG
+from watch_helpers import cli_watching as watching
+from watch_helpers import pdf as _pdf
 
 
 @pytest.mark.slow  # ~2 s of real waiting or subprocesses: the fast tier stays under 2 min

@@ -252,6 +252,9 @@ class SyncReport(StageCounts):
     # ``sync --watch``: the failed and skipped files an earlier report named, unchanged
     # since, which this one need not name again (its counts still include them). Not in JSON.
     told_before: list[FileOutcome] = field(default_factory=list)
+    # ``sync --watch``: the warnings (those of ``told_before``'s skipped files among them) an
+    # earlier report named, still standing, which this one need not repeat. Not in JSON.
+    warned_before: list[str] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(SYNC_ACTIONS, 0)

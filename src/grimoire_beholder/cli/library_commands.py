@@ -34,7 +34,7 @@ from grimoire_beholder.text import MOST_HITS, plural
 if TYPE_CHECKING:
     from grimoire_beholder.cli.rendering import ShownLines
     from grimoire_beholder.library import BookRow, Library
-    from grimoire_beholder.views import FileOutcome, IngestReport, SyncReport
+    from grimoire_beholder.views import IngestReport, SyncReport
 
 GlobOpt = Annotated[list[str] | None, typer.Option(
     metavar="GLOB",
@@ -115,23 +115,32 @@ def ingest(
 
 
 def _print_problems(data: dict[str, Any], shown: ShownLines | None = None,
-                    named: list[FileOutcome] | None = None) -> None:
+                    report: SyncReport | None = None) -> None:
     """A sync report's warnings (skipped files among them) and failed files, on stderr —
     but those its progress already named as it went (``shown``), while still on screen,
-    and under ``sync --watch`` those an earlier batch named (``named``, the report's
-    ``told_before``): a person is told each problem once (``rendering.ShownLines``)."""
+    and under ``sync --watch`` those an earlier batch named (``report``'s ``told_before``
+    and ``warned_before``, ``data`` being its ``to_dict``): a person is told each problem
+    once (``rendering.ShownLines``). Files of the same relative name in two folders are
+    told apart by their place in the report, not by their line."""
+    from collections import Counter
+
     from grimoire_beholder.cli.rendering import err, fit
     from grimoire_beholder.views import FileOutcome
 
     told = set() if shown is None or shown.scrolled_away() else shown.lines
     said = {(f["action"], f["path"], f["error"]) for f in data["files"]
             if FileOutcome(**f).describe() in told}
-    said |= {(f.action, f.path, f.error) for f in named or ()}
+    before = [any(f is t for t in report.told_before) for f in report.files] if report \
+        else [False] * len(data["files"])
+    repeated = Counter(report.warned_before if report else ())
     for warning in data["warnings"]:
-        if not any(warning == f"skipped {path}: {error}" for _, path, error in said):
+        if repeated[warning] > 0:
+            repeated[warning] -= 1
+        elif not any(warning == f"skipped {path}: {error}" for _, path, error in said):
             err.print(fit(f"warning: {warning}", 2, err), markup=False)
-    for f in data["files"]:
-        if f["action"] == "failed" and ("failed", f["path"], f["error"]) not in said:
+    for f, named in zip(data["files"], before, strict=True):
+        if f["action"] == "failed" and not named and ("failed", f["path"], f["error"]) \
+                not in said:
             err.print(fit(f"failed: {f['path']}: {f['error']}", 2, err), markup=False)
 
 
@@ -189,7 +198,7 @@ def sync_(
             if json_out:
                 print(json_text(data, sys.stdout, indent=None), flush=True)
             else:
-                _print_problems(data, lines.shown, report.told_before)
+                _print_problems(data, lines.shown, report)
                 print(sync_summary(data), flush=True)
             lines.shown = ShownLines()
 

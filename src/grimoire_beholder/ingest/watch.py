@@ -18,8 +18,17 @@ change.
 A file that fails (a corrupt PDF, an unreadable file) or is skipped (nothing to index) is
 tried again by every batch, but named once: a batch's report names it again only when its
 file changed since (size, mtime or hash) or its reason did, and one that ingests is told as
-added or changed; the names it need not repeat are in its ``told_before``. The watch returns
-the files failing when it stopped.
+added or changed; the names it need not repeat are in its ``told_before``. A warning that
+stands from one batch to the next (a file whose name is not UTF-8, a second watched folder
+gone, a folder that cannot be listed) is likewise named once, in the first report it appears
+in (a new one makes a batch worth reporting), and listed in the later ones'
+``warned_before`` while it stands. Two folders' files of the same relative name are told
+apart by their file, not by the line that names them. The watch returns the files failing
+when it stopped.
+
+A file whose name is not UTF-8 makes the watcher fail as it reports its change (watchfiles
+hands over names as text): the watcher is set up again and a sync finds whatever changed
+with it, so such a file is skipped with its warning, as by ``sync``, and the watch goes on.
 
 A watched folder that is deleted, or deleted and made again (a fresh clone, a restore from
 backup), is noticed by its own deletion event or, failing that, by its changed inode within
@@ -36,6 +45,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -55,6 +65,8 @@ _PROBLEMS = ("failed", "skipped")  # the outcomes a watch names once
 _LIBRARY_FILES = {name + end for name in (CALIBRE_DB, ZOTERO_DB) for end in ("", "-wal",
                                                                             "-journal")}
 _POLL_S = 0.5  # how often a watch whose folders are all gone looks for them
+# What watchfiles' watcher raises (a RuntimeError) for a changed file whose name is not UTF-8.
+_UNDECODABLE = "Unable to decode path"
 
 
 class StopEvent(Protocol):
@@ -129,9 +141,10 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
             held.release([])
             held.message(f"warning: {exc} — will retry on the next change")
             return
-        fresh = told.sort(report)
+        fresh, warned = told.sort(report)
         held.release(fresh)
-        if fresh or any(f.action not in (*_PROBLEMS, "unchanged") for f in report.files):
+        if fresh or warned or any(f.action not in (*_PROBLEMS, "unchanged")
+                                  for f in report.files):
             report_to(report)
 
     while True:  # one watcher per arrangement of the folders; re-armed when one goes or comes
@@ -142,43 +155,69 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
                 return told.failing
             batch()  # it came back, perhaps full of files
             continue
-        for changes in watchfiles.watch(*present, watch_filter=relevant, debounce=debounce_ms,
-                                        stop_event=stop_event, rust_timeout=500,
-                                        yield_on_timeout=True, raise_interrupt=False):
-            touched = {path for _, path in changes}
-            moved = [path for path in watched
-                     if path in touched or _identity(path) != armed[path]]
-            if changes or moved:
-                batch()
-            if moved:
-                for path in moved:
-                    held.message(f"{path}: " + ("replaced or back; watching it again"
-                                                if os.path.isdir(path) else
-                                                "gone; watching for it to come back"))
-                break
-        else:
-            return told.failing  # stopped
+        try:
+            for changes in watchfiles.watch(*present, watch_filter=relevant,
+                                            debounce=debounce_ms, stop_event=stop_event,
+                                            rust_timeout=500, yield_on_timeout=True,
+                                            raise_interrupt=False):
+                touched = {path for _, path in changes}
+                moved = [path for path in watched
+                         if path in touched or _identity(path) != armed[path]]
+                if changes or moved:
+                    batch()
+                if moved:
+                    for path in moved:
+                        held.message(f"{path}: " + ("replaced or back; watching it again"
+                                                    if os.path.isdir(path) else
+                                                    "gone; watching for it to come back"))
+                    break
+            else:
+                return told.failing  # stopped
+        except RuntimeError as exc:  # the watcher died on a name that is not UTF-8
+            if _UNDECODABLE not in str(exc):
+                raise
+            batch()  # the changes it held are lost with it: a sync finds them
 
 
 class _Told:
     """The failed and skipped files a watch's reports have named, each as it was then
-    (reason and ``FileOutcome.version``); one that is neither any more is forgotten, so it
-    is named again if it comes back."""
+    (reason and ``FileOutcome.version``), and the warnings standing apart from them; one
+    that is gone is forgotten, so it is named again if it comes back."""
 
     def __init__(self) -> None:
         self.named: set[tuple[str, str, str | None, object]] = set()
+        self.warned: set[str] = set()
         self.failing: list[FileOutcome] = []  # as the last sync left them
 
-    def sort(self, report: SyncReport) -> list[FileOutcome]:
-        """The report's failed and skipped files not named before as they are now; the
-        others go into its ``told_before``."""
+    def sort(self, report: SyncReport) -> tuple[list[FileOutcome], list[str]]:
+        """The report's failed and skipped files not named before as they are now, and its
+        warnings not named before; the others go into its ``told_before`` and
+        ``warned_before``. A skipped file's warning goes with its file; a warning about a
+        file this sync read again (a parser's) is always news, with the file."""
         problems = [f for f in report.files if f.action in _PROBLEMS]
         keys = [(f.action, f.path, f.error, f.version) for f in problems]
         report.told_before = [f for f, key in zip(problems, keys, strict=True)
                               if key in self.named]
         fresh = [f for f, key in zip(problems, keys, strict=True) if key not in self.named]
-        self.named, self.failing = set(keys), report.failed
-        return fresh
+        skips = Counter(f"skipped {f.path}: {f.error}" for f in problems
+                        if f.action == "skipped")
+        told_skips = Counter(f"skipped {f.path}: {f.error}" for f in report.told_before
+                             if f.action == "skipped")
+        read = tuple(f"{f.path}: " for f in report.files
+                     if f.action not in (*_PROBLEMS, "unchanged", "removed"))
+        standing: list[str] = []
+        for warning in report.warnings:
+            if skips[warning] > 0:  # a skipped file's: told before with its file, or not
+                skips[warning] -= 1
+                if told_skips[warning] > 0:
+                    told_skips[warning] -= 1
+                    report.warned_before.append(warning)
+            elif not warning.startswith(read):
+                standing.append(warning)
+        report.warned_before += [w for w in standing if w in self.warned]
+        warned = [w for w in standing if w not in self.warned]
+        self.named, self.warned, self.failing = set(keys), set(standing), report.failed
+        return fresh, warned
 
 
 class _Held:
@@ -206,10 +245,12 @@ class _Held:
             self.inner.message(text)
 
     def release(self, fresh: list[FileOutcome]) -> None:
-        """Pass on the held lines of ``fresh`` (as ``FileOutcome.describe`` wrote them)."""
-        lines, held, self.held = {f.describe() for f in fresh}, self.held, []
+        """Pass on the held lines of ``fresh`` (as ``FileOutcome.describe`` wrote them),
+        one each: two folders' files of one relative name write the same line."""
+        lines, held, self.held = Counter(f.describe() for f in fresh), self.held, []
         for text in held:
-            if text in lines:
+            if lines[text] > 0:
+                lines[text] -= 1
                 self.inner.message(text)
 
 
