@@ -29,7 +29,9 @@ A book an interrupted run left unfinished (killed between the model stages' chec
 during an ``add``, a change or a retitle's re-read) is finished by the next sync or ingest of
 its library: its origin was saved with its structure, so the plan finds it *unchanged*,
 and it is told as *resumed*, as a folder sync tells one (a moved or updated one is finished
-too, under its own action).
+too, under its own action). Finishing reads no file, so one whose file is missing now (or
+whose whole library is away or unreadable) is finished from its stored chunks as well, told
+as *resumed* with a warning saying why its file was not read.
 
 A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
 that moved is followed when ingested where it is now (``library_moves.py``).
@@ -37,6 +39,7 @@ that moved is followed when ingested where it is now (``library_moves.py``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -56,6 +59,7 @@ from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.external_plan import ItemStep, content_key, plan, under
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.ingest.sync_steps import finished_unread
 from grimoire_beholder.parse.document import ParsedBook
 from grimoire_beholder.sources.calibre import calibre_library
 from grimoire_beholder.sources.discover import detect
@@ -86,12 +90,13 @@ def formats_of(deps: IngestDeps) -> tuple[str, ...]:
 
 
 class _Applier:
-    def __init__(self, deps: IngestDeps, library: SourceLibrary, progress: Progress,
+    def __init__(self, deps: IngestDeps, library: SourceLibrary | None, progress: Progress,
                  unfinished: set[int]) -> None:
         self.deps, self.conn, self.library, self.progress = deps, deps.conn, library, progress
         self.unfinished = unfinished  # books an interrupted run left half-done
 
     def origin(self, item: SourceItem, info: FileInfo) -> source_rows.Origin:
+        assert self.library is not None  # None only to finish the books of one not read
         metadata = {**item.described(), "content_key": content_key(info, item),
                     "source": self.library.kind}
         return source_rows.Origin(str(self.library.path), item.key, item.link, metadata,
@@ -154,8 +159,12 @@ class _Applier:
                 or (step.action in ("moved", "updated") and renamed)):
             if found is not None and found.id in self.unfinished:  # apply finishes it
                 todo = found.chunks - found.status.get("embedded", 0)
-                if step.action == "unchanged":
+                if step.action in ("unchanged", "skipped"):
                     outcome.action, outcome.chunks = "resumed", found.chunks
+                if step.action == "skipped":
+                    outcome.error = None
+                    report.warnings.append(finished_unread(step.display, step.error or "",
+                                                           dry_run=True))
                 outcome.embedded = todo
                 report.embedded += todo
             return outcome
@@ -208,8 +217,27 @@ class _Applier:
 
     def apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         """Carry out one step, holding its book's lock (``IngestDeps.book_writer``)."""
-        with self.deps.book_writer(*([step.info.sha256] if step.info is not None else [])):
+        sha256 = (step.info.sha256 if step.info is not None else
+                  step.stored.content_key.split(":")[0] if step.stored is not None else None)
+        with self.deps.book_writer(*([sha256] if sha256 else [])):
             return self._apply(step, report)
+
+    def resume(self, step: ItemStep, report: SyncReport) -> FileOutcome:
+        """Finish a book an interrupted run left half-done, told as resumed; a *skipped*
+        one's file is not read now (``step.error`` says why), which a warning says."""
+        stored = step.stored
+        assert stored is not None
+        found = book_rows.find_book(self.conn, stored.book_id)
+        if found is not None:
+            self.progress.message(f"resuming {step.display} ("
+                                  f"{found.status.get('embedded', 0)}/{found.chunks} "
+                                  "chunks embedded so far)")
+        outcome = FileOutcome("resumed", step.display, slug=stored.slug,
+                              chunks=found.chunks if found is not None else 0,
+                              embedded=self.finish(stored.book_id, report))
+        if step.action == "skipped":
+            report.warnings.append(finished_unread(step.display, step.error or ""))
+        return outcome
 
     def _apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         if step.action == "removed" and step.stored is not None:
@@ -217,6 +245,8 @@ class _Applier:
                 book_rows.delete_book(self.conn, step.stored.book_id)
             return FileOutcome("removed", step.display, slug=step.stored.slug,
                                error=step.error)
+        if step.action == "skipped" and step.stored and step.stored.book_id in self.unfinished:
+            return self.resume(step, report)  # its file is missing: finished from the rows
         if step.action in ("skipped", "failed"):
             return FileOutcome(step.action, step.display, error=step.error,
                                version=_version(step))
@@ -230,41 +260,47 @@ class _Applier:
                     folders.update_file_stat(self.conn, stored.book_id, info.size, info.mtime)
             if stored.book_id not in self.unfinished:
                 return FileOutcome("unchanged", step.display, slug=stored.slug)
-            found = book_rows.find_book(self.conn, stored.book_id)
-            if found is not None:
-                self.progress.message(f"resuming {step.display} ("
-                                      f"{found.status.get('embedded', 0)}/{found.chunks} "
-                                      "chunks embedded so far)")
-            return FileOutcome("resumed", step.display, slug=stored.slug,
-                               chunks=found.chunks if found is not None else 0,
-                               embedded=self.finish(stored.book_id, report))
+            return self.resume(step, report)
         return self.ingest(step, report)
 
 
-def _follow(deps: IngestDeps, library: SourceLibrary, report: SyncReport, progress: Progress,
-            *, remove_missing: bool, dry_run: bool, within: list[str] | None = None) -> None:
-    steps = plan(deps.conn, library, remove_missing=remove_missing, within=within)
-    report.warnings += library.warnings
-    left_out = [s for s in steps if s.action == "left out"]
-    steps = [s for s in steps if s.action != "left out"]
-    if left_out and not remove_missing:  # said once, by `ingest LIBRARY`; sync stays quiet
-        report.warnings.append(f"{library.path}: left out {len(left_out)} item(s) whose "
-                               "books were deleted from grimoire-beholder")
+def _follow(deps: IngestDeps, library: SourceLibrary | str, report: SyncReport,
+            progress: Progress, *, remove_missing: bool, dry_run: bool,
+            within: list[str] | None = None, unread: str = "") -> None:
+    """Bring one library's books in line with it (see the module doc). A library not read
+    now is given as its path, with why in ``unread``: only its unfinished books are acted
+    on, finished from what is stored."""
+    if isinstance(library, str):
+        current = None
+        steps = [ItemStep("skipped", None, stored, error=unread)
+                 for stored in source_rows.stored_items(deps.conn, library).values()]
+    else:
+        current = library
+        steps = plan(deps.conn, library, remove_missing=remove_missing, within=within)
+        report.warnings += library.warnings
+        left_out = [s for s in steps if s.action == "left out"]
+        steps = [s for s in steps if s.action != "left out"]
+        if left_out and not remove_missing:  # said once, by `ingest LIBRARY`; sync is quiet
+            report.warnings.append(f"{library.path}: left out {len(left_out)} item(s) whose "
+                                   "books were deleted from grimoire-beholder")
     stored = {s.stored.book_id for s in steps if s.stored is not None}
     unfinished = folders.unfinished_books(deps.conn) & stored if stored else set()
+    if current is None:
+        steps = [s for s in steps if s.stored is not None and s.stored.book_id in unfinished]
     if dry_run:
-        previewer = _Applier(deps, library, progress, unfinished)
+        previewer = _Applier(deps, current, progress, unfinished)
         report.files += [previewer.preview(s, report) for s in steps]
         return
     if any(s.action in ("added", "changed") for s in steps) or unfinished:
         deps.check_models()
-    present = {item.key for item in library.items}
-    gone = source_rows.dropped_items(deps.conn, str(library.path)) - present
-    if gone and remove_missing:  # dropped by the library too: a reused key is a new item
-        with transaction(deps.conn):
-            for key in gone:
-                source_rows.undrop_item(deps.conn, str(library.path), key)
-    applier = _Applier(deps, library, progress, unfinished)
+    if current is not None and remove_missing:  # dropped by the library too: a reused
+        where = str(current.path)                 # key is a new item
+        gone = source_rows.dropped_items(deps.conn, where) - {i.key for i in current.items}
+        if gone:
+            with transaction(deps.conn):
+                for key in gone:
+                    source_rows.undrop_item(deps.conn, where, key)
+    applier = _Applier(deps, current, progress, unfinished)
     progress.stage("books", sum(1 for s in steps if s.action != "unchanged"
                                 or (s.stored is not None and s.stored.book_id in unfinished)))
     for step in steps:
@@ -392,20 +428,18 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
                                                                  for s in scope)):
             continue
         folder = Path(path)
+        library: SourceLibrary | str = path  # not read: its books are kept
         if detect(folder) != kind:
+            unread = f"the {KIND_NAMES[kind]} is not on disk"
             report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are "
                                    "kept (moved? `ingest` it where it is now: they follow)")
-            continue
-        try:
-            library = _read(deps, folder)
-        except InputFileError as exc:
-            report.warnings.append(f"{exc}; its books are kept")
-            continue
+        else:
+            try:
+                library, unread = _read(deps, folder), ""
+            except InputFileError as exc:
+                unread = f"its library could not be read: {exc}"
+                report.warnings.append(f"{exc}; its books are kept")
         within = [path] if confined else None
-        if dry_run:
-            _follow(deps, library, report, progress, remove_missing=True, dry_run=True,
-                    within=within)
-            continue
-        with deps.library_writer():
-            _follow(deps, library, report, progress, remove_missing=True, dry_run=False,
-                    within=within)
+        with deps.library_writer() if not dry_run else contextlib.nullcontext():
+            _follow(deps, library, report, progress, remove_missing=True, dry_run=dry_run,
+                    within=within, unread=unread)

@@ -22,6 +22,7 @@ removed. A dry run says the same.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from pathlib import Path
 
@@ -58,6 +59,7 @@ from grimoire_beholder.ingest.sync_steps import (
     display_of,
     estimate,
     failed,
+    finished_unread,
     version,
 )
 from grimoire_beholder.parse.source import links_not_followed
@@ -65,6 +67,9 @@ from grimoire_beholder.store import book_rows, folders
 from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
+
+# A book an earlier run left half-done: (id, path as shown, file size, file hash, on disk).
+_Unfinished = tuple[int, str, int, str, bool]
 
 # Errors that are about the library or the models, not about one file: they stop the run.
 FATAL = (ModelError, StorageError, LibraryBusyError)
@@ -88,7 +93,7 @@ class Syncer:
                 or self.moved_unfinished):
             self.deps.check_models()  # before any write: models and embedding stamp
         chunks = FolderChunks(self.progress)
-        chunks.start([estimate_chunks(path, size) for _, path, size, _ in unfinished]
+        chunks.start([estimate_chunks(path, size) for _, path, size, _, _ in unfinished]
                      + [self._estimate(s) for s in steps])
         # An interrupted book first: the rerun is mostly its work, and it is told as resumed
         # (not also as unchanged, so the counts add up to the files looked at).
@@ -113,10 +118,12 @@ class Syncer:
             self._announce(outcome)
             chunks.done()
 
-    def _resume(self, unfinished: list[tuple[int, str, int, str]], report: SyncReport,
+    def _resume(self, unfinished: list[_Unfinished], report: SyncReport,
                 chunks: FolderChunks) -> set[int]:
-        """Finish the model stages of books an earlier run left half-done; their ids."""
-        for book_id, display, size, source_hash in unfinished:
+        """Finish the model stages of books an earlier run left half-done; their ids. One
+        whose file is not on disk (a drive unplugged) is finished too, from its stored
+        chunks, with a warning saying so."""
+        for book_id, display, size, source_hash, on_disk in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 self.progress.message(f"resuming {display} ({found.status.get('embedded', 0)}"
@@ -128,8 +135,10 @@ class Syncer:
                                   chunks=found.chunks if found else 0, embedded=embedded)
             report.files.append(outcome)
             self._announce(outcome)
+            if not on_disk:
+                report.warnings.append(finished_unread(display, "its file is not on disk"))
             chunks.done()
-        return {book_id for book_id, _, _, _ in unfinished}
+        return {book_id for book_id, *_ in unfinished}
 
     def _finish(self, book_id: int, report: SyncReport, progress: Progress) -> int:
         """Run the model stages an earlier run left undone on ``book_id`` (from its stored
@@ -144,13 +153,14 @@ class Syncer:
             return estimate_chunks(step.display, step.stored.size)
         return estimate(step)
 
-    def _unfinished(self, scope: list[str] | None, steps: list[Step]
-                    ) -> list[tuple[int, str, int, str]]:
+    def _unfinished(self, scope: list[str] | None, steps: list[Step]) -> list[_Unfinished]:
         """Books in scope left half-done by an earlier run that this plan does not touch:
-        (id, path as shown, file size, file hash)."""
+        (id, path as shown, file size, file hash, whether the file is there), those whose
+        file is missing (a root away, an empty mount point: the plan keeps them) too."""
         todo = folders.unfinished_books(self.conn)
         touched = {s.stored.book_id for s in steps if s.stored and s.action != "unchanged"}
-        return [(s.book_id, display_of(s.path, s.root), s.size, s.sha256)
+        return [(s.book_id, display_of(s.path, s.root), s.size, s.sha256,
+                 os.path.isfile(s.path))
                 for s in folders.stored_files(self.conn)
                 if s.book_id in todo and s.book_id not in touched
                 and (scope is None or under(s.path, scope))]
@@ -261,7 +271,7 @@ class Syncer:
         """What apply would do, including how many chunks would be embedded; no writes.
         Books an interrupted run left unfinished count too: apply resumes them."""
         unfinished = self._unfinished(scope, steps)
-        resumed = {book_id for book_id, _, _, _ in unfinished}
+        resumed = {book_id for book_id, *_ in unfinished}
         moved_unfinished = _moved_unfinished(self.conn, steps)
         for step in steps:
             if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
@@ -294,13 +304,16 @@ class Syncer:
                     report.embedded += outcome.embedded
                     report.reused += outcome.reused
             report.files.append(outcome)
-        for book_id, display, _, _ in unfinished:
+        for book_id, display, _, _, on_disk in unfinished:
             found = book_rows.find_book(self.conn, book_id)
             if found is not None:
                 todo = found.chunks - found.status.get("embedded", 0)
                 report.files.append(FileOutcome("resumed", display, slug=found.slug,
                                                 chunks=found.chunks, embedded=todo))
                 report.embedded += todo
+                if not on_disk:
+                    report.warnings.append(finished_unread(display, "its file is not on "
+                                                           "disk", dry_run=True))
 
 
 def ingest_folder(deps: IngestDeps, folder: Path, *, include: tuple[str, ...] = (),

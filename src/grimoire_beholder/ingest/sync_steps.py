@@ -64,3 +64,12 @@ def failed(step: Step, exc: Exception) -> FileOutcome:
 def version(step: Step) -> tuple[str, int, float, str] | None:
     """The step's file as the plan found it (``FileOutcome.version``)."""
     return file_version(step.path, step.info) if step.path is not None else None
+
+
+def finished_unread(display: str, why: str, *, dry_run: bool = False) -> str:
+    """The warning for a book an interrupted run left half-done that a sync finishes from
+    its stored chunks and sections while its file cannot be read (``why``): finishing needs
+    no file, so the book is searchable whether or not the file comes back."""
+    done = "would be finished" if dry_run else "finished"
+    return (f"{display}: {done} from what is stored, as an interrupted run left it "
+            f"half-done ({why})")

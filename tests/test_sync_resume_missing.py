@@ -1,0 +1,111 @@
+"""A book an interrupted ingest left half-done whose file is now missing (its folder's drive
+unplugged, its Calibre file removed by hand, the whole Calibre library away): finishing it
+needs no file — its chunks and sections are stored — so ``sync`` finishes it from what is
+stored, tells it as *resumed* and says, in a warning, that its file is not on disk; a dry
+run counts its chunks. Real CLI processes (the ingest SIGKILLed at a kill point), real files
+and SQLite. Before the fix a Calibre book so left stayed unfinished (``skipped``, or not
+looked at when the library was missing), and a folder's said nothing about its file."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import write_markdown_book
+from mcp_helpers import FAKE_CONFIG, cli_command
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]  # a killed ingest, then 5 CLI runs
+
+CALIBRE = Path(__file__).parent / "data" / "calibre" / "before"
+TIDES = {f"Chapter {n}": {f"Part {n}": f"Tides rise twice a day at harbour {n}, pulled by "
+                                       "the moon and by the sun. " * 8} for n in range(1, 4)}
+
+
+def _run(lib: Path, *args: str, kill_at: str | None = None
+         ) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
+    if kill_at:
+        env["GRIMOIRE_BEHOLDER_KILL_AT"] = kill_at
+    return subprocess.run([*cli_command(), *args], cwd=lib, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def _json(lib: Path, *args: str) -> Any:
+    done = _run(lib, *args, "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _unfinished(lib: Path) -> list[dict[str, Any]]:
+    return [b for b in _json(lib, "status")["books"] if not b["complete"]]
+
+
+def _interrupt(lib: Path, folder: Path) -> dict[str, Any]:
+    """``ingest folder`` killed after its third context: the one book it left unfinished."""
+    (lib / "config.toml").write_text(FAKE_CONFIG.replace("chunk_size = 120",
+                                                         "chunk_size = 60"))
+    killed = _run(lib, "ingest", str(folder), "-q", kill_at="contexts.commit:3")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    [book] = _unfinished(lib)
+    return book
+
+
+def _finished_from_what_is_stored(lib: Path, book: dict[str, Any]) -> None:
+    pending = book["chunks"] - book["status"].get("embedded", 0)
+    assert pending > 0
+    dry = _json(lib, "sync", "--dry-run")
+    [told] = [f for f in dry["files"] if f["slug"] == book["slug"]]
+    assert (told["action"], told["embedded"]) == ("resumed", pending), dry
+    assert _unfinished(lib) == [book]  # the dry run wrote nothing
+
+    report = _json(lib, "sync")
+    [told] = [f for f in report["files"] if f["slug"] == book["slug"]]
+    assert (told["action"], told["embedded"]) == ("resumed", pending), report
+    assert report["counts"]["removed"] == 0 and report["counts"]["failed"] == 0
+    assert any("on disk" in w and "finished from what is stored" in w
+               and told["path"] in w for w in report["warnings"]), report["warnings"]
+    assert _unfinished(lib) == []
+    hits = _json(lib, "query", "tide", "--book", book["slug"], "--top-k", "20")["results"]
+    assert hits and all(h["context"].startswith(book["name"]) for h in hits)
+    again = _json(lib, "sync")  # nothing left to finish, nothing said about it again
+    assert again["counts"]["resumed"] == 0 and again["chunks_embedded"] == 0, again
+    assert not any("finished from what is stored" in w for w in again["warnings"])
+
+
+@pytest.mark.parametrize("gone", ["drive unplugged", "empty mount point"])
+def test_a_folder_book_whose_drive_is_away_is_finished_from_what_is_stored(
+        tmp_path: Path, gone: str) -> None:
+    drive = tmp_path / "drive"
+    drive.mkdir()
+    write_markdown_book(drive / "knots.md", "Knots", {"One": {"Bends": "A sheet bend joins "
+                                                                      "two ropes. " * 3}})
+    write_markdown_book(drive / "tides.md", "Tide Tables", TIDES)
+    book = _interrupt(tmp_path, drive)
+    assert book["name"] == "Tide Tables"
+    shutil.move(drive, tmp_path / "away")
+    if gone == "empty mount point":
+        drive.mkdir()
+    _finished_from_what_is_stored(tmp_path, book)
+    assert len(_json(tmp_path, "list")) == 2  # both books kept
+
+
+@pytest.mark.parametrize("gone", ["its file removed", "the library away"])
+def test_a_calibre_book_whose_file_is_missing_is_finished_from_what_is_stored(
+        tmp_path: Path, gone: str) -> None:
+    library = tmp_path / "Calibre Library"
+    shutil.copytree(CALIBRE, library)
+    book = _interrupt(tmp_path, library)
+    if gone == "its file removed":
+        [path] = [b["source_path"] for b in _json(tmp_path, "list")
+                  if b["slug"] == book["slug"]]
+        Path(path).unlink()
+    else:
+        shutil.move(library, tmp_path / "away")
+    _finished_from_what_is_stored(tmp_path, book)
