@@ -82,6 +82,12 @@ class LibraryWriting:
             if enabled and self.server is None:  # a server indexes as it writes
                 self.update_search_index()
 
+    def _fold_whole(self) -> None:
+        """Fold everything committed into the search index, as a writing command's end
+        does (a server indexes as it writes)."""
+        if self.server is None:
+            self.update_search_index()
+
     def _fold_search_index(self) -> None:
         self.update_search_index(force=False)  # between books: small changes wait
 
@@ -149,12 +155,15 @@ class LibraryWriting:
               ) -> list[FileOutcome]:
         """Sync, then keep syncing as files change until ``stop_event`` is set (or Ctrl-C);
         the files failing at the last sync then. A file that keeps failing (or being
-        skipped) is named once, and again when it changed (``ingest/watch.py``)."""
+        skipped) is named once, and again when it changed (``ingest/watch.py``). Each sync
+        that wrote is folded into the search index before its report, as ``sync`` is at
+        its end: a search from another process reads the index, not a growing delta."""
         from grimoire_beholder.ingest.watch import watch
 
         return watch(self._ingest_deps(), [Path(f) for f in folders] if folders else None,
                      stop_event=stop_event, on_report=on_report, progress=progress,
-                     debounce_ms=debounce_ms)
+                     debounce_ms=debounce_ms,
+                     after_sync=self._fold_whole)
 
     def resume(self, progress: Progress | None = None) -> StageCounts:
         """Finish the model stages for every book (after a crash or a dead daemon), each

@@ -102,7 +102,8 @@ class _Relevant:
 
 def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopEvent | None = None,
           on_report: Callable[[SyncReport], None] | None = None,
-          progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS) -> list[FileOutcome]:
+          progress: Progress | None = None, debounce_ms: int = DEBOUNCE_MS,
+          after_sync: Callable[[], None] | None = None) -> list[FileOutcome]:
     """Sync now, then again after every batch of changes under the folders, until stopped;
     the files failing at the last sync then.
 
@@ -110,10 +111,13 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     receives the initial report and the report of every batch with news: a change, or a
     failed or skipped file not named before as it is now (see the module doc). ``progress``
     gets a batch's lines naming such files at the batch's end, and only the news among them.
+    ``after_sync`` runs after each sync that wrote something, before its report is passed on
+    (the facade folds the batch into the search index there, as after a ``sync``).
     """
     import watchfiles
 
     held = _Held(progress or NullProgress())
+    settle = after_sync or (lambda: None)
     told = _Told()
     report_to = on_report or (lambda report: None)
     if dirs:
@@ -126,7 +130,15 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
         raise GrimoireError("nothing to watch: ingest a folder first (ingest DIR)")
 
     def sync_now() -> SyncReport:  # the folders, and the Calibre and Zotero libraries
-        return sync_all(deps, dirs or None, dry_run=False, confined=False, progress=held)
+        try:
+            report = sync_all(deps, dirs or None, dry_run=False, confined=False,
+                              progress=held)
+        except ModelError:
+            settle()  # the books it committed before the models failed
+            raise
+        if report.changed_anything:
+            settle()  # as a sync does at its end, before the report is told
+        return report
 
     first = sync_now()
     told.sort(first)  # all of it is news
