@@ -43,6 +43,29 @@ def test_a_long_prompt_is_searched_by_its_beginning(config: Path) -> None:
     assert code == 0 and out.startswith(HEADER) and "Pests › Slugs" in out
 
 
+def test_a_budget_too_small_for_three_passages_gets_the_best_one(tmp_path: Path) -> None:
+    """The budget was shared by three passages whatever it was, and a share too small for
+    any text printed nothing: a budget with room for one passage (and its citation) and
+    not for three was silence. Now the best fewer passages take it."""
+    from helpers import write_markdown_book
+
+    book = write_markdown_book(tmp_path / "slugs.md", "Slugs in the Garden", {
+        "Slugs": {f"{way} traps": f"Copper tape and beer traps stop slugs; {way} works. " * 8
+                  for way in ("Copper", "Beer", "Wool")}})
+    config = hook_library(tmp_path, book)
+    payload = json.dumps({"prompt": "how do copper tape and beer traps stop slugs?"})
+    whole = _prompt(config, payload)[1].splitlines()
+    assert whole[0] == HEADER and len(whole) == 7, whole  # three passages by default
+    citation = whole[1]
+    budget = len(HEADER) + len(citation) + 100 + 3  # three newlines: one 100-character text
+    assert (budget - 1 - len(HEADER)) // 3 < len(citation) + 62  # too small for three
+    code, out = _prompt(config, payload, "--budget", str(budget))
+    assert code == 0 and len(out) <= budget, out
+    lines = out.splitlines()
+    assert lines[:2] == [HEADER, citation] and len(lines) == 3, out
+    assert len(lines[2]) >= 60, out
+
+
 def test_prompt_hook_is_silent_when_it_should_be(config: Path, tmp_path: Path) -> None:
     assert _prompt(config, json.dumps({"prompt": "slugs?"})) == (0, "")  # short
     assert _prompt(config, "{not json") == (0, "")

@@ -39,6 +39,7 @@ MIN_WORDS = 4
 PROMPT_BUDGET = 1500
 SESSION_BUDGET = 2000
 PROMPT_HITS = 3
+MIN_PASSAGE = 60  # characters of a passage's text, at least, or it is left out
 COLLECTION_NAMES = 5  # names shown of an ingested folder's files
 MIN_ENTRY = 80  # characters an entry of the session table of contents always gets
 ENTRY_MAX = 400  # and at most
@@ -174,7 +175,8 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
                    whole: bool = True) -> str:
     """The best passages for the prompt in ``raw`` (``whole``: as for :func:`prompt_text`),
     or "" when it is short or unmatched; with the newline :func:`print_hook` adds, at most
-    ``budget`` characters."""
+    ``budget`` characters. Up to :data:`PROMPT_HITS` share the budget equally; when it is
+    too small for that many, the best fewer get it (one passage rather than silence)."""
     prompt = prompt_text(raw, whole=whole)
     if len(prompt.split()) < MIN_WORDS:
         return ""
@@ -184,17 +186,28 @@ def prompt_context(raw: str, config_path: str | os.PathLike[str] | None = None,
         found = lib.search(clip(prompt, MAX_QUERY_CHARS), top_k=PROMPT_HITS, mode="keyword")
         if not found.hits or found.low_confidence:
             return ""
-        lines = [HEADER]
-        used = len(HEADER)
-        per_hit = max(120, (limit - used) // len(found.hits))
-        for i, hit in enumerate(found.hits, start=1):
-            head = f"[{i}] {hit.citation}"
-            room = min(per_hit, limit - used) - len(head) - 2
-            if room < 60:
-                break
-            lines += [head, clip(flat(hit.text), room)]
-            used += len(head) + 2 + min(room, len(hit.text))
-    return "\n".join(lines) if len(lines) > 1 else ""
+        hits = [(str(hit.citation), flat(hit.text)) for hit in found.hits]
+    for count in range(len(hits), 0, -1):  # fewer, longer passages when all would not fit
+        lines = _passages(hits[:count], limit)
+        if len(lines) == count * 2 + 1:
+            return "\n".join(lines)
+    return ""
+
+
+def _passages(hits: list[tuple[str, str]], limit: int) -> list[str]:
+    """The header, then each hit's citation line and its text clipped to an equal share of
+    ``limit`` characters (lines joined by newlines), as far as each gets
+    :data:`MIN_PASSAGE` characters of text."""
+    lines, used = [HEADER], len(HEADER)
+    per_hit = max(120, (limit - used) // len(hits))
+    for i, (citation, text) in enumerate(hits, start=1):
+        head = f"[{i}] {citation}"
+        room = min(per_hit, limit - used) - len(head) - 2
+        if room < MIN_PASSAGE:
+            break
+        lines += [head, clip(text, room)]
+        used += len(head) + 2 + min(room, len(text))
+    return lines
 
 
 def session_context(config_path: str | os.PathLike[str] | None = None,
