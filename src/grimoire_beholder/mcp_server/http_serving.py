@@ -192,7 +192,9 @@ def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
     server = create_server(lambda: library, auth=auth)
     settings = security_settings(bind, port, allowed_hosts, allowed_origins)
     app: ASGIApp = server.streamable_http_app(transport_security=settings, host=bind.host)
-    pages = [o.strip().rstrip("/") for o in allowed_origins]
+    # as the gate writes them: it hands on the request's Origin lowered, without a final
+    # dot, so an origin given as HTTPS://App.Example or https://bücher.example matches
+    pages = list(dict.fromkeys(o for given in allowed_origins for o in allowed_origin(given)))
     if pages:  # after the gate (a foreign origin is refused first), before the token
         app = CORSMiddleware(app, allow_origins=pages, allow_methods=["GET", "POST", "DELETE"],
                              allow_headers=BROWSER_HEADERS, expose_headers=BROWSER_READS,
