@@ -65,7 +65,7 @@ def serve_mcp(
     option, a missing config file or library database fails here, before the protocol starts
     (and before the MCP SDK is imported: ``mcp_server/starting.py``), with a non-zero exit.
     """
-    with reported_errors():
+    with reported_errors(writes=False):  # Ctrl-C: a server has no work to resume
         upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
         from grimoire_beholder.mcp_server import starting  # the MCP SDK is not imported yet
 

@@ -142,7 +142,7 @@ def _serve(params: dict[str, Any]) -> None:
 
     upkeep = Upkeep(sync=params.get("allow_sync", False),
                     remove=params.get("allow_remove", False), add=None)
-    with reported_errors():
+    with reported_errors(writes=False):  # Ctrl-C: a server has no work to resume
         library = open_library(Path(params["config"]) if "config" in params else None,
                                Path(params["library"]) if "library" in params else None)
         from grimoire_beholder.mcp_server.server import serve  # the SDK, only now

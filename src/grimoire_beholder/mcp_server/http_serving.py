@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from collections.abc import MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -149,6 +150,19 @@ def run_http(start: HttpStart) -> None:
     checker are closed here."""
     import uvicorn
 
+    # Ctrl-C from here on stops the server as it does once uvicorn listens for it itself:
+    # one "stopped" line, exit 0. Between the "serving" line and uvicorn's own handler (and
+    # inside asyncio's start) a KeyboardInterrupt left a traceback, a "never awaited"
+    # warning or the "interrupted" line of a writing command, by luck of timing.
+    interrupted: list[uvicorn.Server] = []
+    stopping: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        stopping.append(signum)
+        for server in interrupted:
+            server.should_exit = True
+
+    previous = signal.signal(signal.SIGINT, stop)
     bind, port, tls = start.bind, start.port, start.tls
     scheme = "https" if tls else "http"
     url = f"{scheme}://{bind.authority(port)}{ENDPOINT}"
@@ -157,6 +171,7 @@ def run_http(start: HttpStart) -> None:
                        allowed_hosts=start.allowed_hosts,
                        allowed_origins=start.allowed_origins)
     except BaseException:
+        signal.signal(signal.SIGINT, previous)
         start.close()
         raise
     library = start.library
@@ -170,13 +185,22 @@ def run_http(start: HttpStart) -> None:
                  "network in clear text: use TLS here or a TLS reverse proxy in front"))
     config = uvicorn.Config(app, log_level="warning", lifespan="on",
                             timeout_graceful_shutdown=3, **tls)
+    server = uvicorn.Server(config)
+    interrupted.append(server)
     try:
-        uvicorn.Server(config).run(sockets=[start.sock])
-    except KeyboardInterrupt:  # Ctrl-C: uvicorn has closed the sessions; nothing to resume
-        _tell("stopped")
+        if not stopping:
+            # uvicorn restores ``stop`` as it ends and raises the Ctrl-C it caught again
+            server.run(sockets=[start.sock])
+        else:  # never served: the lifespan that closes the library did not run
+            library.close()
+    except KeyboardInterrupt:  # a second Ctrl-C forcing the exit
+        stopping.append(signal.SIGINT)
     finally:
+        signal.signal(signal.SIGINT, previous)
         start.sock.close()
         start.checker.close()
+    if stopping:  # uvicorn has closed the sessions; nothing to resume
+        _tell("stopped")
 
 
 def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
