@@ -50,6 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from grimoire_beholder.citation import one_line
 from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.external import sync_all
@@ -107,7 +108,8 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     """Sync now, then again after every batch of changes under the folders, until stopped;
     the files failing at the last sync then.
 
-    ``dirs`` defaults to every synced root (one not there now is waited for). ``on_report``
+    ``dirs`` defaults to every synced root (one not there now is waited for); a file among
+    them is refused (GrimoireError), as nothing would ever be noticed of it. ``on_report``
     receives the initial report and the report of every batch with news: a change, or a
     failed or skipped file not named before as it is now (see the module doc). ``progress``
     gets a batch's lines naming such files at the batch's end, and only the news among them.
@@ -122,6 +124,11 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
     report_to = on_report or (lambda report: None)
     if dirs:
         watched = [str(Path(d).expanduser().resolve()) for d in dirs]
+        files = [d for d, path in zip(dirs, watched, strict=True) if os.path.isfile(path)]
+        if files:  # a watch is set on folders: one on a file would wait for it for good
+            raise GrimoireError(f"{one_line(str(files[0]))} is a file: `sync --watch` "
+                                "watches folders; give the folder that holds it (or run "
+                                "`grimoire-beholder sync FILE` after each edit)")
     else:
         # a root not there now (an unplugged drive) is waited for, not dropped
         watched = [r.path for r in folders.list_roots(deps.conn)] + [
