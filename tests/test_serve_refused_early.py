@@ -74,6 +74,15 @@ def libraries(garden_template: Path, tmp_path_factory: pytest.TempPathFactory
      "--tls-cert no-such.pem: no such file"),
     ("tokens", ["--http", "8765", "--allow-sync"], "each token carries its own upkeep"),
     ("tokens", ["--http", "0.0.0.0:0"], "listening on every address"),
+    # a port in other digits than ASCII's: "²" was a traceback, "٨٠" and "８０" port 80
+    ("tokens", ["--http", "²"], "--http '²': expected [HOST:]PORT"),
+    ("tokens", ["--http", "127.0.0.1:\u0668\u0660"], "with a port from 0 to 65535"),
+    ("tokens", ["--http", "\uff18\uff10"], "with a port from 0 to 65535"),
+    # a port no Host header can carry: every request would have been refused
+    ("tokens", ["--http", "8765", "--allowed-host", "books.example:99999"],
+     "--allowed-host 'books.example:99999': the port is beyond 65535"),
+    ("tokens", ["--http", "8765", "--allowed-origin", "https://books.example:99999"],
+     "--allowed-origin 'https://books.example:99999': the port is beyond 65535"),
     ("tokens", ["--allowed-host", "books.example"], "go with --http"),
     ("no-tokens", ["--http", "0"], "no access token yet"),
     ("missing", [], "no library database"),

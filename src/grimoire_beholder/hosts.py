@@ -21,7 +21,7 @@ import unicodedata
 from grimoire_beholder.errors import ConfigError
 
 # A host name or an IP address (IPv6 in brackets), then an optional :PORT (or :*, any port).
-_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:(\d{1,5}|\*))?")
+_HOST_NAME = re.compile(r"(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)(:([0-9]{1,5}|\*))?")
 # The dot that ends a fully qualified name, before the port or at the end of Host/Origin.
 _FINAL_DOT = re.compile(r"(?<=[^.])\.(?=(:[0-9]*)?\Z)")
 
@@ -54,6 +54,9 @@ def allowed_host(given: str) -> str:
                               f"ASCII ({reason}); give the name's punycode form (xn--…) "
                               "as clients send it") from None
     host = (name + port).lower()
+    _, colon, number = host.rpartition(":")
+    if colon and number.isascii() and number.isdigit() and int(number) > 65535:
+        raise ConfigError(f"--allowed-host {given!r}: the port is beyond 65535")
     if not _HOST_NAME.fullmatch(host):  # "*" was taken, and matched only a Host "*"
         raise ConfigError(f"--allowed-host {given!r}: give a host name or address, "
                           "optionally with :PORT (no scheme, no path, no wildcard: name "

@@ -92,7 +92,8 @@ def parse_bind(text: str) -> Bind:
     elif ":" in host:
         raise ConfigError(f"--http {text!r}: write an IPv6 address in brackets, e.g. "
                           "[::1]:8765")
-    if not port.isdigit() or not 0 <= int(port) <= 65535:
+    # ASCII digits only: str.isdigit() also takes "²" (int() then fails) and "٨٠" (80)
+    if not (port.isascii() and port.isdigit()) or not 0 <= int(port) <= 65535:
         raise ConfigError(f"--http {text!r}: expected [HOST:]PORT with a port from 0 to "
                           "65535 (0: any free port)")
     if not host:
