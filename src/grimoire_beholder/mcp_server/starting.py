@@ -58,12 +58,25 @@ class Bind:
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
+    """Whether ``host`` is this machine's loopback however it is spelt (``localhost``,
+    ``LOCALHOST``, ``127.1``, ``[::1]``): judged on the address it resolves to, as the socket
+    will bind it. A host that does not resolve: False."""
+    if host.lower() == "localhost":
         return True
+    address = _resolved(host)
+    return address is not None and address.is_loopback
+
+
+def _resolved(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address ``host`` binds (an IPv4-mapped IPv6 address as its IPv4 one), or None."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+        infos = socket.getaddrinfo(host, 0, family, socket.SOCK_STREAM)
+        address = ipaddress.ip_address(str(infos[0][4][0]).partition("%")[0])
+    except (OSError, ValueError, UnicodeError):
+        return None
+    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
+    return mapped or address
 
 
 def every_address(bind: Bind) -> bool:
@@ -71,14 +84,8 @@ def every_address(bind: Bind) -> bool:
     also ``0``, ``0000``, ``[0:0:0:0:0:0:0:0]``, ``[::ffff:0.0.0.0]``): judged on the address
     it resolves to, as the socket will bind it. A host that does not resolve: False (binding
     it then fails in one line)."""
-    family = socket.AF_INET6 if ":" in bind.host else socket.AF_INET
-    try:
-        infos = socket.getaddrinfo(bind.host, bind.port, family, socket.SOCK_STREAM)
-        address = ipaddress.ip_address(str(infos[0][4][0]).partition("%")[0])
-    except (OSError, ValueError):
-        return False
-    mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-    return address.is_unspecified or (mapped is not None and mapped.is_unspecified)
+    address = _resolved(bind.host)
+    return address is not None and address.is_unspecified
 
 
 def parse_bind(text: str) -> Bind:
