@@ -166,6 +166,12 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
                                   for f in report.files):
             report_to(report)
 
+    def tell_moved(paths: list[str]) -> None:
+        for path in paths:
+            held.message(f"{path}: " + ("replaced or back; watching it again"
+                                        if os.path.isdir(path) else
+                                        "gone; watching for it to come back"))
+
     while True:  # one watcher per arrangement of the folders; re-armed when one goes or comes
         armed = {path: _identity(path) for path in watched}
         present = [path for path, identity in armed.items() if identity is not None]
@@ -185,10 +191,7 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
                 if changes or moved:
                     batch()
                 if moved:
-                    for path in moved:
-                        held.message(f"{path}: " + ("replaced or back; watching it again"
-                                                    if os.path.isdir(path) else
-                                                    "gone; watching for it to come back"))
+                    tell_moved(moved)
                     break
             else:
                 return told.failing  # stopped
@@ -196,6 +199,12 @@ def watch(deps: IngestDeps, dirs: list[Path] | None = None, *, stop_event: StopE
             if _UNDECODABLE not in str(exc):
                 raise
             batch()  # the changes it held are lost with it: a sync finds them
+        except FileNotFoundError:  # a folder went between arming and the watcher's start
+            moved = [path for path in watched if _identity(path) != armed[path]]
+            if not moved:
+                raise
+            batch()  # then re-armed on the folders there now, as when one goes while watched
+            tell_moved(moved)
 
 
 class _Told:
