@@ -153,7 +153,8 @@ def test_session_start_lists_real_books_first_and_gives_each_a_fair_share(
 def test_a_budget_below_one_is_a_usage_error_not_the_default_or_a_header(
         config: Path, hook: str, budget: str) -> None:
     """``--budget 0`` printed the default 2,000 characters and ``--budget -5`` the header
-    alone; both are now the parser's one-line error, through the console script too."""
+    alone; both are now the parser's one-line error, through the console script too (exit 1
+    there: the script is what an assistant's hook runs)."""
     result = CliRunner().invoke(app, ["hook", hook, "--budget", budget, "-c", str(config)],
                                 input='{"prompt": "how do I keep the soil in good heart?"}')
     assert result.exit_code == 2 and result.stdout == ""
@@ -162,8 +163,13 @@ def test_a_budget_below_one_is_a_usage_error_not_the_default_or_a_header(
     proc = run_cli("hook", hook, "--budget", budget,
                    env={"GRIMOIRE_BEHOLDER_CONFIG": str(config)},
                    stdin='{"prompt": "how do I keep the soil in good heart?"}')
-    assert proc.returncode == 2 and proc.stdout == ""
+    # exit 1, not the parser's 2: Claude Code takes a hook's 2 as "block this prompt" (and
+    # erases it); any other code is an error shown beside the prompt, which goes on
+    assert proc.returncode == 1 and proc.stdout == ""
     assert "--budget" in proc.stderr and "Traceback" not in proc.stderr
+    unknown = run_cli("hook", hook, "--no-such-option",
+                      env={"GRIMOIRE_BEHOLDER_CONFIG": str(config)}, stdin="{}")
+    assert unknown.returncode == 1 and "--no-such-option" in unknown.stderr
 
 
 def test_the_budget_bounds_everything_printed_header_and_newline_included(

@@ -28,7 +28,9 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    """Run the CLI: usage mistakes become one ``error:`` line, exit code 2; a module the
+    """Run the CLI: usage mistakes become one ``error:`` line, exit code 2 (1 for ``hook``:
+    Claude Code takes a hook's exit code 2 as blocking the prompt, any other as an error it
+    shows and goes on); a module the
     command needs that cannot be imported (a broken or partial install) one line, exit 1;
     Ctrl-C exit code 130, without a traceback; results that could not be written (stdout
     closed, a full disk) one line, exit 1."""
@@ -125,8 +127,11 @@ def _main() -> None:
         hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
         if "--json" in sys.argv[1:]:  # its callback may not have run: the usage was wrong
             ERRORS_AS_JSON["on"] = True
-        print(error_line(f"{exc.format_message()}{hint}", exc.exit_code), file=sys.stderr)
-        sys.exit(exc.exit_code)
+        code = exc.exit_code
+        if code == 2 and sys.argv[1:2] == ["hook"]:  # 2 from a hook: Claude Code blocks the prompt
+            code = 1
+        print(error_line(f"{exc.format_message()}{hint}", code), file=sys.stderr)
+        sys.exit(code)
     except Abort:
         print("aborted", file=sys.stderr)
         sys.exit(1)
