@@ -7,38 +7,20 @@ resumed it."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import write_markdown_book
-from mcp_helpers import cli_command, write_config
+from mcp_helpers import write_config
+from resume_helpers import TIDES
+from resume_helpers import json_in as _json
+from resume_helpers import run_in as _run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]  # a killed ingest, then 5 CLI runs
-
-TIDES = {f"Chapter {n}": {f"Part {n}": f"Tides rise twice a day at harbour {n}, pulled by "
-                                       "the moon and by the sun. " * 8} for n in range(1, 4)}
-
-
-def _run(lib: Path, *args: str, kill_at: str | None = None
-         ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "GRIMOIRE_BEHOLDER_KILL_AT"}
-    if kill_at:
-        env["GRIMOIRE_BEHOLDER_KILL_AT"] = kill_at
-    return subprocess.run([*cli_command(), *args], cwd=lib, capture_output=True, text=True,
-                          timeout=120, env=env)
-
-
-def _json(lib: Path, *args: str) -> Any:
-    done = _run(lib, *args, "--json")
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def _book(lib: Path, name: str) -> dict[str, Any]:
