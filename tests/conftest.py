@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -31,6 +32,11 @@ def pytest_configure(config: pytest.Config) -> None:
     uv's package cache is the exception: a test that installs (the MCP bundle's first start)
     links from the developer's cache, as a host with uv installed does, instead of
     downloading every package into the throwaway folder and copying it into the install."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # Started in the background by a shell without job control (`bash .ci/run &`, nohup),
+        # every process would inherit Ctrl-C ignored, and the tests that press it on a CLI
+        # or server they start would see nothing happen: they get Ctrl-C as a terminal has it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if "UV_CACHE_DIR" not in os.environ:
         uv_cache = _uv_cache_dir()
         if uv_cache is not None:
