@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,24 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@contextmanager
+def web_server(config: Path) -> Iterator[tuple[int, str, subprocess.CompletedProcess[str]]]:
+    """``web --no-browser`` on a free port for ``config``'s library: its port, the URL it
+    printed, and (filled once it is stopped by Ctrl-C on leaving) how it ended."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "grimoire_beholder", "web", "--no-browser", "--port",
+         str(port), "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stop = subprocess.CompletedProcess(proc.args, -1, "", "")
+    try:
+        yield port, first_line(proc), stop
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C: a clean stop, not an "interrupted" error
+        stop.stdout, stop.stderr = proc.communicate(timeout=60)
+        stop.returncode = proc.returncode
+
+
 def first_line(proc: subprocess.Popen[str], timeout: float = 60) -> str:
     """The first line the server prints on stdout (its URL), or fail with its stderr."""
     found: list[str] = []
@@ -84,18 +103,10 @@ def first_line(proc: subprocess.Popen[str], timeout: float = 60) -> str:
 @pytest.fixture(scope="module")
 def served(config: Path) -> Iterator[tuple[int, str]]:
     """A running `web --no-browser --port P`: its port and the URL it printed."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "grimoire_beholder", "web", "--no-browser", "--port",
-         str(port), "--config", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        yield port, first_line(proc)
-    finally:
-        proc.send_signal(signal.SIGINT)  # Ctrl-C: a clean stop, not an "interrupted" error
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    assert err.splitlines()[-1] == "Stopped." and "error" not in err
+    with web_server(config) as (port, url, stop):
+        yield port, url
+    assert stop.returncode == 0, stop.stderr
+    assert stop.stderr.splitlines()[-1] == "Stopped." and "error" not in stop.stderr
 
 
 def test_web_prints_a_token_url_and_serves_search_hits_pages_and_escaped_titles(

@@ -5,16 +5,13 @@ Real requests to the real ``web`` command."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
 from helpers import run_cli, write_markdown_book
-from test_web_browser import first_line, free_port
+from test_web_browser import web_server
 
 pytestmark = pytest.mark.slow  # a server started and stopped
 
@@ -27,18 +24,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, str]
     config.write_text('[grimoire-beholder]\nembedding_backend = "fake"\n')
     book = write_markdown_book(root / "tides.md", "Tides", {"Sea": {"Currents": "Currents."}})
     assert run_cli("ingest", str(book), "-q", "--config", str(config)).returncode == 0
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "grimoire_beholder", "web", "--no-browser", "--port",
-         str(port), "--config", str(config)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        url = first_line(proc)
+    with web_server(config) as (port, url, stop):
         yield port, url.rpartition("?token=")[2]
-    finally:
-        proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert stop.returncode == 0, stop.stderr
 
 
 def _status(port: int, token: str, host: str, origin: str | None = None) -> int:
