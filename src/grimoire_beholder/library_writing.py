@@ -139,8 +139,8 @@ class LibraryWriting:
         files; a path the library knows nothing about is an InputFileError. ``confined``:
         no new file is added through a link leading out of its synced folder (MCP).
         Calibre libraries and Zotero data folders ingested are followed too
-        (ingest/external.py): added and removed items, replaced files, edited metadata."""
-        from grimoire_beholder.ingest.external import sync_all
+        (ingest/external_sync.py): added and removed items, replaced files, edited metadata."""
+        from grimoire_beholder.ingest.external_sync import sync_all
         from grimoire_beholder.ingest.progress import NullProgress
 
         dirs = [Path(f) for f in folders] if folders else None

@@ -34,13 +34,13 @@ whose whole library is away or unreadable) is finished from its stored chunks as
 as *resumed* with a warning saying why its file was not read.
 
 A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
-that moved is followed when ingested where it is now (``library_moves.py``).
+that moved is followed when ingested where it is now (``library_moves.py``). Which
+remembered libraries a sync reaches, and its one report of folders and libraries, are
+``external_sync.py``'s.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -56,9 +56,10 @@ from grimoire_beholder.ingest.build import (
     prepare_book,
 )
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.external_plan import ItemStep, content_key, plan, under
+from grimoire_beholder.ingest.external_plan import ItemStep, content_key, plan
 from grimoire_beholder.ingest.progress import NullProgress, Progress
 from grimoire_beholder.ingest.service import store_book
+from grimoire_beholder.ingest.sync import hand_over
 from grimoire_beholder.ingest.sync_steps import finished_unread
 from grimoire_beholder.parse.document import ParsedBook
 from grimoire_beholder.sources.calibre import calibre_library
@@ -264,7 +265,7 @@ class _Applier:
         return self.ingest(step, report)
 
 
-def _follow(deps: IngestDeps, library: SourceLibrary | str, report: SyncReport,
+def follow(deps: IngestDeps, library: SourceLibrary | str, report: SyncReport,
             progress: Progress, *, remove_missing: bool, dry_run: bool,
             within: list[str] | None = None, unread: str = "") -> None:
     """Bring one library's books in line with it (see the module doc). A library not read
@@ -322,7 +323,7 @@ def _version(step: ItemStep) -> tuple[str, int, float, str] | None:
     return file_version(step.item.file) if step.item and step.item.file else None
 
 
-def _read(deps: IngestDeps, folder: Path) -> SourceLibrary:
+def read_library(deps: IngestDeps, folder: Path) -> SourceLibrary:
     """The library at ``folder`` (resolved): its database's rows, read from a private copy
     (``store/foreign_copy.py``), made into items by ``sources/``."""
     order = formats_of(deps)
@@ -354,7 +355,7 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
     kind = detect(folder)
     if kind is None:
         raise InputFileError(f"{folder}: neither a Calibre library nor a Zotero data folder")
-    library = _read(deps, folder)
+    library = read_library(deps, folder)
     started = time.perf_counter()
     report = SyncReport()
     with deps.library_writer():
@@ -368,78 +369,9 @@ def ingest_library(deps: IngestDeps, folder: Path, *, within: list[Path] | None 
             progress.message(f"{folder} is the {KIND_NAMES[kind]} that was at {old}: its "
                              "books follow it")
             library_moves.follow_move(deps.conn, old, library)
-        from grimoire_beholder.ingest.sync import hand_over  # sync imports this module
-
         hand_over(deps, str(folder), kind, report, progress)
-        _follow(deps, library, report, progress, remove_missing=old is not None,
+        follow(deps, library, report, progress, remove_missing=old is not None,
                 dry_run=False,
                 within=None if within is None else [str(Path(w).resolve()) for w in within])
     report.seconds = time.perf_counter() - started
     return report
-
-
-def sync_all(deps: IngestDeps, dirs: list[Path] | None, *, dry_run: bool, confined: bool,
-             progress: Progress) -> SyncReport:
-    """The folder sync (``ingest/sync.py``) of what lies outside the remembered libraries,
-    then the sync of those libraries, in one report."""
-    from grimoire_beholder.ingest.sync import sync
-
-    started = time.perf_counter()
-    in_libraries, elsewhere = split_scope(deps, dirs)
-    report = (sync(deps, elsewhere, dry_run=dry_run, confined=confined, progress=progress)
-              if dirs is None or elsewhere else SyncReport(dry_run=dry_run))
-    sync_libraries(deps, in_libraries, report, dry_run=dry_run, confined=confined,
-                   progress=progress)
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-def split_scope(deps: IngestDeps, dirs: list[Path] | None
-                ) -> tuple[list[str] | None, list[Path] | None]:
-    """A sync's folders split into (those in or holding a remembered library, the rest for
-    the folder sync); (None, None) when the sync is not narrowed."""
-    if dirs is None:
-        return None, None
-    libraries = [path for path, _ in source_rows.libraries(deps.conn)]
-    ours: list[str] = []
-    rest: list[Path] = []
-    for given in dirs:
-        try:
-            real = str(Path(given).expanduser().resolve())
-        except (OSError, RuntimeError, ValueError):
-            rest.append(given)  # the folder sync names the problem
-            continue
-        if real not in libraries and not os.path.lexists(real):
-            rest.append(given)  # a typo inside a library: the folder sync's error names it
-        elif any(under(real, [lib]) or under(lib, [real]) for lib in libraries):
-            ours.append(real)
-        else:
-            rest.append(given)
-    return ours, rest
-
-
-def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport, *,
-                   dry_run: bool, confined: bool = False, progress: Progress) -> None:
-    """Follow every remembered library (those inside or holding ``scope``'s folders when
-    given) into ``report``: additions, removals, replaced files and metadata edits.
-    ``confined``: no new item is added whose file lies outside its library's folder."""
-    for path, kind in source_rows.libraries(deps.conn):
-        if scope is not None and not (under(path, scope) or any(under(s, [path])
-                                                                 for s in scope)):
-            continue
-        folder = Path(path)
-        library: SourceLibrary | str = path  # not read: its books are kept
-        if detect(folder) != kind:
-            unread = f"the {KIND_NAMES[kind]} is not on disk"
-            report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are "
-                                   "kept (moved? `ingest` it where it is now: they follow)")
-        else:
-            try:
-                library, unread = _read(deps, folder), ""
-            except InputFileError as exc:
-                unread = f"its library could not be read: {exc}"
-                report.warnings.append(f"{exc}; its books are kept")
-        within = [path] if confined else None
-        with deps.library_writer() if not dry_run else contextlib.nullcontext():
-            _follow(deps, library, report, progress, remove_missing=True, dry_run=dry_run,
-                    within=within, unread=unread)

@@ -53,7 +53,7 @@ from typing import Any, Protocol
 from grimoire_beholder.citation import one_line
 from grimoire_beholder.errors import GrimoireError, LibraryBusyError, ModelError
 from grimoire_beholder.ingest.deps import IngestDeps
-from grimoire_beholder.ingest.external import sync_all
+from grimoire_beholder.ingest.external_sync import sync_all
 from grimoire_beholder.ingest.folder import ALWAYS_SKIPPED_DIRS
 from grimoire_beholder.ingest.progress import NullProgress, Progress, Retotals
 from grimoire_beholder.parse import SUPPORTED_EXTENSIONS
