@@ -1,15 +1,16 @@
 """The library's core verbs on the command line: ingest, sync, list, delete, status,
 check, reindex-fts and query (``serve_commands`` has serve-mcp).
 
-Each command parses its arguments, calls the Library, renders (``rendering``) and lets
-``app`` map errors. Commands register on ``app.app``; ``cli/entry.py`` imports this module.
+Each command parses its arguments, calls the Library, renders (``rendering``; a folder
+ingest's or a sync's report, and ``sync --watch``'s, in ``sync_output``) and lets ``app`` map
+errors. Commands register on ``app.app``; ``cli/entry.py`` imports this module.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,7 +33,6 @@ from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.text import MOST_HITS, plural
 
 if TYPE_CHECKING:
-    from grimoire_beholder.cli.rendering import ShownLines
     from grimoire_beholder.library import BookRow, Library
     from grimoire_beholder.views import IngestReport, SyncReport
 
@@ -68,6 +68,7 @@ def ingest(
     Zotero data folder is read as such, one book per item with its metadata."""
     from grimoire_beholder.cli.plain_output import print_json
     from grimoire_beholder.cli.rendering import RichProgress, err, fit
+    from grimoire_beholder.cli.sync_output import finish_sync
 
     if path.is_dir():
         if name or force:
@@ -80,8 +81,8 @@ def ingest(
                 return lib.ingest_folder(path, include=tuple(include or ()),
                                          exclude=tuple(exclude or ()), progress=progress)
 
-        _finish_sync(with_library(config, run_folder, library=library, create=True).to_dict(),
-                     json_out, progress.shown)
+        finish_sync(with_library(config, run_folder, library=library, create=True).to_dict(),
+                    json_out, progress.shown)
         return
     if include or exclude:
         fail("--include and --exclude apply to a folder, not a single file")
@@ -114,53 +115,6 @@ def ingest(
               2))
 
 
-def _print_problems(data: dict[str, Any], shown: ShownLines | None = None,
-                    report: SyncReport | None = None) -> None:
-    """A sync report's warnings (skipped files among them) and failed files, on stderr —
-    but those its progress already named as it went (``shown``), while still on screen,
-    and under ``sync --watch`` those an earlier batch named (``report``'s ``told_before``
-    and ``warned_before``, ``data`` being its ``to_dict``): a person is told each problem
-    once (``rendering.ShownLines``). Files of the same relative name in two folders are
-    told apart by their place in the report, not by their line."""
-    from collections import Counter
-
-    from grimoire_beholder.cli.rendering import err, fit
-    from grimoire_beholder.views import FileOutcome
-
-    told = set() if shown is None or shown.scrolled_away() else shown.lines
-    said = {(f["action"], f["path"], f["error"]) for f in data["files"]
-            if FileOutcome(**f).describe() in told}
-    before = [any(f is t for t in report.told_before) for f in report.files] if report \
-        else [False] * len(data["files"])
-    repeated = Counter(report.warned_before if report else ())
-    for warning in data["warnings"]:
-        if repeated[warning] > 0:
-            repeated[warning] -= 1
-        elif not any(warning == f"skipped {path}: {error}" for _, path, error in said):
-            err.print(fit(f"warning: {warning}", 2, err), markup=False)
-    for f, named in zip(data["files"], before, strict=True):
-        if f["action"] == "failed" and not named and ("failed", f["path"], f["error"]) \
-                not in said:
-            err.print(fit(f"failed: {f['path']}: {f['error']}", 2, err), markup=False)
-
-
-def _finish_sync(data: dict[str, Any], json_out: bool, shown: ShownLines | None = None
-                 ) -> None:
-    """Print a folder ingest/sync report (its problems as :func:`_print_problems` tells
-    them); exit 1 when any file failed."""
-    from grimoire_beholder.cli.plain_output import print_json
-    from grimoire_beholder.cli.rendering import fit
-    from grimoire_beholder.views import sync_summary
-
-    if json_out:
-        print_json(data)
-    else:
-        _print_problems(data, shown)
-        print(fit(sync_summary(data), 2))
-    if data["counts"]["failed"]:
-        raise typer.Exit(1)
-
-
 @command(app, 'Build the library', "sync", examples=(
     'grimoire-beholder sync',
     'grimoire-beholder sync ~/notes --dry-run',
@@ -183,35 +137,14 @@ def sync_(
 ) -> None:
     """Bring the library in line with the files: re-embed only changed chunks, drop deleted
     files, follow moves, add new files under ingested folders."""
-    from grimoire_beholder.citation import one_line
-    from grimoire_beholder.cli.plain_output import json_text
-    from grimoire_beholder.cli.rendering import MessageProgress, RichProgress, ShownLines, err, fit
-    from grimoire_beholder.views import sync_summary
+    from grimoire_beholder.cli.rendering import RichProgress, err
+    from grimoire_beholder.cli.sync_output import finish_sync, watch_folders
 
     if watch and dry_run:
         fail("--watch and --dry-run cannot be combined")
     if watch:
-        lines = MessageProgress(quiet=quiet)
-
-        def show(report: SyncReport) -> None:
-            data = report.to_dict()
-            if json_out:
-                print(json_text(data, sys.stdout, indent=None), flush=True)
-            else:
-                _print_problems(data, lines.shown, report)
-                print(sync_summary(data), flush=True)
-            lines.shown = ShownLines()
-
-        def run_watch(lib: Library) -> None:
-            if not quiet:
-                err.print("watching for changes (Ctrl-C to stop)", markup=False)
-            failing = lib.watch(folders or None, on_report=show, progress=lines)
-            if failing:  # named once as they failed: the count at the end is the truth
-                err.print(fit(f"stopped; {plural(len(failing), 'file')} still failing: "
-                              + ", ".join(one_line(f.path) for f in failing), 2, err),
-                          markup=False)
-
-        with_library(config, run_watch, library=library)
+        with_library(config, lambda lib: watch_folders(lib, folders, quiet=quiet,
+                                                       json_out=json_out), library=library)
         return
 
     progress = RichProgress(quiet=quiet)
@@ -233,7 +166,7 @@ def sync_(
                 err.print(line, markup=False)
             elif f["action"] not in ("unchanged", "failed", "skipped"):
                 print(line)
-    _finish_sync(data, json_out, progress.shown)
+    finish_sync(data, json_out, progress.shown)
 
 
 @command(app, 'Read it', "list", examples=(

@@ -54,7 +54,7 @@ DUMB_EVERY = 10.0  # seconds between a dumb terminal's progress lines
 
 class ShownLines:
     """The lines a run's progress showed on stderr, so a folder's recap of problems at the
-    end (``library_commands``) repeats none of them — unless the first problem shown has
+    end (``sync_output``) repeats none of them — unless the first problem shown has
     scrolled off the terminal since (about a screenful of lines after it, as the terminal
     wraps them). A pipe or a file keeps every line: there it is never repeated."""
 
