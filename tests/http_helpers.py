@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -104,6 +105,19 @@ def initialize(url: str, token: str | None = None, **headers: str) -> httpx.Resp
         "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "test", "version": "0"}}})
+
+
+def raw_status(port: int, target: str, headers: list[tuple[str, str]]) -> int:
+    """The status of ``GET target`` sent to 127.0.0.1:``port`` with exactly ``headers``, in
+    their order, repeats included (an HTTP client would merge or refuse them)."""
+    lines = [f"GET {target} HTTP/1.1", *(f"{name}: {value}" for name, value in headers),
+             "Connection: close", "", ""]
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        sock.sendall("\r\n".join(lines).encode("latin-1"))
+        answer = b""
+        while b"\r\n" not in answer and (block := sock.recv(4096)):
+            answer += block
+    return int(answer.split(b" ", 2)[1])
 
 
 @asynccontextmanager

@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from helpers import run_cli, write_markdown_book
+from http_helpers import raw_status
 from test_web_browser import web_server
 
 pytestmark = pytest.mark.slow  # a server started and stopped
@@ -55,3 +56,16 @@ def test_a_foreign_origin_is_still_refused(served: tuple[int, str]) -> None:
     for origin in ("http://evil.example", f"http://evil.example.:{port}",
                    f"https://localhost.:{port}"):
         assert _status(port, token, f"localhost:{port}", origin=origin) == 403
+
+
+def test_a_request_with_two_origins_or_two_hosts_is_refused(served: tuple[int, str]) -> None:
+    """Only the first Origin was checked: the page's own, then a foreign one, was served."""
+    port, token = served
+    own, foreign = f"http://127.0.0.1:{port}", "http://evil.example"
+    host = ("host", f"127.0.0.1:{port}")
+    target = f"/?token={token}"
+    assert raw_status(port, target, [host, ("origin", own)]) == 200
+    for pair in ((own, foreign), (foreign, own), (own, own)):
+        assert raw_status(port, target, [host, *(("origin", o) for o in pair)]) == 403, pair
+    for hosts in ((f"127.0.0.1:{port}", "evil.example"), (f"127.0.0.1:{port}",) * 2):
+        assert raw_status(port, target, [("host", h) for h in hosts]) == 400, hosts

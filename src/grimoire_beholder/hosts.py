@@ -3,11 +3,17 @@ way, so a check of ``Host`` or ``Origin`` compares names, not spellings.
 
 * A request's header (:func:`as_compared`): host names and schemes are case-insensitive
   (RFC 9110) and ``example.org.`` is ``example.org`` (a browser sends the name as the user
-  typed it), so ``Host: LOCALHOST.:8765`` is ``localhost:8765``.
+  typed it), so ``Host: LOCALHOST.:8765`` is ``localhost:8765``. Only the check uses that
+  form: an answer that names the request's Origin (CORS's ``Access-Control-Allow-Origin``)
+  gives it back as sent, byte for byte, or the browser drops the answer.
 * A name the user configures (``serve-mcp --allowed-host`` / ``--allowed-origin``):
   :func:`allowed_host` writes it the same way, a non-ASCII name in the IDNA form browsers
   send; :func:`host_spellings` adds the form browsers send for a name with ß, ς or a
   zero-width joiner; :func:`allowed_origin` does both for an origin.
+
+A request with more than one ``Host`` or ``Origin`` header is refused whole
+(:func:`repeated`): a check of the first one alone would let a second, foreign one through to
+whatever reads the last (RFC 9112 answers two Hosts with 400; RFC 6454 allows one Origin).
 
 Pure functions of the standard library, shared by ``mcp_server/`` (``serve-mcp --http``'s
 gate) and ``web/`` (the page's own check), which may not import each other.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
 from grimoire_beholder.errors import ConfigError
 
@@ -31,6 +38,16 @@ def as_compared(value: str) -> str:
     trailing dot of a fully qualified name (``HTTP://Books.Example.:443`` →
     ``http://books.example:443``). A value with nothing to change comes back as it is."""
     return _FINAL_DOT.sub("", value.lower())
+
+
+def repeated(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """``"host"`` or ``"origin"`` when the raw (lower-case) ``headers`` of a request carry
+    that header more than once (``host`` first), else None."""
+    names = [name for name, _ in headers if name in (b"host", b"origin")]
+    for name in ("host", "origin"):
+        if names.count(name.encode()) > 1:
+            return name
+    return None
 
 
 def allowed_host(given: str) -> str:

@@ -15,7 +15,7 @@ Safe by default (ARCHITECTURE.md, "The MCP server over HTTP"):
   DNS-rebinding page that points its own name here is refused — and an ``Origin``, when a
   browser sends one, must be this server's own or an ``--allowed-origin`` (403 otherwise).
   The SDK's ``TransportSecurityMiddleware`` makes both checks, here and again in its
-  transport.
+  transport; a request with two of either is refused here (400 for Host, 403 for Origin).
 * **TLS** directly (``--tls-cert``/``--tls-key``, uvicorn's) or from a reverse proxy in front
   (README shows nginx and Caddy), which then names its public host with ``--allowed-host``.
 """
@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from grimoire_beholder.hosts import allowed_origin, as_compared, host_spellings
+from grimoire_beholder.hosts import allowed_origin, as_compared, host_spellings, repeated
 from grimoire_beholder.mcp_server.starting import LOOPBACK, Bind
 
 if TYPE_CHECKING:
@@ -71,7 +72,13 @@ def security_settings(bind: Bind, port: int, allowed_hosts: Sequence[str] = (),
 
 class HostOriginGate:
     """ASGI middleware: the SDK's Host/Origin check on every HTTP request, before the
-    token is looked at (a refused request learns nothing more)."""
+    token is looked at (a refused request learns nothing more).
+
+    A request with two ``Host`` headers is refused with 400, with two ``Origin`` headers
+    with 403 (the SDK checks the first only). The app behind sees Host and Origin as
+    compared (:func:`_host_and_origin_lowered`); an ``Access-Control-Allow-Origin`` it
+    answers with gets the request's Origin back as sent, since a browser takes the answer
+    only when it is the Origin byte for byte (``https://app.example.``, final dot kept)."""
 
     def __init__(self, app: ASGIApp, settings: TransportSecuritySettings) -> None:
         self.app = app
@@ -79,12 +86,37 @@ class HostOriginGate:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            twice = repeated(scope.get("headers") or [])
+            if twice is not None:
+                doubled = Response(f"More than one {twice.title()} header",
+                                   status_code=400 if twice == "host" else 403)
+                await doubled(scope, receive, send)
+                return
+            sent = dict(scope.get("headers") or []).get(b"origin")
             scope = _host_and_origin_lowered(scope)
             refused = await self.check.validate_request(Request(scope), is_post=False)
             if refused is not None:
                 await refused(scope, receive, send)
                 return
+            compared = dict(scope["headers"]).get(b"origin")
+            if sent is not None and sent != compared:
+                send = _origin_echoed_as_sent(send, compared, sent)
         await self.app(scope, receive, send)
+
+
+def _origin_echoed_as_sent(send: Send, compared: bytes | None, sent: bytes) -> Send:
+    """``send`` with an ``Access-Control-Allow-Origin: compared`` header written as
+    ``sent``."""
+
+    async def sending(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = [(name, sent if name == b"access-control-allow-origin"
+                        and value == compared else value)
+                       for name, value in message.get("headers") or []]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 def _host_and_origin_lowered(scope: Scope) -> Scope:
@@ -217,7 +249,8 @@ def http_app(library: Library, checker: TokenChecker, bind: Bind, port: int, *,
     settings = security_settings(bind, port, allowed_hosts, allowed_origins)
     app: ASGIApp = server.streamable_http_app(transport_security=settings, host=bind.host)
     # as the gate writes them: it hands on the request's Origin lowered, without a final
-    # dot, so an origin given as HTTPS://App.Example or https://bücher.example matches
+    # dot, so an origin given as HTTPS://App.Example or https://bücher.example matches (and
+    # the gate gives the answer's Access-Control-Allow-Origin back the Origin as sent)
     pages = list(dict.fromkeys(o for given in allowed_origins for o in allowed_origin(given)))
     if pages:  # after the gate (a foreign origin is refused first), before the token
         app = CORSMiddleware(app, allow_origins=pages, allow_methods=["GET", "POST", "DELETE"],

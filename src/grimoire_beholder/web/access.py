@@ -11,6 +11,8 @@ The rules (ARCHITECTURE.md, "The web page"):
   ``127.0.0.1.:P`` are this server.
 * An ``Origin`` header, when a browser sends one, must be the server's own origin (compared
   the same way).
+* A request with two ``Host`` headers is refused with 400, with two ``Origin`` headers with
+  403, as ``serve-mcp --http`` refuses them (``hosts.repeated``).
 * Only GET and HEAD exist: the page has no write action, anything else is 405.
 
 Every response carries headers that keep the page to itself: a Content-Security-Policy
@@ -28,7 +30,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from grimoire_beholder.hosts import as_compared
+from grimoire_beholder.hosts import as_compared, repeated
 
 TOKEN_PARAM = "token"
 SECURITY_HEADERS = {
@@ -83,6 +85,11 @@ class Access:
 
     def refusal(self, request: Request) -> Response | None:
         """Why ``request`` is refused (a response to send), or None when it may be served."""
+        twice = repeated(request.headers.raw)
+        if twice == "host":
+            return _refused(400, "more than one Host header")
+        if twice == "origin":
+            return _refused(403, "more than one Origin header")
         if as_compared(request.headers.get("host", "")) not in self.hosts:
             return _refused(421, "this page answers only on its own loopback address")
         origin = request.headers.get("origin")
