@@ -20,6 +20,7 @@ from helpers import fake_garden_env
 
 pytestmark = pytest.mark.slow  # a fresh interpreter per case
 
+HERE = Path(__file__).resolve().parent
 SERVER_PACKAGES = ("mcp", "starlette", "uvicorn")
 # Run the CLI as the script does; at exit, say which of SERVER_PACKAGES it imported.
 PROBE = (
@@ -72,6 +73,11 @@ def libraries(garden_template: Path, tmp_path_factory: pytest.TempPathFactory
      "--allowed-origin 'books.example'"),
     ("tokens", ["--http", "8765", "--tls-cert", "no-such.pem", "--tls-key", "no-such.key"],
      "--tls-cert no-such.pem: no such file"),
+    # a folder named for a file: it was "no such file", though the folder is there
+    ("tokens", ["--http", "8765", "--tls-cert", str(HERE), "--tls-key", __file__],
+     f"--tls-cert {HERE}: is a folder, not a certificate file"),
+    ("tokens", ["--http", "8765", "--tls-cert", __file__, "--tls-key", str(HERE)],
+     f"--tls-key {HERE}: is a folder, not a private key file"),
     ("tokens", ["--http", "8765", "--allow-sync"], "each token carries its own upkeep"),
     ("tokens", ["--http", "0.0.0.0:0"], "listening on every address"),
     # a port in other digits than ASCII's: "²" was a traceback, "٨٠" and "８０" port 80

@@ -141,6 +141,10 @@ def _tls_files(cert: Path | None, key: Path | None) -> dict[str, Any]:
     if cert is None or key is None:
         return {}
     for what, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if path.is_dir():
+            kind = "certificate" if what == "--tls-cert" else "private key"
+            raise ConfigError(f"{what} {path}: is a folder, not a {kind} file (PEM): give "
+                              "the file itself")
         if not path.is_file():
             raise ConfigError(f"{what} {path}: no such file")
     try:  # the same load uvicorn makes, here, so a bad pair is one line before serving
