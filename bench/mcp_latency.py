@@ -29,6 +29,16 @@ its own CLI) starts as many servers, alternating with this one, and the ratios o
 medians are printed. On a machine shared with other work the CPU time is the figure that
 load does not inflate much; on a quiet machine the wall time to the first answer is close
 to it, since the start-up runs on one thread at a time.
+
+    uv run python bench/mcp_latency.py --huge-line 5
+
+``--huge-line N`` times what one huge request line costs a running server (stdio, the
+README sample, fake embedder), N fresh servers per size: a ``search_book`` whose question
+fills a line just under the wire's limit (read, then refused for its length) or 16 MB
+(over the limit: skipped unkept), followed on the same write by a short search. From the
+write to both answers: wall time, the server's CPU time (Linux) and its read system calls
+(Linux: reading a byte a call made them millions). tests/test_mcp_wire.py checks that the
+line is refused and the server goes on; the time is measured here.
 """
 
 from __future__ import annotations
@@ -200,6 +210,87 @@ def cold(runs: int, baseline: Path | None) -> None:
               f"| {ratio[3]:.2f}× | |")
 
 
+def _process_counts(pid: int) -> tuple[float, int] | None:
+    """(CPU seconds, read system calls) of a running process so far (Linux), else None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        io = Path(f"/proc/{pid}/io").read_text()
+    except OSError:
+        return None
+    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    reads = next(int(line.split()[1]) for line in io.splitlines() if line.startswith("syscr:"))
+    return cpu, reads
+
+
+def _one_huge_line(directory: Path, pad: int) -> tuple[float, float | None, int | None]:
+    """A fresh ``serve-mcp`` in ``directory``, initialized, sent a search whose question is
+    ``pad`` bytes and a short search in one write: (wall seconds to both answers, the
+    server's CPU seconds and read calls over that time, or None where not counted)."""
+    from grimoire_beholder.mcp_server.stdio_lines import MAX_LINE_BYTES
+
+    proc = subprocess.Popen([sys.executable, "-m", "grimoire_beholder.cli.entry", "serve-mcp"],
+                            cwd=directory, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                     "params": {"protocolVersion": "2025-06-18",
+                                                "capabilities": {}, "clientInfo": {
+                                                    "name": "bench", "version": "0"}}}
+                                    ).encode() + b"\n")
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+
+        def search(request_id: int, question: str) -> bytes:
+            return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                               "params": {"name": "search_book",
+                                          "arguments": {"question": question}}}).encode()
+
+        data = search(1, "x" * pad) + b"\n" + search(2, "lighthouse beam") + b"\n"
+        before = _process_counts(proc.pid)
+        started = time.perf_counter()
+        proc.stdin.write(data)
+        proc.stdin.flush()
+        answered = {json.loads(proc.stdout.readline()).get("id") for _ in range(2)}
+        wall = time.perf_counter() - started
+        after = _process_counts(proc.pid)
+        over = pad > MAX_LINE_BYTES
+        if answered != {1, 2}:
+            raise RuntimeError(f"serve-mcp answered {answered} to a {pad:,}-byte line"
+                               f"{' (over the limit)' if over else ''} and a short one")
+    finally:
+        proc.kill()
+        proc.communicate()
+    if before is None or after is None:
+        return wall, None, None
+    return wall, after[0] - before[0], after[1] - before[1]
+
+
+def huge_line(runs: int, directory: Path) -> None:
+    """Print the ``--huge-line`` table (see the module docstring)."""
+    from grimoire_beholder.mcp_server.stdio_lines import MAX_LINE_BYTES
+
+    build_library(directory, "fake", (SAMPLE,))
+    sizes = {"just under the limit": MAX_LINE_BYTES - 200, "16 MB, over the limit": 16_000_000}
+    _one_huge_line(directory, 10)  # page cache and bytecode, as a running server has them
+    loads = [os.getloadavg()[0]]
+    rows = {label: [_one_huge_line(directory, pad) for _ in range(runs)]
+            for label, pad in sizes.items()}
+    loads.append(os.getloadavg()[0])
+    print(f"One huge request line and a short search after it, sent to a running serve-mcp "
+          f"(stdio, README sample, fake embedder), {runs} fresh servers each; medians\n")
+    print("| line | bytes | wall to both answers (max) | server CPU | read calls | load avg |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for label, pad in sizes.items():
+        walls = [r[0] for r in rows[label]]
+        cpus = [r[1] for r in rows[label] if r[1] is not None]
+        reads = [r[2] for r in rows[label] if r[2] is not None]
+        cpu = f"{statistics.median(cpus):.2f} s" if cpus else "–"
+        calls = f"{statistics.median(reads):,.0f}" if reads else "–"
+        print(f"| {label} | {pad:,} | {statistics.median(walls):.2f} s ({max(walls):.2f} s) "
+              f"| {cpu} | {calls} | {loads[0]:.1f}–{loads[1]:.1f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=Path("/tmp/grimoire-bench-mcp"),
@@ -211,9 +302,14 @@ def main() -> None:
     parser.add_argument("--cold", type=int, metavar="N",
                         help="measure N cold starts instead (see the module docstring)")
     parser.add_argument("--baseline", type=Path, help="with --cold: another checkout")
+    parser.add_argument("--huge-line", type=int, metavar="N",
+                        help="time N servers reading one huge request line each (see above)")
     args = parser.parse_args()
     if args.cold:
         cold(args.cold, args.baseline)
+        return
+    if args.huge_line:
+        huge_line(args.huge_line, args.dir / "fake-small")
         return
 
     directory = args.dir / (args.embedding + ("-small" if args.small else ""))
