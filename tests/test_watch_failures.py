@@ -2,10 +2,16 @@
 again, and every batch that saw any other change in the folder printed its ``failed`` line
 (and a skipped file's warning) again, so a person saving an unrelated note saw the same
 failure after every save. It is named again when its own file changed and still fails, a
-fixed one is told as added, and Ctrl-C says how many files are still failing."""
+fixed one is told as added, and Ctrl-C says how many files are still failing.
+
+Ctrl-C with files still failing exits 1, as a one-shot ``sync`` that left files failing
+does (it exited 0, so a script could not tell), and 0 when none are; and stderr then holds
+only the watch's own lines: watchfiles' "KeyboardInterrupt caught, stopping watch" came
+through too, even under ``--quiet`` and ``--json``."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
@@ -58,7 +64,40 @@ def test_a_failing_file_is_named_once_and_again_when_it_changes(tmp_path: Path) 
         assert "failed 1" in watch.out[-1]
 
         watch.proc.send_signal(signal.SIGINT)
-        assert watch.proc.wait(timeout=30) == 0
+        assert watch.proc.wait(timeout=30) == 1  # still failing: as a one-shot sync
     assert watch.named("torn.pdf") == 1 and watch.named("broken.pdf") == 2
     assert [line for line in watch.err if "still failing" in line] == [
         "stopped; 1 file still failing: broken.pdf"], watch.err
+    assert watch.err[-1] == "stopped; 1 file still failing: broken.pdf", watch.err
+
+
+@pytest.mark.slow  # subprocesses
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C is a console event on Windows")
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("mended", [False, True], ids=["still-failing", "mended"])
+def test_ctrl_c_under_json_exits_1_while_a_file_fails_and_says_only_its_own_lines(
+        tmp_path: Path, mended: bool) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "tides.md").write_text("# Tides\n\nA note about tides and harbours.\n",
+                                    encoding="utf-8")
+    (notes / "broken.pdf").write_bytes(b"%PDF-1.4 torn off after the header")
+    config = tmp_path / "config.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    with Library.open(config=fake_config(tmp_path), embedder=FakeEmbedder()) as lib:
+        assert len(lib.ingest_folder(notes).failed) == 1
+
+    with watching(config, "--json", "--quiet") as watch:
+        for attempt in range(6 if mended else 0):  # the watcher may not listen yet at first
+            _pdf(notes / "broken.pdf", f"The keeper trims the wick at dusk ({attempt}).")
+            if watch.until(lambda: '"failed": 0' in watch.out[-1], 10):
+                break
+        assert ('"failed": 0' in watch.out[-1]) == mended, (watch.out, watch.err)
+        watch.proc.send_signal(signal.SIGINT)
+        code = watch.proc.wait(timeout=30)
+    reports = [json.loads(line) for line in watch.out]  # stdout: JSON lines, nothing else
+    assert reports[-1]["counts"]["failed"] == (0 if mended else 1)
+    if mended:
+        assert (code, watch.err) == (0, [])
+    else:
+        assert (code, watch.err) == (1, ["stopped; 1 file still failing: broken.pdf"])

@@ -3,11 +3,13 @@ summary line (or its JSON), its exit code — and under ``sync --watch`` each ba
 and the line at Ctrl-C.
 
 ``library_commands`` parses the commands and calls the Library; this module only lays out
-what came back. Exit code 1 when a one-shot run left any file failing.
+what came back. Exit code 1 when a one-shot run left any file failing, and likewise when a
+watch is stopped (Ctrl-C) with files still failing; 0 otherwise.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -65,11 +67,32 @@ def finish_sync(data: dict[str, Any], json_out: bool, shown: ShownLines | None =
         raise typer.Exit(1)
 
 
+class _NoInterruptNotice(logging.Filter):
+    """Drops watchfiles' own notice that Ctrl-C stopped its watch ("KeyboardInterrupt
+    caught, stopping watch"): :func:`watch_folders` tells the stop itself."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "KeyboardInterrupt" not in record.getMessage()
+
+
+def _no_watchfiles_notice() -> None:
+    """Keep watchfiles' Ctrl-C notice off stderr. ``watchfiles.watch(...,
+    raise_interrupt=False)``, as the watch calls it, logs that notice as a warning through
+    the standard logging module as it stops, and with no handler configured Python's
+    last-resort handler prints it, under ``--quiet`` and ``--json`` too. A logger's filter
+    sees the records logged on it, so it goes on the logger of the module that logs."""
+    logger = logging.getLogger("watchfiles.main")
+    if not any(isinstance(f, _NoInterruptNotice) for f in logger.filters):
+        logger.addFilter(_NoInterruptNotice())
+
+
 def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
-                  json_out: bool) -> list[FileOutcome]:
+                  json_out: bool) -> None:
     """Run ``sync --watch`` on ``lib`` until Ctrl-C: each report with news as a summary line
-    on stdout (one JSON object a line under ``--json``), its problems named once on stderr,
-    and at the stop the files still failing, named on stderr; those files are returned."""
+    on stdout (one JSON object a line under ``--json``), its problems named once on stderr;
+    at the stop the files still failing are named on stderr, and then the exit code is 1
+    (as a one-shot ``sync`` that left files failing), else 0. Only these lines reach
+    stderr at Ctrl-C, not watchfiles' own."""
     lines = MessageProgress(quiet=quiet)
 
     def show(report: SyncReport) -> None:
@@ -81,6 +104,7 @@ def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
             print(sync_summary(data), flush=True)
         lines.shown = ShownLines()
 
+    _no_watchfiles_notice()
     if not quiet:
         err.print("watching for changes (Ctrl-C to stop)", markup=False)
     failing = lib.watch(folders or None, on_report=show, progress=lines)
@@ -88,4 +112,4 @@ def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
         err.print(fit(f"stopped; {plural(len(failing), 'file')} still failing: "
                       + ", ".join(one_line(f.path) for f in failing), 2, err),
                   markup=False)
-    return failing
+        raise typer.Exit(1)
