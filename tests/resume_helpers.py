@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from mcp_helpers import cli_command
+from mcp_helpers import FAKE_CONFIG, cli_command
 
 # A three-chapter Markdown book, long enough for its chapters to be several chunks.
 TIDES = {f"Chapter {n}": {f"Part {n}": f"Tides rise twice a day at harbour {n}, pulled by "
@@ -32,3 +33,18 @@ def json_in(lib: Path, *args: str) -> Any:
     done = run_in(lib, *args, "--json")
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
+
+
+def unfinished(lib: Path) -> list[dict[str, Any]]:
+    """The books ``status`` in ``lib`` shows incomplete."""
+    return [b for b in json_in(lib, "status")["books"] if not b["complete"]]
+
+
+def interrupt(lib: Path, folder: Path) -> dict[str, Any]:
+    """``ingest folder`` killed after its third context: the one book it left unfinished."""
+    (lib / "config.toml").write_text(FAKE_CONFIG.replace("chunk_size = 120",
+                                                         "chunk_size = 60"))
+    killed = run_in(lib, "ingest", str(folder), "-q", kill_at="contexts.commit:3")
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    [book] = unfinished(lib)
+    return book

@@ -9,33 +9,20 @@ looked at when the library was missing), and a folder's said nothing about its f
 from __future__ import annotations
 
 import shutil
-import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import write_markdown_book
-from mcp_helpers import FAKE_CONFIG
 from resume_helpers import TIDES
+from resume_helpers import interrupt as _interrupt
 from resume_helpers import json_in as _json
-from resume_helpers import run_in as _run
+from resume_helpers import unfinished as _unfinished
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]  # a killed ingest, then 5 CLI runs
 
 CALIBRE = Path(__file__).parent / "data" / "calibre" / "before"
-def _unfinished(lib: Path) -> list[dict[str, Any]]:
-    return [b for b in _json(lib, "status")["books"] if not b["complete"]]
-
-
-def _interrupt(lib: Path, folder: Path) -> dict[str, Any]:
-    """``ingest folder`` killed after its third context: the one book it left unfinished."""
-    (lib / "config.toml").write_text(FAKE_CONFIG.replace("chunk_size = 120",
-                                                         "chunk_size = 60"))
-    killed = _run(lib, "ingest", str(folder), "-q", kill_at="contexts.commit:3")
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
-    [book] = _unfinished(lib)
-    return book
 
 
 def _finished_from_what_is_stored(lib: Path, book: dict[str, Any]) -> None:

@@ -31,7 +31,9 @@ its library: its origin was saved with its structure, so the plan finds it *unch
 and it is told as *resumed*, as a folder sync tells one (a moved or updated one is finished
 too, under its own action). Finishing reads no file, so one whose file is missing now (or
 whose whole library is away or unreadable) is finished from its stored chunks as well, told
-as *resumed* with a warning saying why its file was not read.
+as *resumed* with a warning saying why its file was not read. An item whose file is there but
+fails (unreadable, or damaged) is *failed* (exit 1) by every sync until it is mended; its
+unfinished book is finished all the same, with that warning (``_Applier.finish_unread``).
 
 A library folder that is missing (an unplugged drive) keeps its books, with a warning; one
 that moved is followed when ingested where it is now (``library_moves.py``). Which
@@ -158,7 +160,9 @@ class _Applier:
         renamed = found is not None and item is not None and found.name != item.title
         if not (step.action in ("added", "changed")
                 or (step.action in ("moved", "updated") and renamed)):
-            if found is not None and found.id in self.unfinished:  # apply finishes it
+            if step.action == "failed":
+                self.finish_unread(step, outcome, report, dry_run=True)
+            elif found is not None and found.id in self.unfinished:  # apply finishes it
                 todo = found.chunks - found.status.get("embedded", 0)
                 if step.action in ("unchanged", "skipped"):
                     outcome.action, outcome.chunks = "resumed", found.chunks
@@ -172,7 +176,9 @@ class _Applier:
         try:
             prepared = self.prepare(step, NullProgress())
         except (InputFileError, NoTextError) as exc:  # as the real run reports it
-            return FileOutcome("failed", step.display, error=str(exc))
+            outcome = FileOutcome("failed", step.display, error=str(exc))
+            self.finish_unread(step, outcome, report, dry_run=True)
+            return outcome
         old = (folders.embedded_hashes(self.conn, stored.book_id)
                if stored is not None and not renamed else set())
         outcome.chunks = len(prepared.chunk_hashes)
@@ -221,7 +227,13 @@ class _Applier:
         sha256 = (step.info.sha256 if step.info is not None else
                   step.stored.content_key.split(":")[0] if step.stored is not None else None)
         with self.deps.book_writer(*([sha256] if sha256 else [])):
-            return self._apply(step, report)
+            try:
+                return self._apply(step, report)
+            except (InputFileError, NoTextError) as exc:  # raised before any write
+                outcome = FileOutcome("failed", step.display, error=str(exc),
+                                      version=_version(step))
+                self.finish_unread(step, outcome, report)
+                return outcome
 
     def resume(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         """Finish a book an interrupted run left half-done, told as resumed; a *skipped*
@@ -240,6 +252,27 @@ class _Applier:
             report.warnings.append(finished_unread(step.display, step.error or ""))
         return outcome
 
+    def finish_unread(self, step: ItemStep, outcome: FileOutcome, report: SyncReport, *,
+                      dry_run: bool = False) -> None:
+        """``step``'s file failed (``outcome``: there but unreadable, or not a book it can
+        read), as every sync tells it until it can be read: its stored book stays as last
+        read, and one an interrupted run left half-done is finished from what is stored
+        (that needs no file), which a warning says; a dry run counts the chunks to embed."""
+        if step.stored is None:
+            return
+        outcome.slug = step.stored.slug
+        found = book_rows.find_book(self.conn, step.stored.book_id)
+        if found is None or found.id not in self.unfinished:
+            return
+        outcome.chunks = found.chunks
+        if dry_run:
+            outcome.embedded = found.chunks - found.status.get("embedded", 0)
+            report.embedded += outcome.embedded
+        else:
+            outcome.embedded = self.finish(found.id, report)
+        report.warnings.append(finished_unread(step.display, outcome.error or "",
+                                               dry_run=dry_run))
+
     def _apply(self, step: ItemStep, report: SyncReport) -> FileOutcome:
         if step.action == "removed" and step.stored is not None:
             with transaction(self.conn):
@@ -249,8 +282,11 @@ class _Applier:
         if step.action == "skipped" and step.stored and step.stored.book_id in self.unfinished:
             return self.resume(step, report)  # its file is missing: finished from the rows
         if step.action in ("skipped", "failed"):
-            return FileOutcome(step.action, step.display, error=step.error,
-                               version=_version(step))
+            outcome = FileOutcome(step.action, step.display, error=step.error,
+                                  version=_version(step))
+            if step.action == "failed":
+                self.finish_unread(step, outcome, report)
+            return outcome
         if step.action in ("moved", "updated"):
             return self.update(step, report)
         if step.action == "unchanged":
@@ -305,11 +341,7 @@ def follow(deps: IngestDeps, library: SourceLibrary | str, report: SyncReport,
     progress.stage("books", sum(1 for s in steps if s.action != "unchanged"
                                 or (s.stored is not None and s.stored.book_id in unfinished)))
     for step in steps:
-        try:
-            outcome = applier.apply(step, report)
-        except (InputFileError, NoTextError) as exc:
-            outcome = FileOutcome("failed", step.display, error=str(exc),
-                                  version=_version(step))
+        outcome = applier.apply(step, report)
         report.files.append(outcome)
         if outcome.action != "unchanged":
             progress.message(outcome.describe())

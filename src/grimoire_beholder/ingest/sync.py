@@ -14,6 +14,11 @@ unfinished books: told as *resumed*, or under *moved* when that sync also finds 
 moved or renamed (it re-points the book and then finishes it, so one sync leaves every book
 searchable).
 
+A book whose file is there but fails (unreadable: permission denied; or damaged, refused
+before any write) is *failed*, once, by every sync until it is mended; one an interrupted run
+left half-done is finished all the same, from its stored chunks, with a warning saying so
+(``Syncer._keep``).
+
 A file with nothing to index (empty, only headings) is *skipped* with a warning rather than
 failed, so it does not fail every later sync; a book whose file changed into such a file is
 removed. A dry run says the same.
@@ -59,12 +64,13 @@ from grimoire_beholder.ingest.sync_steps import (
     display_of,
     estimate,
     failed,
+    files_of,
+    finished_by_steps,
     finished_unread,
     version,
 )
 from grimoire_beholder.parse.source import links_not_followed
 from grimoire_beholder.store import book_rows, folders
-from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.store.transactions import transaction
 from grimoire_beholder.views import FileOutcome, SyncReport
 
@@ -82,15 +88,17 @@ class Syncer:
         self.deps = deps
         self.conn = deps.conn
         self.progress = progress or NullProgress()
-        self.moved_unfinished: set[int] = set()  # see _moved_unfinished
+        self.finishing: set[int] = set()  # see finished_by_steps
+        self.half_done: set[int] = set()  # books an interrupted run left unfinished
 
     # -- applying ------------------------------------------------------------------------
     def apply(self, steps: list[Step], report: SyncReport, scope: list[str] | None) -> None:
         """Carry out the plan; per-file failures are recorded, fatal errors raised."""
         unfinished = self._unfinished(scope, steps)
-        self.moved_unfinished = _moved_unfinished(self.conn, steps)
+        self.finishing = finished_by_steps(self.conn, steps)
+        self.half_done = folders.unfinished_books(self.conn)
         if (any(s.action in ("added", "changed") for s in steps) or unfinished
-                or self.moved_unfinished):
+                or self.finishing):
             self.deps.check_models()  # before any write: models and embedding stamp
         chunks = FolderChunks(self.progress)
         chunks.start([estimate_chunks(path, size) for _, path, size, _, _ in unfinished]
@@ -105,7 +113,7 @@ class Syncer:
                     report.files.append(kept)
                 continue
             try:
-                with self.deps.book_writer(*_files_of(step)):
+                with self.deps.book_writer(*files_of(step)):
                     outcome = self._apply_one(step, report,
                                               chunks.file(self._estimate(step)))
             except FATAL:
@@ -148,8 +156,8 @@ class Syncer:
         return stages.embedded
 
     def _estimate(self, step: Step) -> int:
-        """The chunks ``step`` probably embeds (a moved unfinished book's too)."""
-        if step.stored is not None and step.stored.book_id in self.moved_unfinished:
+        """The chunks ``step`` probably embeds (an unfinished book's it finishes too)."""
+        if step.stored is not None and step.stored.book_id in self.finishing:
             return estimate_chunks(step.display, step.stored.size)
         return estimate(step)
 
@@ -187,7 +195,7 @@ class Syncer:
                                          source_root=step.root, source_group=step.group)
             # An interrupted run left it half-done: finished here, not by the next sync.
             embedded = (self._finish(step.stored.book_id, report, progress)
-                        if step.stored.book_id in self.moved_unfinished else 0)
+                        if step.stored.book_id in self.finishing else 0)
             return FileOutcome("moved", step.display, slug=step.stored.slug,
                                old_path=display_of(step.stored.path, step.stored.root),
                                embedded=embedded)
@@ -196,7 +204,36 @@ class Syncer:
             with transaction(self.conn):
                 book_rows.delete_book(self.conn, step.stored.book_id)
             return FileOutcome("removed", step.display, slug=step.stored.slug)
+        if step.action == "failed":  # the plan could not read it: so every sync until it can
+            assert step.stored
+            outcome = FileOutcome("failed", step.display, slug=step.stored.slug,
+                                  error=step.error, version=version(step))
+            self._keep(step, outcome, report, progress)
+            return outcome
         return self._ingest(step, report, progress)
+
+    def _keep(self, step: Step, outcome: FileOutcome, report: SyncReport,
+              progress: Progress, *, dry_run: bool = False) -> None:
+        """``step``'s file failed (``outcome``): its stored book stays as last read, and one
+        an interrupted run left half-done is finished from what is stored (that needs no
+        file), which a warning says; a dry run counts the chunks it would embed."""
+        stored = step.stored
+        if stored is None:
+            return
+        outcome.slug = stored.slug
+        if stored.book_id not in self.half_done:
+            return
+        found = book_rows.find_book(self.conn, stored.book_id)
+        if found is None:
+            return
+        outcome.slug, outcome.chunks = found.slug, found.chunks
+        if dry_run:
+            outcome.embedded = found.chunks - found.status.get("embedded", 0)
+            report.embedded += outcome.embedded
+        else:
+            outcome.embedded = self._finish(stored.book_id, report, progress)
+        report.warnings.append(finished_unread(step.display, outcome.error or "",
+                                               dry_run=dry_run))
 
     def _ingest(self, step: Step, report: SyncReport, progress: Progress) -> FileOutcome:
         """Parse and store an added or changed file, then run its model stages (reported to
@@ -230,9 +267,16 @@ class Syncer:
 
         # The parser's warnings (pages without text …) go in the report, which the CLI
         # prints at the end (under --quiet too), --json and the MCP tools return.
-        prepared = prepare_book(path, info, self.deps.config, label=step.display,
-                                progress=NullProgress(), naming=naming, root=step.root,
-                                group=step.group, limit=self.deps.chunk_limit)
+        try:
+            prepared = prepare_book(path, info, self.deps.config, label=step.display,
+                                    progress=NullProgress(), naming=naming, root=step.root,
+                                    group=step.group, limit=self.deps.chunk_limit)
+        except (*FATAL, NoTextError):
+            raise
+        except Exception as exc:  # nothing written: the book stays as last read
+            outcome = failed(step, exc)
+            self._keep(step, outcome, report, progress)
+            return outcome
         report.warnings += [f"{step.display}: {w}" for w in prepared.warnings]
         _, reused, stages = store_book(
             self.deps, prepared.book, progress,
@@ -272,7 +316,8 @@ class Syncer:
         Books an interrupted run left unfinished count too: apply resumes them."""
         unfinished = self._unfinished(scope, steps)
         resumed = {book_id for book_id, *_ in unfinished}
-        moved_unfinished = _moved_unfinished(self.conn, steps)
+        finishing = finished_by_steps(self.conn, steps)
+        self.half_done = folders.unfinished_books(self.conn)
         for step in steps:
             if step.action == "unchanged" and step.stored and step.stored.book_id in resumed:
                 continue  # told as resumed below, as apply tells it
@@ -280,11 +325,14 @@ class Syncer:
                                   slug=step.stored.slug if step.stored else None)
             if step.action == "moved" and step.stored:
                 outcome.old_path = display_of(step.stored.path, step.stored.root)
-                if step.stored.book_id in moved_unfinished:  # apply finishes it
-                    found = book_rows.find_book(self.conn, step.stored.book_id)
-                    if found is not None:
-                        outcome.embedded = found.chunks - found.status.get("embedded", 0)
-                        report.embedded += outcome.embedded
+            if step.action == "failed":
+                outcome.error, outcome.version = step.error, version(step)
+                self._keep(step, outcome, report, self.progress, dry_run=True)
+            elif step.stored and step.stored.book_id in finishing:  # apply finishes it
+                found = book_rows.find_book(self.conn, step.stored.book_id)
+                if found is not None:
+                    outcome.embedded = found.chunks - found.status.get("embedded", 0)
+                    report.embedded += outcome.embedded
             if step.action in ("added", "changed") and step.path is not None:
                 try:
                     hashes = prepare_book(
@@ -295,6 +343,7 @@ class Syncer:
                     outcome = self._skip(step, exc, report, remove=False)
                 except Exception as exc:  # the real run would fail on this file too
                     outcome = failed(step, exc)
+                    self._keep(step, outcome, report, self.progress, dry_run=True)
                 else:
                     old = (folders.embedded_hashes(self.conn, step.stored.book_id)
                            if step.stored else set())
@@ -367,19 +416,6 @@ def sync(deps: IngestDeps, dirs: list[Path] | None = None, *, dry_run: bool = Fa
         _sync_planned(syncer, deps, scope, roots, report, dry_run=dry_run, confined=confined)
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _moved_unfinished(conn: Store, steps: list[Step]) -> set[int]:
-    """The books an interrupted run left half-done whose file ``steps`` move: the move's
-    step finishes them (the other unfinished books are resumed on their own)."""
-    moved = {s.stored.book_id for s in steps if s.action == "moved" and s.stored}
-    return folders.unfinished_books(conn) & moved if moved else set()
-
-
-def _files_of(step: Step) -> list[str]:
-    """The content hashes of the files whose books ``step`` writes (the old and the new)."""
-    return [s for s in (step.stored.sha256 if step.stored else None,
-                        step.info.sha256 if step.info else None) if s]
 
 
 def _reading(confined: bool) -> contextlib.AbstractContextManager[None]:

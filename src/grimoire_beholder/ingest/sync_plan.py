@@ -73,11 +73,10 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
             step = _check_book(stored, root, group)
             if step is not None and spelling is not None:
                 step = respell(step, Path(spelling))
-        except OSError as exc:
-            report.files.append(FileOutcome("failed", display_of(stored.path, root),
-                                            slug=stored.slug,
-                                            error=f"cannot read ({exc.strerror or exc})",
-                                            version=file_version(stored.path)))
+        except OSError as exc:  # a step, so the book is told once (apply: as failed)
+            steps.append(Step("failed", display_of(stored.path, root), path=Path(stored.path),
+                              stored=stored, root=root, group=group,
+                              error=f"cannot read ({exc.strerror or exc})"))
             continue
         if step is None:
             missing.setdefault(stored.sha256, []).append(stored)

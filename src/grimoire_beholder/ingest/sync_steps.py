@@ -11,6 +11,7 @@ from grimoire_beholder.ingest.build import FileInfo, failure_reason, file_info, 
 from grimoire_beholder.ingest.progress import estimate_chunks
 from grimoire_beholder.ingest.sync_scope import under
 from grimoire_beholder.store import folders
+from grimoire_beholder.store.server_engine import Store
 from grimoire_beholder.views import FileOutcome
 
 # The order a plan is applied and shown in.
@@ -28,6 +29,7 @@ class Step:
     info: FileInfo | None = None
     root: str | None = None
     group: str = ""
+    error: str | None = None  # why a *failed* step's file could not be read
 
 
 def estimate(step: Step) -> int:
@@ -73,3 +75,17 @@ def finished_unread(display: str, why: str, *, dry_run: bool = False) -> str:
     done = "would be finished" if dry_run else "finished"
     return (f"{display}: {done} from what is stored, as an interrupted run left it "
             f"half-done ({why})")
+
+
+def finished_by_steps(conn: Store, steps: list[Step]) -> set[int]:
+    """The books an interrupted run left half-done whose own step finishes them: a moved
+    file's (under *moved*) and an unreadable one's (told as *failed*); the other unfinished
+    books are resumed on their own."""
+    ids = {s.stored.book_id for s in steps if s.action in ("moved", "failed") and s.stored}
+    return folders.unfinished_books(conn) & ids if ids else set()
+
+
+def files_of(step: Step) -> list[str]:
+    """The content hashes of the files whose books ``step`` writes (the old and the new)."""
+    return [s for s in (step.stored.sha256 if step.stored else None,
+                        step.info.sha256 if step.info else None) if s]

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB
+from grimoire_beholder.sources.items import CALIBRE_DB, ZOTERO_DB, is_file
 
 
 def detect(folder: Path) -> str | None:
     """"calibre" or "zotero" for a folder holding that application's database, else None."""
-    if (folder / CALIBRE_DB).is_file():
+    if is_file(folder / CALIBRE_DB):
         return "calibre"
-    if (folder / ZOTERO_DB).is_file():
+    if is_file(folder / ZOTERO_DB):
         return "zotero"
     return None

@@ -99,7 +99,17 @@ def choose_format(files: dict[str, Path], order: tuple[str, ...]) -> Path | None
     whose file is on disk — a format whose file was removed, or that Zotero has not
     downloaded, gives way to the next — else the first it has (its failure names it)."""
     had = [files[f] for f in order if f in files]
-    return next((path for path in had if path.is_file()), had[0] if had else None)
+    return next((path for path in had if is_file(path)), had[0] if had else None)
+
+
+def is_file(path: Path) -> bool:
+    """Whether ``path`` is a regular file that can be seen; False too when a folder on the
+    way may not be searched (permission denied), which ``Path.is_file`` raises: the item's
+    step, or the sync's warning about its library, then says why, not a traceback."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def reader_chapter(item: SourceItem) -> ParsedChapter | None:

@@ -23,7 +23,13 @@ from typing import Any
 
 from lxml import html
 
-from grimoire_beholder.sources.items import Annotation, SourceItem, SourceLibrary, choose_format
+from grimoire_beholder.sources.items import (
+    Annotation,
+    SourceItem,
+    SourceLibrary,
+    choose_format,
+    is_file,
+)
 
 
 @dataclass
@@ -122,7 +128,7 @@ def _item(folder: Path, item: ZoteroItem, order: tuple[str, ...]
         path = _file(folder, attachment)
         if path is not None:
             kind = _format(attachment)  # of two of a format, the first on disk
-            if kind not in files or (not files[kind].is_file() and path.is_file()):
+            if kind not in files or (not is_file(files[kind]) and is_file(path)):
                 files[kind] = path
             chosen.setdefault(path, attachment)
     file = choose_format(files, order)
