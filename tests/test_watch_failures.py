@@ -93,6 +93,8 @@ def test_ctrl_c_under_json_exits_1_while_a_file_fails_and_says_only_its_own_line
             if watch.until(lambda: '"failed": 0' in watch.out[-1], 10):
                 break
         assert ('"failed": 0' in watch.out[-1]) == mended, (watch.out, watch.err)
+        if not mended:  # Ctrl-C while the watcher listens, as after the mend
+            watch.edit(notes / "tides.md", "Neap tides")
         watch.proc.send_signal(signal.SIGINT)
         code = watch.proc.wait(timeout=30)
     reports = [json.loads(line) for line in watch.out]  # stdout: JSON lines, nothing else

@@ -6,11 +6,14 @@ Before: the watcher (watchfiles) raised on the undecodable name as soon as such 
 created, and the watch ended in a traceback; the file's "skipped" warning was printed again
 with every later report, as was a gone folder's "folder not found"; and the second folder's
 failing file, written like the first's, was taken for it: under --quiet it was never named,
-without it its line came twice."""
+without it its line came twice. Until session 20 both were named alike, ``broken.pdf``, in
+their lines and in the one at Ctrl-C: a file that another watched folder also has is named
+with its folder, ``work/broken.pdf``."""
 
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -80,11 +83,29 @@ def test_two_folders_failing_files_of_one_name_are_each_named_once(tmp_path: Pat
         assert _said(watch, "failed: broken.pdf") == 1, watch.err  # the first sync's
         (work / "broken.pdf").write_bytes(b"%PDF-1.4 torn off after the header")
         assert watch.until(lambda: "failed 2" in watch.out[-1]), (watch.out, watch.err)
-        assert _said(watch, "failed: broken.pdf") == 2, watch.err  # work's, named too
+        assert _said(watch, "failed: work/broken.pdf") == 1, watch.err  # work's, named too
 
         shutil.rmtree(work)  # a watched folder gone: said once, not with every report
         assert watch.until(lambda: _said(watch, "folder not found") == 1), watch.err
         watch.edit(home / "home.md", "Neap tides")
         watch.edit(home / "home.md", "Spring tides")
         assert _said(watch, "folder not found") == 1, watch.err
-        assert _said(watch, "failed: broken.pdf") == 2, watch.err
+        assert _said(watch, "failed: broken.pdf") == 1, watch.err
+        assert _said(watch, "failed: work/broken.pdf") == 1, watch.err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Ctrl-C is a console event on Windows")
+def test_two_folders_failing_files_of_one_name_are_named_with_their_folder(tmp_path: Path
+                                                                          ) -> None:
+    config = _library(tmp_path, "home", "work")
+    for name in ("home", "work"):
+        (tmp_path / name / "broken.pdf").write_bytes(b"%PDF-1.4 torn off after the header")
+    with cli_watching(config) as watch:
+        assert "failed 2" in watch.out[-1], (watch.out, watch.err)
+        watch.edit(tmp_path / "home" / "home.md", "Neap tides")  # the watcher listens
+        watch.proc.send_signal(signal.SIGINT)
+        assert watch.proc.wait(timeout=30) == 1
+    named = sorted(line.split(":")[0] for line in watch.err if line.startswith("failed"))
+    assert named == ["failed    home/broken.pdf", "failed    work/broken.pdf"], watch.err
+    assert watch.err[-1] == ("stopped; 2 files still failing: home/broken.pdf, "
+                             "work/broken.pdf"), watch.err

@@ -86,23 +86,84 @@ def _no_watchfiles_notice() -> None:
         logger.addFilter(_NoInterruptNotice())
 
 
+class _WatchLines(MessageProgress):
+    """``sync --watch``'s stderr: the sync's per-file lines as they come, but those naming
+    a failed or skipped file, which each report names itself (:meth:`problems`) by a name
+    that tells two watched folders' files of one relative name apart (:meth:`name`)."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        super().__init__(quiet=quiet)
+        self.shared: set[str] = set()  # relative paths two folders' files have had
+        self.roots: dict[str, str] = {}  # a folder's name as shown → that folder
+
+    def message(self, text: str) -> None:
+        if not text.startswith(ShownLines.PROBLEMS):  # the report names those
+            super().message(text)
+
+    def name(self, f: FileOutcome) -> str:
+        """``f``'s path under its folder, as ``sync`` names it, unless another watched
+        folder has a file of that path: then ``folder/path``, the folder being its own
+        folder's name — or the whole path, when two folders of one name hold it."""
+        if f.path not in self.shared or f.version is None:
+            return one_line(f.path)
+        where, depth = Path(f.version[0]), len(Path(f.path).parts)
+        if where.parts[-depth:] != Path(f.path).parts or len(where.parts) <= depth:
+            return one_line(str(where))  # a link to a file elsewhere: its own path
+        root = where.parents[depth - 1]
+        if self.roots.setdefault(root.name, str(root)) != str(root):
+            return one_line(str(where))
+        return one_line(f"{root.name}/{f.path}")
+
+    def problems(self, report: SyncReport, *, recap: bool = True) -> None:
+        """Name the report's failed and skipped files that no earlier report named as
+        they are now (its ``told_before``), once each, as their per-file lines (only
+        those, and not under ``--quiet``, without ``recap``: ``--json`` holds the rest),
+        and its warnings not named before (its ``warned_before``); a skipped file's
+        warning is its own line."""
+        self.shared |= {p for p, n in Counter(f.path for f in report.files).items() if n > 1}
+        fresh = [f for f in report.files if f.action in ("failed", "skipped")
+                 and not any(f is t for t in report.told_before)]
+        warnings = report.warnings if recap else []
+        if not recap and self.quiet:
+            fresh = []
+        skipped = Counter(f"skipped {f.path}: {f.error}" for f in report.files
+                          if f.action == "skipped")
+        repeated = Counter(report.warned_before)
+        for warning in warnings:
+            if repeated[warning] > 0:
+                repeated[warning] -= 1
+            elif skipped[warning] > 0:
+                skipped[warning] -= 1
+            else:
+                err.print(fit(f"warning: {warning}", 2, err), markup=False)
+        for f in fresh:
+            if not self.quiet:
+                err.print(f"{f.action:<9} {self.name(f)}: {f.error}", markup=False)
+            elif f.action == "failed":
+                err.print(fit(f"failed: {self.name(f)}: {f.error}", 2, err), markup=False)
+            else:
+                err.print(fit(f"warning: skipped {self.name(f)}: {f.error}", 2, err),
+                          markup=False)
+
+
 def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
                   json_out: bool) -> None:
     """Run ``sync --watch`` on ``lib`` until Ctrl-C: each report with news as a summary line
     on stdout (one JSON object a line under ``--json``), its problems named once on stderr;
     at the stop the files still failing are named on stderr, and then the exit code is 1
     (as a one-shot ``sync`` that left files failing), else 0. Only these lines reach
-    stderr at Ctrl-C, not watchfiles' own."""
-    lines = MessageProgress(quiet=quiet)
+    stderr at Ctrl-C, not watchfiles' own. Two watched folders' files of one relative name
+    are named with their folder (:meth:`_WatchLines.name`), on stderr; JSON keeps ``path``
+    as ``sync --json`` has it."""
+    lines = _WatchLines(quiet=quiet)
 
     def show(report: SyncReport) -> None:
         data = report.to_dict()
+        lines.problems(report, recap=not json_out)
         if json_out:
             print(json_text(data, sys.stdout, indent=None), flush=True)
         else:
-            print_problems(data, lines.shown, report)
             print(sync_summary(data), flush=True)
-        lines.shown = ShownLines()
 
     _no_watchfiles_notice()
     if not quiet:
@@ -110,6 +171,6 @@ def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
     failing = lib.watch(folders or None, on_report=show, progress=lines)
     if failing:  # named once as they failed: the count at the end is the truth
         err.print(fit(f"stopped; {plural(len(failing), 'file')} still failing: "
-                      + ", ".join(one_line(f.path) for f in failing), 2, err),
+                      + ", ".join(lines.name(f) for f in failing), 2, err),
                   markup=False)
         raise typer.Exit(1)
