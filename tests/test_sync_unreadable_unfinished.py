@@ -138,3 +138,23 @@ def test_a_half_done_book_whose_file_fails_is_failed_once_and_finished(
         assert not any("finished from what is stored" in w for w in again["warnings"])
     mended = _sync(tmp_path, how, code=0)
     assert _told(mended, book["slug"]) == [("unchanged", 0)], mended
+
+
+def test_a_calibre_library_that_may_not_be_searched_keeps_its_books_and_says_why(
+        tmp_path: Path) -> None:
+    how = "folder unreadable"
+    _as_user(how)
+    library = _source(tmp_path, "calibre")
+    book = interrupt(tmp_path, library)
+    pending = book["chunks"] - book["status"].get("embedded", 0)
+    kept = [b["slug"] for b in json_in(tmp_path, "list")]
+    with _broken(library / "metadata.db", how):  # the library's own folder locked
+        report = _sync(tmp_path, how, code=0)
+        assert any(w == f"{library}: the Calibre library cannot be read (Permission "
+                   "denied); its books are kept" for w in report["warnings"]), report
+        assert not any("moved?" in w for w in report["warnings"])  # it was not
+        assert _told(report, book["slug"]) == [("resumed", pending)], report
+        assert any("finished from what is stored" in w and "Permission denied" in w
+                   for w in report["warnings"])
+    assert [b["slug"] for b in json_in(tmp_path, "list")] == kept
+    assert unfinished(tmp_path) == []

@@ -22,7 +22,7 @@ from grimoire_beholder.ingest.external_plan import under
 from grimoire_beholder.ingest.progress import Progress
 from grimoire_beholder.ingest.sync import sync
 from grimoire_beholder.sources.discover import detect
-from grimoire_beholder.sources.items import KIND_NAMES, SourceLibrary
+from grimoire_beholder.sources.items import CALIBRE_DB, KIND_NAMES, ZOTERO_DB, SourceLibrary
 from grimoire_beholder.store import source_rows
 from grimoire_beholder.views import SyncReport
 
@@ -76,7 +76,11 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
             continue
         folder = Path(path)
         library: SourceLibrary | str = path  # not read: its books are kept
-        if detect(folder) != kind:
+        if detect(folder) != kind and (denied := _denied(folder, kind)) is not None:
+            unread = f"its library cannot be read: {denied}"
+            report.warnings.append(f"{path}: the {KIND_NAMES[kind]} cannot be read "
+                                   f"({denied}); its books are kept")
+        elif detect(folder) != kind:
             unread = f"the {KIND_NAMES[kind]} is not on disk"
             report.warnings.append(f"{path}: {KIND_NAMES[kind]} not found; its books are "
                                    "kept (moved? `ingest` it where it is now: they follow)")
@@ -90,3 +94,16 @@ def sync_libraries(deps: IngestDeps, scope: list[str] | None, report: SyncReport
         with deps.library_writer() if not dry_run else contextlib.nullcontext():
             follow(deps, library, report, progress, remove_missing=True, dry_run=dry_run,
                     within=within, unread=unread)
+
+
+def _denied(folder: Path, kind: str) -> str | None:
+    """Why a remembered library's database cannot be seen when the folder on its way may
+    not be searched (permission denied), or None when it is just not there: then the
+    library is away or moved, which its warning says instead."""
+    try:
+        os.stat(folder / (CALIBRE_DB if kind == "calibre" else ZOTERO_DB))
+    except PermissionError as exc:
+        return exc.strerror or str(exc)
+    except OSError:
+        return None
+    return None
