@@ -74,7 +74,7 @@ def ingest(
         if name or force:
             fail("--name and --force apply to a single file, not a folder")
 
-        progress = RichProgress(quiet=quiet)
+        progress = RichProgress(quiet=quiet, file_lines=not json_out)
 
         def run_folder(lib: Library) -> SyncReport:
             with progress:
@@ -147,7 +147,7 @@ def sync_(
                                                        json_out=json_out), library=library)
         return
 
-    progress = RichProgress(quiet=quiet)
+    progress = RichProgress(quiet=quiet, file_lines=not json_out)
 
     def run(lib: Library) -> SyncReport:
         if dry_run:

@@ -80,15 +80,18 @@ class ShownLines:
 
 class RichProgress:
     """The pipeline's Progress as rich bars on stderr; silent when not a TTY or --quiet.
+    Per-file lines go to stderr as they come, but not under ``--quiet`` nor, with
+    ``file_lines`` false, under ``--json`` (its stdout names each file with its action and
+    error); a ``warning:`` line always does.
 
     A dumb terminal (``TERM=dumb``: Emacs' shell, some IDE consoles) cannot redraw a bar,
     and rich would show nothing until the run ends: there each stage gets a plain line as
     it starts, then one every ``DUMB_EVERY`` seconds and one when it is done."""
 
-    def __init__(self, *, quiet: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, file_lines: bool = True) -> None:
         self.enabled = not quiet and err.is_terminal
         self.lines = self.enabled and err.is_dumb_terminal
-        self.quiet = quiet
+        self.quiet = quiet or not file_lines  # for message(): no per-file lines
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._started = time.perf_counter()

@@ -155,7 +155,7 @@ def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
     stderr at Ctrl-C, not watchfiles' own. Two watched folders' files of one relative name
     are named with their folder (:meth:`_WatchLines.name`), on stderr; JSON keeps ``path``
     as ``sync --json`` has it."""
-    lines = _WatchLines(quiet=quiet)
+    lines = _WatchLines(quiet=quiet or json_out)  # --json: each report names its files
 
     def show(report: SyncReport) -> None:
         data = report.to_dict()
