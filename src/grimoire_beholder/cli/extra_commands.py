@@ -192,7 +192,7 @@ def health(
     from grimoire_beholder.cli.rendering import out
 
     reports = with_library(config, lambda lib: [r.to_dict() for r in lib.health(book)],
-                           library=library)
+                           library=library, resumable=False)
     if json_out:
         print_json(reports)
         return

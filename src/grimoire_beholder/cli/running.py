@@ -51,10 +51,11 @@ def fail(message: str, code: int = 1) -> NoReturn:
 
 
 @contextmanager
-def reported_errors(*, writes: bool = True) -> Iterator[None]:
+def reported_errors(*, writes: bool = False) -> Iterator[None]:
     """Turn a GrimoireError into its one-line error and exit code; Ctrl-C into exit 130 and
     an ``interrupted`` line (JSON under ``--json``), which tells a command that ``writes``
-    how to finish the work."""
+    work a rerun resumes (ingest, sync, …) how to finish it; any other command says only
+    ``interrupted``."""
     try:
         yield
     except GrimoireError as exc:
@@ -65,9 +66,10 @@ def reported_errors(*, writes: bool = True) -> Iterator[None]:
 
 
 def with_library(config: Path | None, fn: Callable[[Library], T], *, create: bool = False,
-                 **kwargs: Any) -> T:
+                 resumable: bool | None = None, **kwargs: Any) -> T:
     """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),
-    run ``fn`` on it, close it; errors reported as above.
+    run ``fn`` on it, close it; errors reported as above. Ctrl-C is told as work a rerun
+    resumes when ``resumable`` (by default: when not ``read_only``).
 
     A library that does not exist is created only with ``create`` (``ingest`` asks for it):
     every other command fails with the one line naming where it looked, creating nothing.
@@ -76,12 +78,13 @@ def with_library(config: Path | None, fn: Callable[[Library], T], *, create: boo
     from grimoire_beholder.library import Library
 
     if not create:
-        with (reported_errors(writes=not kwargs.get("read_only", False)),
+        writes = not kwargs.get("read_only", False) if resumable is None else resumable
+        with (reported_errors(writes=writes),
               Library.open(config, create=False, **kwargs) as lib):
             return fn(lib)
     from grimoire_beholder.config import load_config
 
-    with reported_errors():
+    with reported_errors(writes=True):
         cfg = load_config(config, library=kwargs.pop("library", None))
         new = [] if cfg.database_url else _not_yet_there(cfg.database_path)
         lib = Library.open(config=cfg, create=True, **kwargs)

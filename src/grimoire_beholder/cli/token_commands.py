@@ -80,7 +80,7 @@ def token_create(
         info, token = create_token(lib, name, rights)
         return info, token, len(list_tokens(lib))
 
-    info, token, count = with_library(config, run, library=library)
+    info, token, count = with_library(config, run, library=library, resumable=False)
     if json_out:
         print_json({**_as_dict(info), "token": token})
         return
@@ -121,7 +121,8 @@ def token_revoke(name: NameArg, json_out: JsonOpt = False, config: ConfigOpt = N
     from grimoire_beholder.access import revoke_token
     from grimoire_beholder.cli.plain_output import print_json
 
-    info = with_library(config, lambda lib: revoke_token(lib, name), library=library)
+    info = with_library(config, lambda lib: revoke_token(lib, name), library=library,
+                        resumable=False)
     if json_out:
         print_json(_as_dict(info))
         return
