@@ -37,6 +37,7 @@ from pydantic import AnyUrl, BaseModel, ConfigDict, ValidationError, create_mode
 from grimoire_beholder.errors import GrimoireError
 from grimoire_beholder.library import Library
 from grimoire_beholder.mcp_server.allowed import AllowedFolders, Upkeep
+from grimoire_beholder.mcp_server.argument_errors import argument_problems
 from grimoire_beholder.mcp_server.checking_tools import get_page_image, verify_quote
 from grimoire_beholder.mcp_server.library_tools import book_status, list_books
 from grimoire_beholder.mcp_server.lookup_tools import lookup_index
@@ -171,7 +172,8 @@ class StrictServer(MCPServer[ServerState]):
     ignores unknown arguments (a misspelt ``book_id`` would search every book) and coerces
     (``true`` → 1, ``"3"`` → 3). Each tool here also gets a strict pydantic model of its
     parameters (``extra="forbid", strict=True``) that a call must pass first, and its
-    published schema says ``additionalProperties: false``. Only the SDK's public methods
+    published schema says ``additionalProperties: false``. A call that fails it is an error
+    result of one line per wrong argument (``argument_errors``). Only the SDK's public methods
     (``add_tool``, ``list_tools``, ``call_tool``) are used."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -228,8 +230,9 @@ class StrictServer(MCPServer[ServerState]):
                 model = self._models.setdefault(name, _strict_arguments(fn))
             try:
                 model.model_validate(arguments)
-            except ValidationError as exc:
-                raise ToolError(f"Error executing tool {name}: {exc}") from exc
+            except ValidationError as exc:  # one line per argument, not pydantic's dump
+                problems = argument_problems(name, exc, list(model.model_fields))
+                raise ToolError(f"Error executing tool {name}: " + "\n".join(problems)) from exc
         return await super().call_tool(name, arguments, context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
