@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from grimoire_beholder.text import clip
 
@@ -43,7 +44,7 @@ def argument_problems(tool: str, exc: ValidationError, parameters: Sequence[str]
     A value of a kind the argument does not take is named with the kinds it does take; a
     value of the right kind out of bounds with the bound; a required argument left out as
     missing. Values are echoed as JSON, clipped; a long text by its length."""
-    by_field: dict[str, list[dict[str, Any]]] = {}
+    by_field: dict[str, list[ErrorDetails]] = {}
     unknown: list[str] = []
     for error in exc.errors(include_url=False):
         loc = error["loc"]
@@ -60,7 +61,7 @@ def argument_problems(tool: str, exc: ValidationError, parameters: Sequence[str]
     return lines
 
 
-def _problem(name: str, errors: list[dict[str, Any]]) -> str:
+def _problem(name: str, errors: list[ErrorDetails]) -> str:
     """What is wrong with one argument, from pydantic's errors for it (one per member of a
     union it failed)."""
     if any(e["type"] == "missing" for e in errors):
@@ -74,7 +75,7 @@ def _problem(name: str, errors: list[dict[str, Any]]) -> str:
     return f"must be {wanted}, got {_shown(value)}"
 
 
-def _rule(error: dict[str, Any]) -> str:
+def _rule(error: ErrorDetails) -> str:
     """The rule a value of the right kind broke: a bound, a length, or pydantic's own
     words when neither (a validator's message)."""
     kind, ctx, value = error["type"], error.get("ctx") or {}, error["input"]
