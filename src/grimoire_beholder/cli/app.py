@@ -177,6 +177,15 @@ def unit_share(text: str) -> float:
     return value
 
 
+def non_blank(text: str) -> str:
+    """A text option that names something (``--name``, ``--book``, ``--author`` and the
+    other filters): an empty or blank one is a usage error, not a filter silently dropped
+    or a name silently kept."""
+    if not text.strip():
+        raise typer.BadParameter("is empty; give a value or leave the option out")
+    return text
+
+
 def input_path(text: str) -> Path:
     """A file or folder argument (``ingest``, ``sync``, ``unfollow``, ``eval``), refusing
     what would silently name something else: a blank one (``Path("")`` is the working folder,

@@ -13,7 +13,14 @@ from typing import Annotated, Any
 
 import typer
 
-from grimoire_beholder.cli.app import ConfigOpt, JsonOpt, LibraryOpt, app, with_library
+from grimoire_beholder.cli.app import (
+    ConfigOpt,
+    JsonOpt,
+    LibraryOpt,
+    app,
+    non_blank,
+    with_library,
+)
 from grimoire_beholder.cli.help_pages import command
 from grimoire_beholder.text import plural
 
@@ -25,7 +32,8 @@ from grimoire_beholder.text import plural
 def verify(
     quote: Annotated[str, typer.Argument(
         help="The quotation, as you have it (at most 5,000 characters).")],
-    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    book: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
@@ -234,7 +242,8 @@ def _print_health(out: Any, r: dict[str, Any]) -> None:
 ))
 def lookup(
     term: Annotated[str, typer.Argument(help="The term, as a book's index might print it.")],
-    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    book: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,

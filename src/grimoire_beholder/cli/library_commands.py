@@ -24,6 +24,7 @@ from grimoire_beholder.cli.app import (
     app,
     fail,
     input_path,
+    non_blank,
     unit_share,
     with_library,
 )
@@ -52,7 +53,8 @@ def ingest(
         parser=input_path,
         help="A .pdf, .epub, .md/.markdown/.mdx, .txt, .html or .docx file, a folder "
         "(recursive), a Calibre library or a Zotero data folder.")],
-    name: Annotated[str | None, typer.Option(help="Display name (and slug) for the book.")] = None,
+    name: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Display name (and slug) for the book.")] = None,
     force: Annotated[bool, typer.Option(help="Replace a different book with the same slug.")]
     = False,
     include: GlobOpt = None,
@@ -317,7 +319,8 @@ def check(json_out: JsonOpt = False, config: ConfigOpt = None,
     'grimoire-beholder reindex-fts --book art-of-war',
 ))
 def reindex_fts(
-    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
+    book: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Only this book (slug or id).")] = None,
     json_out: JsonOpt = False,
     config: ConfigOpt = None,
     library: LibraryOpt = None,
@@ -339,30 +342,34 @@ def reindex_fts(
 ))
 def query(
     question: Annotated[str, typer.Argument(help="What to look for, in your own words.")],
-    book: Annotated[str | None, typer.Option(help="Only this book (slug or id).")] = None,
-    author: Annotated[str | None, typer.Option(help="Only books by this author.")] = None,
+    book: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Only this book (slug or id).")] = None,
+    author: Annotated[str | None, typer.Option(
+        parser=non_blank, help="Only books by this author.")] = None,
     source_type: Annotated[SourceType | None, typer.Option(
         "--type", help="Only books of this kind.")] = None,
     mode: Annotated[Mode | None, typer.Option(
         help="How to search (default: retrieval_mode of the config).")] = None,
     group: Annotated[str | None, typer.Option(
+        parser=non_blank,
         help="Only files in this top-level folder of an ingested folder.")] = None,
     path_prefix: Annotated[str | None, typer.Option(
-        "--path-prefix", help="Only files whose absolute path, or path under the ingested "
-        "folder, starts with this.")] = None,
+        "--path-prefix", parser=non_blank, help="Only files whose absolute path, or path "
+        "under the ingested folder, starts with this.")] = None,
     until: Annotated[str | None, typer.Option(
-        "--until", help="Only up to and including this chapter of --book (its index from "
-        "the outline, or its title): no spoilers past where you are.")] = None,
+        "--until", parser=non_blank, help="Only up to and including this chapter of --book "
+        "(its index from the outline, or its title): no spoilers past where you are.")] = None,
     role: Annotated[list[Role] | None, typer.Option(
         metavar="ROLE", help="Only sections of this role (repeatable): "
         + ", ".join(Role) + ". Default: all, body text first.",
         show_default=False)] = None,
     tag: Annotated[str | None, typer.Option(
+        parser=non_blank,
         help="Only books with this tag (from a Calibre or Zotero library).")] = None,
     collection: Annotated[str | None, typer.Option(
-        help="Only items of this Zotero collection.")] = None,
+        parser=non_blank, help="Only items of this Zotero collection.")] = None,
     series: Annotated[str | None, typer.Option(
-        help="Only books of this Calibre series.")] = None,
+        parser=non_blank, help="Only books of this Calibre series.")] = None,
     top_k: Annotated[int | None, typer.Option(
         "--top-k", "-k", min=1, max=MOST_HITS, help="How many hits.")] = None,
     expand: Annotated[bool, typer.Option(help="Print each hit's whole section.")] = False,
