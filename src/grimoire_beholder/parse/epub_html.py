@@ -35,6 +35,10 @@ _EPUB_TYPE = "{http://www.idpf.org/2007/ops}type"
 # inline TOCs): navigation, not the book's text.
 SKIP_ROLES = frozenset(("navigation", "contentinfo", "doc-toc", "doc-pagelist"))
 SKIP_TYPES = frozenset(("toc", "landmarks", "page-list"))
+# A note reference's marker ("409", "*", "[3]"): dropped from the text, so the word before
+# it stays a word of its own ("towns" not "towns409") and a quotation of the prose matches.
+_NOTE_MARK = re.compile(
+    r"[\[(]?(?:\d{1,4}|[A-Za-z]{1,2}|[*\u2020\u2021\u00a7\u00b6]{1,3})[\])]?")
 
 
 def localname(el: etree._Element) -> str:
@@ -253,6 +257,21 @@ def _chrome(el: etree._Element) -> bool:
     return role in SKIP_ROLES or bool(attr_type(el) & SKIP_TYPES)
 
 
+def noteref(el: etree._Element) -> bool:
+    """Whether ``el`` is a note reference whose text is a marker, not words: epub:type
+    "noteref" or role "doc-noteref" with no space in its text, or a link inside or around a
+    <sup> whose text is a short marker (a number, a letter or two, an asterisk or dagger)."""
+    if "noteref" in attr_type(el) or (el.get("role") or "").lower() == "doc-noteref":
+        return " " not in collapse(el.xpath("string()"))
+    if localname(el) != "a" or not el.get("href"):
+        return False
+    parent = el.getparent()
+    in_sup = parent is not None and localname(parent) == "sup"
+    if not in_sup and not any(localname(d) == "sup" for d in el.iterdescendants()):
+        return False
+    return bool(_NOTE_MARK.fullmatch(collapse(el.xpath("string()"))))
+
+
 def walk(body: etree._Element, split_ids: set[str]) -> WalkResult:
     """Walk ``body`` in document order (iteratively: hostile nesting cannot overflow the
     stack), emitting blocks and an anchor event wherever an id in ``split_ids`` starts."""
@@ -309,6 +328,9 @@ def walk(body: etree._Element, split_ids: set[str]) -> WalkResult:
         if anchor and anchor in split_ids:
             flush()
             res.events.append(("anchor", anchor))
+        if noteref(el):  # the marker leaves no text and is no link: only its tail
+            add(el.tail)
+            continue
         if name in SKIP_TAGS or _chrome(el):
             stack.append((el, True))  # still emit its tail
             continue
