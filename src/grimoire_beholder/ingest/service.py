@@ -72,8 +72,8 @@ def _slug_owner(conn: Store, slug: str, source_hash: str,
         return existing
     if not force:
         raise SlugConflictError(
-            f"slug '{slug}' is already taken by {existing.source_path}; use --force to "
-            "replace that book, or --name to give this one another name")
+            f"slug '{slug}' is already taken by {existing.source_path}; use --name to give "
+            "this one another name, or --force to replace that book (it is deleted)")
     return existing
 
 

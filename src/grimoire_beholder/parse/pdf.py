@@ -79,6 +79,30 @@ _WS = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"[.!?:;\"'”’)\]]$")
 
 
+# Titles a writing program leaves in a PDF's metadata, naming no book: "Microsoft Word -
+# Document1.docx", "untitled", "Document1", a bare file name ("report.docx", "C:\\tmp\\a.pdf").
+_APP_PREFIX = re.compile(
+    r"^microsoft\s+(?:word|powerpoint|excel|office\s+word)\s+-\s+", re.I)
+_PLACEHOLDER = re.compile(
+    r"^(?:untitled|document|doc|presentation|title|no\s+title|new\s+document|noname"
+    r"|none|null|unknown|\(?anonymous\)?)(?:[\s_-]*\d+)?$", re.I)
+_FILE_NAME = re.compile(
+    r"^(?:.*[/\\])?[^/\\]+\.(?:pdf|docx?|dotx?|odt|ott|rtf|txt|tex|dvi|ps|pptx?|xlsx?|odp"
+    r"|ods|html?|md|indd|qxd|pages|key|numbers|wpd|pub|cdr|ai|eps|tmp)$", re.I)
+
+
+def pdf_title(meta_title: str | None, path: Path) -> str:
+    """The book name a PDF's metadata title gives, else the file's name without its suffix:
+    also when the title is a writing program's placeholder rather than the book's (empty,
+    "untitled", "Document1", "Microsoft Word - …", a bare file name like "report.docx"), so
+    two such PDFs are not one name and one slug."""
+    title = " ".join((meta_title or "").split())
+    if (not title or _APP_PREFIX.match(title) or _PLACEHOLDER.match(title)
+            or _FILE_NAME.match(title)):
+        return path.stem
+    return title
+
+
 def _fail(path: Path, reason: str) -> InputFileError:
     """One-line user-facing error naming the file."""
     return InputFileError(f"{path}: {' '.join(reason.split())}")
@@ -149,7 +173,7 @@ def _parse(doc: Any, path: Path, options: ParseOptions) -> ParsedBook:
             for p in range(1, doc.page_count + 1, _PAGES_PER_RANGE)
         ]
     meta = doc.metadata or {}
-    title = (meta.get("title") or "").strip() or path.stem
+    title = pdf_title(meta.get("title"), path)
     author = (meta.get("author") or "").strip() or None
     return ParsedBook(
         title=title,
