@@ -65,6 +65,22 @@ def reported_errors(*, writes: bool = False) -> Iterator[None]:
              else "interrupted", 130)
 
 
+WAITING = ("waiting for an MCP client on stdin (this command is started by an assistant; "
+           "Ctrl-C stops)")
+
+
+def tell_waiting_on_a_terminal() -> None:
+    """``serve-mcp`` on stdio run by hand: with stdin a terminal, one line on stderr says it
+    waits for a client, so it does not look hung. Nothing when stdin is a pipe (an
+    assistant started it); stdout never carries it."""
+    try:
+        by_hand = sys.stdin is not None and sys.stdin.isatty()
+    except (ValueError, OSError):  # a closed or odd stdin: an assistant's, not a person's
+        by_hand = False
+    if by_hand:
+        print(WAITING, file=sys.stderr, flush=True)
+
+
 def with_library(config: Path | None, fn: Callable[[Library], T], *, create: bool = False,
                  resumable: bool | None = None, **kwargs: Any) -> T:
     """Open the Library (``kwargs`` go to ``Library.open``: ``library``, ``read_only``, …),

@@ -21,6 +21,7 @@ from grimoire_beholder.cli.app import (
     reported_errors,
 )
 from grimoire_beholder.cli.help_pages import command
+from grimoire_beholder.cli.running import tell_waiting_on_a_terminal
 from grimoire_beholder.errors import ConfigError
 
 FileOpt = Annotated[Path | None, typer.Option(metavar="FILE", show_default=False)]
@@ -74,6 +75,7 @@ def serve_mcp(
                 raise ConfigError("--allowed-host, --allowed-origin and --tls-* go with "
                                   "--http")
             opened = starting.open_library(config, library)
+            tell_waiting_on_a_terminal()
             from grimoire_beholder.mcp_server.server import serve  # the SDK, only now
 
             serve(opened, upkeep if upkeep.any else None)

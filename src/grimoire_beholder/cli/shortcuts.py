@@ -136,7 +136,7 @@ def _plain_path(value: str) -> bool:
 def _serve(params: dict[str, Any]) -> None:
     from pathlib import Path
 
-    from grimoire_beholder.cli.running import reported_errors
+    from grimoire_beholder.cli.running import reported_errors, tell_waiting_on_a_terminal
     from grimoire_beholder.mcp_server.allowed import Upkeep
     from grimoire_beholder.mcp_server.starting import open_library
 
@@ -145,6 +145,7 @@ def _serve(params: dict[str, Any]) -> None:
     with reported_errors(writes=False):  # Ctrl-C: a server has no work to resume
         library = open_library(Path(params["config"]) if "config" in params else None,
                                Path(params["library"]) if "library" in params else None)
+        tell_waiting_on_a_terminal()
         from grimoire_beholder.mcp_server.server import serve  # the SDK, only now
 
         serve(library, upkeep if upkeep.any else None)
