@@ -92,7 +92,7 @@ def page(
 ) -> None:
     """Write a PDF page as a PNG with the cited words highlighted (the library is only read).
     Exit code 1 when the --highlight text is not on the page (the page is still written).
-    With ``-o -`` stdout carries the PNG's bytes alone and what is said goes to stderr."""
+    With -o - stdout carries the PNG's bytes alone and what is said goes to stderr."""
     from grimoire_beholder.cli.app import fail
     from grimoire_beholder.cli.plain_output import binary_to_stdout, print_json
     from grimoire_beholder.cli.rendering import err

@@ -63,9 +63,10 @@ def serve_mcp(
     option adds an upkeep tool; or with --http over the network, each request with a token.
 
     stdout carries only the protocol; logs and start-up errors go to stderr. A mistaken
-    option, a missing config file or library database fails here, before the protocol starts
-    (and before the MCP SDK is imported: ``mcp_server/starting.py``), with a non-zero exit.
+    option, a missing config file or library database fails here, before the protocol starts,
+    with a non-zero exit.
     """
+    # Those start-up checks run before the MCP SDK is imported (mcp_server/starting.py).
     with reported_errors(writes=False):  # Ctrl-C: a server has no work to resume
         upkeep = allowed_upkeep(allow_sync, allow_add, allow_remove)
         from grimoire_beholder.mcp_server import starting  # the MCP SDK is not imported yet
