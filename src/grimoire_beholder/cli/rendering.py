@@ -49,6 +49,10 @@ err = _SafeConsole(stderr=True, highlight=False, soft_wrap=True, emoji=False)
 
 
 FULL_BAR_WIDTH = 64  # columns that hold every progress column and a bar of ~10
+# Columns a bar line leaves free at its end: Ctrl-C makes the terminal echo "^C" where the
+# cursor is, the end of the last bar line; on a line of the full width that echo wrapped to
+# a new line, and every redraw (rich moves up by lines) then printed the top bar once more.
+ECHO_ROOM = 2
 DUMB_EVERY = 10.0  # seconds between a dumb terminal's progress lines
 
 
@@ -114,7 +118,17 @@ class RichProgress:
             # cut the count to "…" and the elapsed time to "0…" (40 columns)
             timing = ([TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
                       if err.width >= FULL_BAR_WIDTH else [])
-            self._bar = Progress(
+            class Bars(Progress):
+                """Bars drawn ``ECHO_ROOM`` columns short of the terminal's width."""
+
+                def get_renderables(self) -> Any:
+                    from rich.constrain import Constrain
+
+                    width = max(err.width - ECHO_ROOM, 1)
+                    for renderable in super().get_renderables():
+                        yield Constrain(renderable, width=width)
+
+            self._bar = Bars(
                 TextColumn("[bold]{task.description:<11}"), BarColumn(),
                 MofNCompleteColumn(), *timing, TextColumn("eta [cyan]{task.fields[eta]}"),
                 console=err, transient=False,
