@@ -4,9 +4,11 @@ Every book in scope is compared with its file — same mtime and size means unch
 otherwise the sha256 decides (a touched but identical file is unchanged). Files under a
 synced root that no book points at are hashed: a hash that matches a book whose file
 vanished is a move (the book is re-pointed, no model call); anything else is new. Books
-whose file vanished and did not reappear are removed. A file renamed only in case on a
-case-insensitive volume (still found by its old name, listed by its new one), or only in
-Unicode form (NFC/NFD), is the same book moved.
+of a synced folder whose file vanished and did not reappear are removed; a book ingested as
+a single file never is (``sync_single``: found renamed in its own folder it is moved, else
+kept with a warning — its drive may be unmounted; ``delete`` removes it on purpose). A file
+renamed only in case on a case-insensitive volume (still found by its old name, listed by its
+new one), or only in Unicode form (NFC/NFD), is the same book moved.
 
 A Calibre library or Zotero data folder inside a root that the library follows as such owns
 its files: the folder's walk leaves it out (``ingest DIR`` says so once), and a book the folder
@@ -26,6 +28,7 @@ from grimoire_beholder.ingest.build import file_info, file_version
 from grimoire_beholder.ingest.deps import IngestDeps
 from grimoire_beholder.ingest.folder import FolderFile, empty_mount_point, missing_drive, scan
 from grimoire_beholder.ingest.sync_scope import folds, respelled, under
+from grimoire_beholder.ingest.sync_single import kept_warnings, renamed_in_place
 from grimoire_beholder.ingest.sync_steps import ORDER, Step, display_of, respell
 from grimoire_beholder.sources.items import KIND_NAMES
 from grimoire_beholder.store import folders, source_rows
@@ -51,7 +54,8 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
     missing: dict[str, list[folders.StoredFile]] = {}
     folded = folds(found)
     handed: dict[str, int] = {}  # followed library → folder books of its files removed
-    for stored in folders.stored_files(deps.conn):
+    books = folders.stored_files(deps.conn)
+    for stored in books:
         if dirs is not None and not under(stored.path, dirs):
             continue
         if stored.root in gone_roots:
@@ -98,15 +102,22 @@ def plan(deps: IngestDeps, dirs: list[str] | None, roots: list[folders.FolderRoo
         else:
             steps.append(Step("added", display, path=f.path, info=info, root=root,
                                group=f.group))
+    held = {s.path for s in books} | {
+        str(s.path) for s in steps if s.path is not None}
+    steps += renamed_in_place(missing, held)
     if remove_missing:
         kept: dict[str, list[str]] = {}  # an empty folder inside a root: a drive too
+        singles: list[folders.StoredFile] = []  # ingested one by one: never removed here
         for gone in missing.values():
             for s in gone:
-                if (point := empty_mount_point(s.path, s.root)) is not None:
+                if not s.root:
+                    singles.append(s)
+                elif (point := empty_mount_point(s.path, s.root)) is not None:
                     kept.setdefault(point, []).append(s.path)
                 else:
                     steps.append(Step("removed", display_of(s.path, s.root), stored=s))
         report.warnings += [missing_drive(p, paths) or "" for p, paths in sorted(kept.items())]
+        report.warnings += kept_warnings(singles)
     report.warnings += [handed_over(library, owned[library], n)
                         for library, n in sorted(handed.items())]
     steps.sort(key=lambda s: (ORDER.get(s.action, 9), s.display))

@@ -89,7 +89,8 @@ def sync_scope(deps: IngestDeps, paths: list[Path]) -> list[str]:
     """The real paths a sync is narrowed to; each must name something the library knows.
 
     A synced folder, a folder or file inside one (a new file there is added), a folder
-    holding one, or a book's file (also once deleted: its book is then removed). Anything
+    holding one, or a book's file (also once deleted: a synced folder's book is then
+    removed, one ingested as a single file kept with a warning). Anything
     else is refused, so a sync never reaches past what was ingested.
     """
     roots = [r.path for r in folders.list_roots(deps.conn)]
