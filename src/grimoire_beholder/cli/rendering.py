@@ -203,7 +203,7 @@ class RichProgress:
 
     def message(self, text: str) -> None:
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
-            err.print(text, markup=False)
+            err.print(fit(text, 2, err), markup=False)  # wrapped at words, as summaries are
             self.shown.add(text)
 
 
@@ -222,7 +222,7 @@ class MessageProgress:
 
     def message(self, text: str) -> None:
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
-            err.print(text, markup=False)
+            err.print(fit(text, 2, err), markup=False)  # wrapped at words, as summaries are
             self.shown.add(text)
 
 

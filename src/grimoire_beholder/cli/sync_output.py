@@ -138,7 +138,8 @@ class _WatchLines(MessageProgress):
                 err.print(fit(f"warning: {warning}", 2, err), markup=False)
         for f in fresh:
             if not self.quiet:
-                err.print(f"{f.action:<9} {self.name(f)}: {f.error}", markup=False)
+                err.print(fit(f"{f.action:<9} {self.name(f)}: {f.error}", 2, err),
+                          markup=False)
             elif f.action == "failed":
                 err.print(fit(f"failed: {self.name(f)}: {f.error}", 2, err), markup=False)
             else:
