@@ -111,18 +111,18 @@ def test_force_on_a_copy_names_the_live_book_it_replaces(tmp_path: Path) -> None
     assert forced.stderr.strip() == f"warning: {warning}"
 
 
-def test_a_name_of_only_spaces_names_nothing(tmp_path: Path) -> None:
-    """``--name "   "`` (or a line break) is taken as no name, as ``--name ""`` is: it
-    renamed a book after its file's stem, while an empty name kept the title."""
+def test_a_name_of_only_spaces_is_refused(tmp_path: Path) -> None:
+    """``--name "   "`` (or a line break) is a usage error, as ``--name ""`` is: it renamed
+    a book after its file's stem, and later was silently taken as no name."""
     config = write_config(tmp_path)
     book = tmp_path / "ops-notes.md"
     book.write_text(TEXT)
-    assert _cli(config, "ingest", str(book), "--name", "  \n ").exit_code == 0
+    assert _cli(config, "ingest", str(book), "--name", "  \n ").exit_code == 2
+    assert _cli(config, "ingest", str(book)).exit_code == 0
     added = _books(config)
     assert [(slug, name) for slug, (_, name, _) in added.items()] == [("runbook", "Runbook")]
     book.write_text(TEXT + "\nThe rota changes on Mondays.\n")
     forced = _cli(config, "ingest", "--force", str(book), "--name", "   ")
-    assert forced.exit_code == 0, forced.stderr
-    assert forced.stdout.startswith("runbook: replaced")
-    assert [(slug, name) for slug, (_, name, _) in _books(config).items()] == [
-        ("runbook", "Runbook")]
+    assert forced.exit_code == 2
+    assert "replaced" not in forced.stdout
+    assert _books(config) == added

@@ -95,7 +95,8 @@ class RichProgress:
     def __init__(self, *, quiet: bool = False, file_lines: bool = True) -> None:
         self.enabled = not quiet and err.is_terminal
         self.lines = self.enabled and err.is_dumb_terminal
-        self.quiet = quiet or not file_lines  # for message(): no per-file lines
+        self.quiet = quiet
+        self.file_lines = file_lines
         self._bar: Progress | None = None
         self._task: TaskID | None = None
         self._started = time.perf_counter()
@@ -202,16 +203,26 @@ class RichProgress:
         self._bar.update(self._task, rate=rate, eta=eta)
 
     def message(self, text: str) -> None:
+        if not self.file_lines and is_file_line(text):  # --json: stdout names each file
+            return
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(fit(text, 2, err), markup=False)  # wrapped at words, as summaries are
             self.shown.add(text)
 
 
+def is_file_line(text: str) -> bool:
+    """Whether ``text`` is a file's outcome line (``views.FileOutcome.describe``)."""
+    from grimoire_beholder.views import SYNC_ACTIONS
+
+    return any(text.startswith(f"{action:<9} ") for action in SYNC_ACTIONS)
+
+
 class MessageProgress:
     """Per-file lines on stderr and no bar: for ``sync --watch``, which runs many syncs."""
 
-    def __init__(self, *, quiet: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, file_lines: bool = True) -> None:
         self.quiet = quiet
+        self.file_lines = file_lines  # False under --json: its reports name each file
         self.shown = ShownLines()  # the CLI starts it anew after each sync's report
 
     def stage(self, name: str, total: int) -> None:
@@ -221,6 +232,8 @@ class MessageProgress:
         return None
 
     def message(self, text: str) -> None:
+        if not self.file_lines and is_file_line(text):
+            return
         if not self.quiet or text.startswith("warning:"):  # --quiet: no progress, still warnings
             err.print(fit(text, 2, err), markup=False)  # wrapped at words, as summaries are
             self.shown.add(text)

@@ -91,8 +91,8 @@ class _WatchLines(MessageProgress):
     a failed or skipped file, which each report names itself (:meth:`problems`) by a name
     that tells two watched folders' files of one relative name apart (:meth:`name`)."""
 
-    def __init__(self, *, quiet: bool) -> None:
-        super().__init__(quiet=quiet)
+    def __init__(self, *, quiet: bool, file_lines: bool = True) -> None:
+        super().__init__(quiet=quiet, file_lines=file_lines)
         self.shared: set[str] = set()  # relative paths two folders' files have had
         self.roots: dict[str, str] = {}  # a folder's name as shown → that folder
 
@@ -124,7 +124,7 @@ class _WatchLines(MessageProgress):
         fresh = [f for f in report.files if f.action in ("failed", "skipped")
                  and not any(f is t for t in report.told_before)]
         warnings = report.warnings if recap else []
-        if not recap and self.quiet:
+        if not recap and (self.quiet or not self.file_lines):
             fresh = []
         skipped = Counter(f"skipped {f.path}: {f.error}" for f in report.files
                           if f.action == "skipped")
@@ -156,7 +156,7 @@ def watch_folders(lib: Library, folders: Sequence[Path] | None, *, quiet: bool,
     stderr at Ctrl-C, not watchfiles' own. Two watched folders' files of one relative name
     are named with their folder (:meth:`_WatchLines.name`), on stderr; JSON keeps ``path``
     as ``sync --json`` has it."""
-    lines = _WatchLines(quiet=quiet or json_out)  # --json: each report names its files
+    lines = _WatchLines(quiet=quiet, file_lines=not json_out)  # --json: reports name files
 
     def show(report: SyncReport) -> None:
         data = report.to_dict()
