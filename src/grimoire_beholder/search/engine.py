@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from grimoire_beholder.store.server_engine import Store
 
 MAX_TOP_K = 100
+UNFINISHED_NAMED = 3  # books a search's note names as partly searchable, then how many more
 
 
 def _check_roles(roles: Collection[str] | str | None) -> frozenset[str] | None:
@@ -108,6 +109,22 @@ class _Clock:
         return self.timings
 
 
+def partly_searchable_note(unfinished: list[hit_queries.Unfinished]) -> str | None:
+    """What a search says of the books whose chunks are not all embedded (an ingest stopped
+    or still running): their names and how much of each it saw — at most
+    :data:`UNFINISHED_NAMED`, then how many more —, and how to finish them; None for none."""
+    if not unfinished:
+        return None
+    named = [f"{b.slug} ({b.embedded:,} of {b.chunks:,} chunks)"
+             for b in unfinished[:UNFINISHED_NAMED]]
+    if len(unfinished) > UNFINISHED_NAMED:
+        named.append(f"and {len(unfinished) - UNFINISHED_NAMED:,} more")
+    which = ("1 book is" if len(unfinished) == 1 else f"{len(unfinished):,} books are")
+    them = "it" if len(unfinished) == 1 else "them"
+    return (f"{which} only partly searchable: {', '.join(named)}; run `grimoire-beholder "
+            f"ingest` again to finish {them}")
+
+
 class SearchEngine:
     """Searches one library; keeps its vector index in memory between searches.
 
@@ -123,6 +140,7 @@ class SearchEngine:
         self._embed: EmbedQuery | None = None
         self._seen: tuple[int, int] | None = None  # change token of the last data look
         self._state: tuple[int, bool] | None = None  # library_state at that token (SQLite)
+        self._unfinished: list[hit_queries.Unfinished] | None = None  # and partly_searchable
         self._indexed: bool | None = None  # any printed-index entry at that token
         # the books hits have shown since that token (SQLite: hit_queries.hit_rows)
         self._books: dict[int, hit_queries.BookFacts] = {}
@@ -144,7 +162,7 @@ class SearchEngine:
         """
         token = hit_queries.change_token(self._conn)
         if token != self._seen:
-            self._state = self._indexed = None
+            self._state = self._indexed = self._unfinished = None
             self._books.clear()
             self._written.clear()
             self._embed = self._query_embedder()
@@ -156,6 +174,16 @@ class SearchEngine:
         if self._state is None or not isinstance(self._conn, sqlite3.Connection):
             self._state = hit_queries.library_state(self._conn)
         return self._state
+
+    def _partly_searchable(self, allowed: list[int] | None) -> str | None:
+        """The note naming the books in the search's scope (``allowed``, None for all) that
+        searches see only part of, or None; ``hit_queries.partly_searchable`` is read once
+        per change token on SQLite, as ``_library_state`` is."""
+        if self._unfinished is None or not isinstance(self._conn, sqlite3.Connection):
+            self._unfinished = hit_queries.partly_searchable(self._conn)
+        scope = None if allowed is None else set(allowed)
+        return partly_searchable_note([b for b in self._unfinished
+                                       if scope is None or b.book_id in scope])
 
     def _index_lifts(self, query: str, allowed: list[int] | None) -> dict[int, float]:
         """``ranking.index_lifts``, not looked up in a library without any printed-index
@@ -234,6 +262,9 @@ class SearchEngine:
                 result.note = "no book matches the filters"
             else:
                 self._run(result, k, allowed, clock, explain, scope)
+                partial = self._partly_searchable(allowed)
+                if partial:
+                    result.note = f"{result.note}; {partial}" if result.note else partial
             result.timings_ms = clock.total()
         result.low_confidence = result.low_confidence or not result.hits
         return result

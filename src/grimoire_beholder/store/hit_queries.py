@@ -45,6 +45,7 @@ class HitStore(SourceStore, Protocol):
 
     def change_token(self) -> tuple[int, int]: ...
     def library_state(self) -> tuple[int, bool]: ...
+    def partly_searchable(self) -> list[Unfinished]: ...
     def chunk_positions(self, chunk_ids: Iterable[int]) -> dict[int, ChunkPosition]: ...
     def hit_rows(self, chunk_ids: Iterable[int]) -> dict[int, HitRow]: ...
     def word_match(self, tokens: list[str], limit: int, book_ids: Collection[int] | None,
@@ -131,6 +132,35 @@ def library_state(conn: sqlite3.Connection | HitStore) -> tuple[int, bool]:
     searchable = conn.execute(
         "SELECT 1 FROM chunks WHERE status = 'embedded' LIMIT 1").fetchone() is not None
     return books, searchable
+
+
+class Unfinished(NamedTuple):
+    """A book with chunks not yet embedded (an ingest stopped or still running): searches
+    find only its ``embedded`` chunks of ``chunks``."""
+
+    book_id: int
+    slug: str
+    embedded: int
+    chunks: int
+
+
+# Books with a chunk not embedded, and their counts: read from the (status, book_id) index
+# alone, so a complete library's answer is one empty index range (PostgreSQL runs it too).
+UNFINISHED_SQL = """SELECT c.book_id, b.slug, count(*) FILTER (WHERE c.status = 'embedded'),
+                           count(*)
+                    FROM chunks c JOIN books b ON b.id = c.book_id
+                    WHERE c.status IN ('pending', 'contextualized', 'embedded')
+                      AND c.book_id IN (SELECT book_id FROM chunks
+                                        WHERE status IN ('pending', 'contextualized'))
+                    GROUP BY c.book_id, b.slug ORDER BY b.slug"""
+
+
+def partly_searchable(conn: sqlite3.Connection | HitStore) -> list[Unfinished]:
+    """Every book with chunks searches do not see yet, by slug."""
+    if not isinstance(conn, sqlite3.Connection):
+        return conn.partly_searchable()
+    return [Unfinished(int(r[0]), r[1], int(r[2]), int(r[3]))
+            for r in conn.execute(UNFINISHED_SQL)]
 
 
 def _path_matches(prefix: str, source_path: str, root: str | None) -> bool:

@@ -20,7 +20,7 @@ import math
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
-from grimoire_beholder.store.hit_queries import ChunkPosition, HitRow
+from grimoire_beholder.store.hit_queries import UNFINISHED_SQL, ChunkPosition, HitRow, Unfinished
 from grimoire_beholder.store.postgres import pg_terms
 from grimoire_beholder.store.postgres.pg_base import PgBase
 from grimoire_beholder.store.records import ChunkSpan
@@ -44,6 +44,10 @@ class SearchRowsMixin(PgBase):
         books = int(self.execute_one("SELECT count(*) FROM books")[0])
         searchable = bool(self.rows("SELECT 1 FROM chunks WHERE status = 'embedded' LIMIT 1"))
         return books, searchable
+
+    def partly_searchable(self) -> list[Unfinished]:
+        return [Unfinished(int(r[0]), r[1], int(r[2]), int(r[3]))
+                for r in self.rows(UNFINISHED_SQL)]
 
     def book_filter_rows(self) -> list[tuple[Any, ...]]:
         """(id, slug, author, source_type, source_path, source_root, source_group) of every
