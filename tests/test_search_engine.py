@@ -89,7 +89,10 @@ def test_empty_library_and_no_match(tmp_path: Path) -> None:
     assert "not finished" in (engine_for(conn).search("anything").note or "")
     add_book(conn, "real", [("C", "S", ["the quick brown fox"])])
     result = engine_for(conn).search("zyzzyva", mode="keyword")
-    assert result.hits == [] and result.note == "no match"
+    assert result.hits == [] and result.note == (  # the book not embedded is named
+        "no match; 1 book is only partly searchable: pending (0 of 1 chunk); run "
+        "`grimoire-beholder ingest` again to finish it")
+    assert engine_for(conn).search("zyzzyva", book="real", mode="keyword").note == "no match"
 
 
 def test_without_embedder_hybrid_degrades_and_vector_raises(

@@ -57,7 +57,7 @@ from grimoire_beholder.search.hits import SearchHit, SearchResults
 from grimoire_beholder.search.index import SearchIndex
 from grimoire_beholder.store import hit_queries, index_entries, role_rows
 from grimoire_beholder.structure.roles import ROLES
-from grimoire_beholder.text import MAX_QUERY_CHARS
+from grimoire_beholder.text import MAX_QUERY_CHARS, plural
 
 if TYPE_CHECKING:
     from grimoire_beholder.store.server_engine import Store
@@ -115,11 +115,11 @@ def partly_searchable_note(unfinished: list[hit_queries.Unfinished]) -> str | No
     :data:`UNFINISHED_NAMED`, then how many more —, and how to finish them; None for none."""
     if not unfinished:
         return None
-    named = [f"{b.slug} ({b.embedded:,} of {b.chunks:,} chunks)"
+    named = [f"{b.slug} ({b.embedded:,} of {plural(b.chunks, 'chunk')})"
              for b in unfinished[:UNFINISHED_NAMED]]
     if len(unfinished) > UNFINISHED_NAMED:
         named.append(f"and {len(unfinished) - UNFINISHED_NAMED:,} more")
-    which = ("1 book is" if len(unfinished) == 1 else f"{len(unfinished):,} books are")
+    which = plural(len(unfinished), "book") + (" is" if len(unfinished) == 1 else " are")
     them = "it" if len(unfinished) == 1 else "them"
     return (f"{which} only partly searchable: {', '.join(named)}; run `grimoire-beholder "
             f"ingest` again to finish {them}")
