@@ -164,6 +164,9 @@ class StageRowsMixin(PgBase):
                  "SELECT pg_advisory_xact_lock_shared(%s)", (pg_schema.STAMP_LOCK,))
         stamp = self.get_stamp()  # another writer may have stamped it meanwhile
         if stamp is None:
+            # The vector table's foreign keys lock books and chunks; a book being written
+            # locks them in that order, so take them so too, or each waits on the other.
+            self.run("LOCK TABLE books, chunks IN SHARE ROW EXCLUSIVE MODE")
             for statement in pg_schema.embeddings_sql(dimension):
                 self.run(statement)
             self.run("INSERT INTO library_meta (key, value) VALUES ('embedding_identity', %s), "
