@@ -65,3 +65,12 @@ def test_a_real_title_clash_offers_name_first_and_says_force_deletes(tmp_path: P
     assert message.index("--name") < message.index("--force")
     assert "--force to replace that book (it is deleted)" in message
     assert _books(config) == [("field-notes", "Field Notes")]
+
+
+def test_a_writing_programs_prefix_is_dropped_from_a_real_title(tmp_path: Path) -> None:
+    config = write_config(tmp_path)
+    path = _pdf(tmp_path / "w13.pdf", "Microsoft Word - Annual Report 2020",
+                "The tide gauge reads low at dawn.")
+    result = _ingest(config, path)
+    assert result.exit_code == 0, result.output
+    assert _books(config) == [("annual-report-2020", "Annual Report 2020")]

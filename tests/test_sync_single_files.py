@@ -81,7 +81,8 @@ def test_a_deleted_single_file_keeps_its_book_with_a_warning_under_json_too(
         assert report["counts"]["removed"] == 0, report
         [warning] = report["warnings"]
         assert warning.startswith(f"{folder / 'note.md'}: file not found; its book '"), warning
-        assert "is kept" in warning and "grimoire-beholder delete" in warning, warning
+        assert "is kept" in warning and "grimoire-beholder delete n --yes" in warning, warning
+        assert "--force if it changed" in warning, warning
         assert "ingest" in warning, warning
     assert len(books(lib)) == 2
     plain = run(lib, "sync")

@@ -92,11 +92,13 @@ def kept_warnings(kept: list[folders.StoredFile]) -> list[str]:
             lines.append(
                 f"{folder}: folder not found (a drive not mounted?); its {len(books)} "
                 f"book(s) ingested as single files are kept ({names}{more}). If they are "
-                "really gone, remove them with `grimoire-beholder delete BOOK`; if they "
-                "moved, `grimoire-beholder ingest` them where they are now")
+                "really gone, remove them with `grimoire-beholder delete BOOK --yes`; if they "
+                "moved, `grimoire-beholder ingest` them where they are now (with --force if "
+                "they changed too)")
             continue
         lines += [
             f"{b.path}: file not found; its book '{b.slug}' is kept. If it is really gone, "
-            f"remove it with `grimoire-beholder delete {b.slug}`; if it moved, "
-            "`grimoire-beholder ingest` it where it is now" for b in books]
+            f"remove it with `grimoire-beholder delete {b.slug} --yes`; if it moved, "
+            "`grimoire-beholder ingest` it where it is now (with --force if it changed too)"
+            for b in books]
     return lines

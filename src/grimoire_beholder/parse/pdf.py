@@ -94,11 +94,11 @@ _FILE_NAME = re.compile(
 def pdf_title(meta_title: str | None, path: Path) -> str:
     """The book name a PDF's metadata title gives, else the file's name without its suffix:
     also when the title is a writing program's placeholder rather than the book's (empty,
-    "untitled", "Document1", "Microsoft Word - …", a bare file name like "report.docx"), so
-    two such PDFs are not one name and one slug."""
+    "untitled", "Document1", a bare file name like "report.docx"), so two such PDFs are not
+    one name and one slug. A "Microsoft Word - " prefix is dropped and what follows judged."""
     title = " ".join((meta_title or "").split())
-    if (not title or _APP_PREFIX.match(title) or _PLACEHOLDER.match(title)
-            or _FILE_NAME.match(title)):
+    title = _APP_PREFIX.sub("", title)  # "Microsoft Word - Annual Report" is "Annual Report"
+    if not title or _PLACEHOLDER.match(title) or _FILE_NAME.match(title):
         return path.stem
     return title
 
